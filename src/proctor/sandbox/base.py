@@ -1,0 +1,127 @@
+"""The sandbox contract: run one command under isolation and limits, report what happened.
+
+The sandbox knows nothing of challenges, entries or storage: it receives an argv, the folders to
+show inside, the limits and the environment, and returns an ``Outcome``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """A host folder or file shown inside the sandbox at ``target`` (absolute).
+
+    Read-only unless ``writable``.
+    """
+
+    source: Path
+    target: str
+    writable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Resource limits of one run. Seconds, bytes, counts.
+
+    ``cpu_s`` defaults to ``wall_s`` (a run cannot use more CPU than wall time per core without
+    being stopped by the wall clock anyway). ``log_bytes`` caps each of stdout and stderr.
+    """
+
+    wall_s: float = 20.0
+    cpu_s: float | None = None
+    memory_bytes: int = 2 * GiB
+    processes: int = 128
+    file_size_bytes: int = 1 * GiB
+    open_files: int = 256
+    tmp_bytes: int = 256 * MiB
+    log_bytes: int = 1 * MiB
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one sandboxed run did. Seconds and bytes; ``stdout``/``stderr`` are capped."""
+
+    exit_status: int | None
+    signal: int | None = None
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    output_exceeded: bool = False
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    peak_memory_bytes: int = 0
+    stdout: str = ""
+    stderr: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def succeeded(self) -> bool:
+        """True when the command exited 0 within every limit."""
+        return (
+            self.exit_status == 0
+            and not self.timed_out
+            and not self.memory_exceeded
+            and self.signal is None
+        )
+
+    def describe(self) -> str:
+        """A one-line reason for a failed run, for participant diagnostics."""
+        if self.timed_out:
+            return "timed out"
+        if self.memory_exceeded:
+            return "exceeded the memory limit"
+        if self.signal is not None:
+            return f"killed by signal {self.signal}"
+        if self.exit_status != 0:
+            return f"exited with status {self.exit_status}"
+        return "succeeded"
+
+
+class Sandbox(ABC):
+    """An isolation backend. ``slot`` selects the unprivileged identity of concurrent runs."""
+
+    name: str = "abstract"
+
+    @abstractmethod
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+        slot: int = 0,
+    ) -> Outcome:
+        """Run ``argv`` inside the sandbox and wait for it (or its limits) to end."""
+
+    @abstractmethod
+    def workspace(
+        self, path: Path, *, size_bytes: int, slot: int = 0
+    ) -> contextlib.AbstractContextManager[Path]:
+        """A size-capped writable folder at ``path`` that runs of ``slot`` may write.
+
+        Leaving the context releases it (unmounts a host tmpfs where one was used); the files
+        are gone afterwards, so callers copy out what they keep.
+        """
+
+
+@contextlib.contextmanager
+def plain_workspace(path: Path) -> Iterator[Path]:
+    """A plain folder used by backends that cannot cap sizes; removed at exit."""
+    import shutil
+
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,37 @@
+"""The one reader of the environment: everything else receives a ``Settings`` object."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Host-level configuration of Proctor.
+
+    ``work_root``: where run folders are created. ``sandbox_backend``: ``bwrap`` (default),
+    ``process`` (trusted code only; needs ``allow_unsandboxed``). ``slot_uid_base``: first uid of
+    the unprivileged uids given to concurrent sandbox slots when running as root.
+    """
+
+    work_root: Path
+    sandbox_backend: str = "bwrap"
+    allow_unsandboxed: bool = False
+    slot_uid_base: int = 61000
+    cgroup_root: Path = Path("/sys/fs/cgroup")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read ``PROCTOR_*`` variables; unset ones take the defaults."""
+        env = os.environ if environ is None else environ
+        default_root = Path(env.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "proctor" / "runs"
+        return cls(
+            work_root=Path(env.get("PROCTOR_WORK_ROOT", str(default_root))),
+            sandbox_backend=env.get("PROCTOR_SANDBOX", "bwrap"),
+            allow_unsandboxed=env.get("PROCTOR_ALLOW_UNSANDBOXED", "") == "1",
+            slot_uid_base=int(env.get("PROCTOR_SLOT_UID_BASE", "61000")),
+            cgroup_root=Path(env.get("PROCTOR_CGROUP_ROOT", "/sys/fs/cgroup")),
+        )

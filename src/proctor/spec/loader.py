@@ -1,0 +1,130 @@
+"""Read a ``challenge.yaml`` once into a frozen ``Challenge``, or fail naming file and YAML path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from proctor.errors import ConfigError
+from proctor.spec.model import Challenge, Task
+
+CHALLENGE_FILE = "challenge.yaml"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses duplicate keys instead of keeping the last one silently."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            line = key_node.start_mark.line + 1
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"duplicate key {key!r} (line {line}): keep only one",
+                key_node.start_mark,
+            )
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def yaml_location(loc: tuple[int | str, ...]) -> str:
+    """Render a pydantic error location as a YAML path, e.g. ``tasks[0].public_inputs``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in {"records", "command", "python_model", "predictions"} and out == "protocol":
+            continue  # the discriminator tag pydantic inserts is not a YAML key
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _first_error(err: ValidationError, path: Path) -> ConfigError:
+    first = err.errors()[0]
+    location = yaml_location(tuple(first["loc"]))
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        message = "unknown key: remove it or fix its spelling"
+    elif kind == "missing":
+        message = "required key is missing"
+    else:
+        message = first["msg"].removeprefix("Value error, ")
+    more = len(err.errors()) - 1
+    if more:
+        message += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return ConfigError(message, path=path, location=location)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            "no challenge.yaml here: pass a challenge folder or a bundled challenge name", path=path
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", path=path) from exc
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"not valid YAML: {exc}", path=path) from exc
+    if not isinstance(data, dict):
+        raise ConfigError("the top level must be a mapping of keys to values", path=path)
+    return data
+
+
+def _check_task_folders(task: Task, index: int, root: Path, path: Path) -> Task:
+    resolved: dict[str, Path | None] = {}
+    for key in ("public_inputs", "hidden_inputs", "hidden_references"):
+        rel = getattr(task, key)
+        if rel is None:
+            resolved[key] = None
+            continue
+        folder = (root / rel).resolve()
+        if not folder.is_dir():
+            raise ConfigError(
+                f"folder {folder} does not exist: create it or fix the path",
+                path=path,
+                location=f"tasks[{index}].{key}",
+            )
+        resolved[key] = folder
+    public = resolved["public_inputs"]
+    assert public is not None
+    for key in ("hidden_inputs", "hidden_references"):
+        hidden = resolved[key]
+        if hidden is not None and (hidden == public or hidden.is_relative_to(public)):
+            raise ConfigError(
+                "hidden data must not lie inside the public inputs folder, or it would reach "
+                "every entry: move it out",
+                path=path,
+                location=f"tasks[{index}].{key}",
+            )
+    return task.model_copy(update=resolved)
+
+
+def load_challenge(location: Path) -> Challenge:
+    """Parse ``location`` (a challenge folder or its ``challenge.yaml``) into a ``Challenge``.
+
+    Paths in the result are absolute. Raises ``ConfigError`` naming the file and the YAML path
+    of the first problem.
+    """
+    path = location / CHALLENGE_FILE if location.is_dir() else location
+    root = path.parent.resolve()
+    data = _read_yaml(path)
+    try:
+        challenge = Challenge.model_validate(data)
+    except ValidationError as err:
+        raise _first_error(err, path) from None
+    tasks = tuple(_check_task_folders(t, i, root, path) for i, t in enumerate(challenge.tasks))
+    return challenge.model_copy(update={"tasks": tasks, "root": root})
