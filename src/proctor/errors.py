@@ -12,7 +12,7 @@ They become exit codes or HTTP statuses only at the edge (``cli/``, ``web/``)::
     │   ├── ArchiveError         unsafe or malformed upload (zip bomb, zip-slip, links, devices)
     │   └── ManifestError        required files missing, empty or not executable
     └── PlatformError            exit 3: the host is at fault, not the participant
-        └── SandboxUnavailableError   no working isolation; the message says how to fix the host
+        └── SandboxUnavailableError   exit 2: no working isolation; says how to fix the host
 
 Metrics raise ``ValueError`` subclasses of their own (``proctor.metrics`` imports nothing of
 Proctor); faces treat those as ``InputFileError``.
@@ -75,4 +75,9 @@ class PlatformError(ProctorError):
 
 
 class SandboxUnavailableError(PlatformError):
-    """No working sandbox on this host; untrusted code is refused (fail closed)."""
+    """No working sandbox on this host; untrusted code is refused (fail closed).
+
+    Exit status 2: the operator must fix the host configuration before anything can run.
+    """
+
+    exit_code = 2

@@ -1,9 +1,97 @@
-"""Placeholder until this command module is written."""
+"""``proctor run``: replicate the official evaluation of an entry on this machine."""
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from proctor.cli.progress_display import RichProgress
+from proctor.errors import ProctorError
+from proctor.pipeline.report import EvaluationReport, RunStatus
+from proctor.services.evaluate import RunRequest, run_entry
+from proctor.settings import Settings
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if value == int(value) and abs(value) >= 1:
+        return f"{int(value)}"
+    return f"{value:.6f}"
+
+
+def print_report(report: EvaluationReport, console: Console) -> None:
+    """Print the stages and scores of ``report`` as tables."""
+    stages = Table(title=f"{report.challenge} · phase {report.phase} · {report.status}")
+    for column in ("stage", "status", "wall s", "cases", "message"):
+        stages.add_column(column)
+    for stage in report.stages:
+        cases = stage.cases
+        counted = f"{cases.passed}/{cases.total}" if cases.total else ""
+        if cases.timed_out:
+            counted += f" ({cases.timed_out} timed out)"
+        stages.add_row(stage.name, str(stage.status), f"{stage.wall_s:.2f}", counted, stage.message)
+    console.print(stages)
+    for task, metrics in report.scores.items():
+        table = Table(title=f"scores · {task}")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for metric, value in metrics.items():
+            table.add_row(metric, _number(value))
+        console.print(table)
+    usage = report.usage
+    console.print(
+        f"usage: {usage.wall_s:.2f} s wall, {usage.cpu_s:.2f} s CPU, "
+        f"peak {usage.peak_memory_bytes / 2**20:.1f} MiB"
+    )
+
+
+def run(
+    entry: Annotated[Path, typer.Argument(help="The entry: a .zip/.tar.gz archive or a folder.")],
+    challenge: Annotated[
+        str, typer.Option("--challenge", "-c", help="A challenge folder or a bundled name.")
+    ],
+    phase: Annotated[
+        str | None, typer.Option(help="Phase to evaluate in (default: the last one).")
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Cases at once (default: cores).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout, no display.")
+    ] = False,
+    keep: Annotated[bool, typer.Option(help="Keep the run folder (outputs) afterwards.")] = False,
+) -> None:
+    """Run ENTRY through prep, quiz, exam and score in the sandbox, as the official evaluation.
+
+    Exit status: 0 scored or dry run passed, 1 the entry failed a stage, 2 usage or
+    configuration error.
+    """
+    settings = Settings.from_env()
+    request = RunRequest(entry=entry, challenge=challenge, phase=phase, jobs=jobs, keep=keep)
+    err = Console(stderr=True)
+    try:
+        if as_json:
+            report = run_entry(request, settings)
+        else:
+            with RichProgress(err) as display:
+                report = run_entry(request, settings, display)
+    except ProctorError as error:
+        err.print(f"[red]error:[/] {error}", markup=True, highlight=False)
+        raise typer.Exit(error.exit_code) from None
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
+    else:
+        print_report(report, Console())
+    raise typer.Exit(1 if report.status is RunStatus.FAILED else 0)
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:
-    """Register nothing yet."""
+    """Add ``proctor run``."""
+    app.command("run")(run)

@@ -1,0 +1,68 @@
+"""A live rich display of an evaluation's stages and cases, drawn on stderr."""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.progress import TimeElapsedColumn
+
+from proctor.pipeline.report import StageReport, StageStatus
+
+_MARKS = {StageStatus.PASSED: "[green]✓", StageStatus.FAILED: "[red]✗", StageStatus.SKIPPED: "·"}
+
+
+class RichProgress:
+    """Shows one bar per stage; thread-safe (cases finish on worker threads)."""
+
+    def __init__(self, console: Console) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description:<10}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[note]}"),
+            console=console,
+            transient=False,
+        )
+        self._tasks: dict[str, TaskID] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> RichProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._progress.stop()
+
+    def stage_started(self, stage: str, total_cases: int) -> None:
+        """Add a bar for the stage."""
+        with self._lock:
+            self._tasks[stage] = self._progress.add_task(
+                stage, total=total_cases or 1, note="running"
+            )
+
+    def case_finished(self, stage: str, ok: bool) -> None:
+        """Advance the stage's bar."""
+        with self._lock:
+            self._progress.advance(self._tasks[stage])
+
+    def stage_finished(self, report: StageReport) -> None:
+        """Complete the stage's bar with its mark."""
+        with self._lock:
+            task = self._tasks.get(report.name)
+            if task is None:
+                task = self._progress.add_task(report.name, total=1, note="")
+                self._tasks[report.name] = task
+            total = self._progress.tasks[task].total or 1
+            first_line = report.message.splitlines()[0] if report.message else ""
+            self._progress.update(
+                task, completed=total, note=f"{_MARKS[report.status]}[/] {first_line}"
+            )

@@ -1,0 +1,76 @@
+"""Run the cases of a stage in parallel under a per-case and a whole-stage time limit."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from proctor.protocols.records import CaseRun
+
+
+@dataclass(frozen=True, slots=True)
+class StageRun:
+    """The cases a stage ran, in record order, and whether the stage clock ran out."""
+
+    runs: tuple[CaseRun, ...]
+    not_started: tuple[str, ...]
+    stage_timed_out: bool
+    wall_s: float
+
+
+RunCase = Callable[[str, float], CaseRun]
+
+
+def run_cases(
+    records: Sequence[str],
+    run_case: RunCase,
+    *,
+    jobs: int,
+    case_s: float,
+    stage_s: float,
+    stop_on_failure: bool,
+    on_case: Callable[[CaseRun], None] | None = None,
+) -> StageRun:
+    """Run ``run_case(record, wall_s)`` for each record, ``jobs`` at a time.
+
+    Each case gets ``case_s`` seconds, or what is left of ``stage_s`` if less. With
+    ``stop_on_failure`` (quiz) no new case starts after one fails; otherwise (exam) every case
+    runs. Cases that could not start before the stage clock ran out are listed in
+    ``not_started``. The worker threads live for the whole stage, so each sandbox is launched
+    from a thread that outlives it.
+    """
+    started = time.monotonic()
+    deadline = started + stage_s
+    stop = threading.Event()
+    results: dict[str, CaseRun] = {}
+    skipped: list[str] = []
+
+    def task(record: str) -> CaseRun | None:
+        remaining = deadline - time.monotonic()
+        if stop.is_set() or remaining <= 0:
+            return None
+        run = run_case(record, min(case_s, remaining))
+        if stop_on_failure and not run.ok:
+            stop.set()
+        if on_case is not None:
+            on_case(run)
+        return run
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="case") as pool:
+        futures: dict[Future[CaseRun | None], str] = {pool.submit(task, r): r for r in records}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                run = future.result()
+                if run is None:
+                    skipped.append(futures[future])
+                else:
+                    results[futures[future]] = run
+    ordered = tuple(results[r] for r in records if r in results)
+    not_started = tuple(r for r in records if r in skipped)
+    timed_out = time.monotonic() >= deadline
+    return StageRun(ordered, not_started, timed_out, time.monotonic() - started)

@@ -1,0 +1,98 @@
+"""The score stage: compare collected exam outputs with hidden references, in the worker.
+
+Scoring runs in trusted host code, never in the entry's sandbox. A record whose entry failed
+(no output, or an output that cannot be read) is scored as all zeros, as the 2018 challenge did.
+Messages never carry reference values.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from proctor.metrics.classification import brier_score_loss, expected_calibration_error
+from proctor.metrics.physionet2018 import ArousalTally
+from proctor.metrics.vecfile import read_vec
+from proctor.protocols.physionet_files import read_arousal_reference
+
+
+@dataclass(frozen=True, slots=True)
+class TaskScores:
+    """Summary metrics of a task and per-record values."""
+
+    summary: dict[str, float]
+    per_record: dict[str, dict[str, float]] = field(default_factory=dict)
+    zero_filled: tuple[str, ...] = ()
+
+
+Scorer = Callable[[Path, Path, Sequence[str], str], TaskScores]
+
+
+def _prediction(outputs: Path, name: str, length: int) -> tuple[np.ndarray, bool]:
+    """The record's predictions, or zeros (and True) when the entry left none usable."""
+    path = outputs / name
+    if not path.is_file():
+        return np.zeros(length, dtype=np.float32), True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            values, _ = read_vec(path, length)
+    except ValueError:
+        return np.zeros(length, dtype=np.float32), True
+    return values, False
+
+
+def score_physionet2018(
+    outputs: Path, references: Path, records: Sequence[str], output_template: str
+) -> TaskScores:
+    """Gross AUPRC/AUROC of the 2018 challenge, plus per-record values, Brier score and ECE.
+
+    Brier score and expected calibration error are computed over every scored sample
+    (label > 0 positive, label == 0 negative, label < 0 dropped).
+    """
+    tally = ArousalTally()
+    per_record: dict[str, dict[str, float]] = {}
+    zero_filled: list[str] = []
+    probabilities: list[np.ndarray] = []
+    truths: list[np.ndarray] = []
+    for record in records:
+        labels = read_arousal_reference(references / f"{record}-arousal.mat")
+        predictions, zeroed = _prediction(
+            outputs, output_template.format(record=record), labels.shape[0]
+        )
+        if zeroed:
+            zero_filled.append(record)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = tally.add_record(predictions, labels)
+        per_record[record] = {"auprc": float(result.auprc), "auroc": float(result.auroc)}
+        scored = labels >= 0
+        probabilities.append(predictions[scored].astype(np.float64))
+        truths.append((labels[scored] > 0).astype(np.int8))
+    y_prob = np.concatenate(probabilities) if probabilities else np.zeros(0)
+    y_true = np.concatenate(truths) if truths else np.zeros(0, dtype=np.int8)
+    summary = {
+        "auprc": float(tally.gross_auprc()),
+        "auroc": float(tally.gross_auroc()),
+        "brier": float(brier_score_loss(y_true, y_prob)),
+        "ece": float(expected_calibration_error(y_true, y_prob)),
+        "records": float(len(records)),
+        "records_zero_filled": float(len(zero_filled)),
+    }
+    return TaskScores(summary, per_record, tuple(zero_filled))
+
+
+SCORERS: dict[str, Scorer] = {"physionet2018": score_physionet2018}
+
+
+def get_scorer(name: str) -> Scorer:
+    """The built-in scorer called ``name``."""
+    try:
+        return SCORERS[name]
+    except KeyError:
+        known = ", ".join(sorted(SCORERS))
+        raise KeyError(f"unknown scorer {name!r}: built-in scorers are {known}") from None

@@ -1,0 +1,85 @@
+"""Collect an entry's declared output files safely (the *validate* role of specs/sandbox.md).
+
+Trusted host code reads only the files a protocol declares: regular files only, never through a
+symbolic link, size-capped, and never unpickled. A FIFO cannot make the reader hang because the
+file is opened with ``O_NONBLOCK`` and checked with ``fstat`` before a byte is read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class CollectedOutput:
+    """The bytes of one output file, or why it was refused (``data`` is None then)."""
+
+    name: str
+    data: bytes | None
+    problem: str = ""
+
+
+def collect_output(folder: Path, name: str, *, max_bytes: int) -> CollectedOutput:
+    """Read ``folder/name`` if it is a regular file of at most ``max_bytes`` bytes.
+
+    ``name`` must be a plain relative path (no ``..``); a symlink anywhere on the way, a FIFO, a
+    device or a folder is refused with a reason the participant can act on.
+    """
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or ".." in parts:
+        return CollectedOutput(name, None, f"{name}: output names must be plain relative paths")
+    try:
+        fd = _open_beneath(folder, parts)
+    except FileNotFoundError:
+        return CollectedOutput(name, None, f"{name}: the entry wrote no such file")
+    except OSError as exc:
+        return CollectedOutput(name, None, f"{name}: refused ({_reason(exc)})")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return CollectedOutput(name, None, f"{name}: not a regular file")
+        if info.st_size > max_bytes:
+            return CollectedOutput(
+                name, None, f"{name}: {info.st_size} bytes is over the {max_bytes}-byte limit"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            return CollectedOutput(name, None, f"{name}: over the {max_bytes}-byte limit")
+        return CollectedOutput(name, data)
+    finally:
+        os.close(fd)
+
+
+def _open_beneath(folder: Path, parts: tuple[str, ...]) -> int:
+    """Open ``folder/parts...`` refusing symlinks at every step (``O_NOFOLLOW`` per component)."""
+    flags_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    current = os.open(folder, flags_dir)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, flags_dir, dir_fd=current)
+            os.close(current)
+            current = nxt
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+        return os.open(parts[-1], flags, dir_fd=current)
+    finally:
+        os.close(current)
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno in {getattr(os, "ELOOP", 40), 40}:
+        return "it is a symbolic link; write a regular file"
+    return exc.strerror or str(exc)
+
+
+def remove_output(folder: Path, name: str) -> None:
+    """Delete a collected output from the entry's home so the next case cannot see it."""
+    target = folder / name
+    try:
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+    except OSError:
+        pass

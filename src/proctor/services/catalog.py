@@ -1,0 +1,95 @@
+"""Find challenges (a folder, or a bundled one by name) and write participants' starting kits."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from proctor.challenges import bundled_names, bundled_root
+from proctor.errors import ConfigError, UsageError
+from proctor.pipeline.scoring import SCORERS
+from proctor.spec import CHALLENGE_FILE, Challenge, load_challenge
+
+KIT_README = "KIT.md"
+BASELINE_FOLDER = "baseline"
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeSummary:
+    """One line of ``proctor challenges``."""
+
+    name: str
+    title: str
+    protocol: str
+    tasks: tuple[str, ...]
+    phases: tuple[str, ...]
+
+
+def resolve_challenge(ref: str) -> Challenge:
+    """Load the challenge at folder ``ref``, or the bundled challenge called ``ref``."""
+    path = Path(ref)
+    if path.exists():
+        challenge = load_challenge(path)
+    elif ref in bundled_names():
+        challenge = load_challenge(bundled_root() / ref)
+    else:
+        known = ", ".join(bundled_names()) or "none"
+        raise UsageError(
+            f"no challenge folder or bundled challenge called {ref!r} (bundled: {known})"
+        )
+    _check_scorers(challenge)
+    return challenge
+
+
+def _check_scorers(challenge: Challenge) -> None:
+    for index, task in enumerate(challenge.tasks):
+        if task.scorer not in SCORERS:
+            known = ", ".join(sorted(SCORERS))
+            raise ConfigError(
+                f"unknown scorer {task.scorer!r}: use one of {known}",
+                path=challenge.root / CHALLENGE_FILE,
+                location=f"tasks[{index}].scorer",
+            )
+
+
+def list_challenges() -> list[ChallengeSummary]:
+    """Every bundled challenge, loaded and checked."""
+    out = []
+    for name in bundled_names():
+        challenge = load_challenge(bundled_root() / name)
+        out.append(
+            ChallengeSummary(
+                name=challenge.name,
+                title=challenge.title,
+                protocol=challenge.protocol.kind,
+                tasks=tuple(t.name for t in challenge.tasks),
+                phases=tuple(p.name for p in challenge.phases),
+            )
+        )
+    return out
+
+
+def write_kit(ref: str, dest: Path) -> list[Path]:
+    """Write a participant's starting kit: ``entry/`` (the baseline), ``data/``, ``README.md``.
+
+    Only public data is copied. Refuses to write into a non-empty ``dest``.
+    """
+    challenge = resolve_challenge(ref)
+    baseline = challenge.root / BASELINE_FOLDER
+    if not baseline.is_dir():
+        raise UsageError(f"challenge {challenge.name!r} ships no baseline entry to build a kit from")
+    if dest.exists() and any(dest.iterdir()):
+        raise UsageError(f"{dest} is not empty: choose a new folder for the kit")
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(baseline, dest / "entry", ignore=shutil.ignore_patterns("__pycache__"))
+    written = [dest / "entry"]
+    for task in challenge.tasks:
+        target = dest / "data" if len(challenge.tasks) == 1 else dest / "data" / task.name
+        shutil.copytree(task.public_inputs, target)
+        written.append(target)
+    readme = challenge.root / KIT_README
+    if readme.is_file():
+        shutil.copy2(readme, dest / "README.md")
+        written.append(dest / "README.md")
+    return written

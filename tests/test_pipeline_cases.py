@@ -1,0 +1,70 @@
+import threading
+import time
+
+from proctor.pipeline.cases import run_cases
+from proctor.protocols.records import CaseRun
+from proctor.sandbox.base import Outcome
+
+
+def case(record: str, ok: bool = True, timed_out: bool = False) -> CaseRun:
+    outcome = Outcome(exit_status=0 if ok else 1, timed_out=timed_out)
+    return CaseRun(record, outcome, b"x" if ok else None, "" if ok else "failed")
+
+
+def test_results_come_back_in_record_order_whatever_the_finishing_order() -> None:
+    def run(record: str, wall_s: float) -> CaseRun:
+        time.sleep(0.02 * (5 - int(record)))
+        return case(record)
+
+    result = run_cases(
+        [str(i) for i in range(5)], run, jobs=5, case_s=1, stage_s=10, stop_on_failure=False
+    )
+    assert [r.record for r in result.runs] == ["0", "1", "2", "3", "4"]
+    assert not result.stage_timed_out
+
+
+def test_quiz_mode_starts_no_new_case_after_a_failure() -> None:
+    def run(record: str, wall_s: float) -> CaseRun:
+        return case(record, ok=record != "1")
+
+    result = run_cases(
+        [str(i) for i in range(6)], run, jobs=1, case_s=1, stage_s=10, stop_on_failure=True
+    )
+    assert [r.record for r in result.runs] == ["0", "1"]
+    assert result.not_started == ("2", "3", "4", "5")
+
+
+def test_exam_mode_runs_every_case_despite_failures() -> None:
+    def run(record: str, wall_s: float) -> CaseRun:
+        return case(record, ok=int(record) % 2 == 0)
+
+    result = run_cases(
+        [str(i) for i in range(6)], run, jobs=2, case_s=1, stage_s=10, stop_on_failure=False
+    )
+    assert len(result.runs) == 6
+
+
+def test_each_case_gets_at_most_what_is_left_of_the_stage_clock() -> None:
+    given: list[float] = []
+
+    def run(record: str, wall_s: float) -> CaseRun:
+        given.append(wall_s)
+        time.sleep(0.15)
+        return case(record)
+
+    result = run_cases(["a", "b", "c"], run, jobs=1, case_s=5, stage_s=0.25, stop_on_failure=False)
+    assert given[0] <= 0.25
+    assert given[1] < 0.15
+    assert result.not_started == ("c",)
+    assert result.stage_timed_out
+
+
+def test_cases_really_run_in_parallel() -> None:
+    barrier = threading.Barrier(3, timeout=2)
+
+    def run(record: str, wall_s: float) -> CaseRun:
+        barrier.wait()
+        return case(record)
+
+    result = run_cases(["a", "b", "c"], run, jobs=3, case_s=5, stage_s=5, stop_on_failure=False)
+    assert len(result.runs) == 3

@@ -1,0 +1,29 @@
+import pytest
+
+from proctor.protocols.compare import compare_answer
+from proctor.spec.model import CompareSpec
+
+
+@pytest.mark.parametrize(
+    ("output", "answer", "kind", "tolerance", "verdict"),
+    [
+        (b"0.100\n0.200\n", b"0.100\n0.200\n", "exact", 0.0, None),
+        (b"0.100\n0.200\n", b"0.100\n0.201\n", "exact", 0.0, "byte 11"),
+        (b"a,N\r\nb,A\r\n", b"a,N\nb,A\n", "lines", 0.0, None),
+        (b"a,N\nb,O\n", b"a,N\nb,A\n", "lines", 0.0, "line 2"),
+        (b"0.1\n0.2\n", b"0.100\n0.2004\n", "numeric", 0.001, None),
+        (b"0.1\n0.3\n", b"0.100\n0.200\n", "numeric", 0.001, "line 2"),
+        (b"0.1\nnan\n", b"0.100\n0.200\n", "numeric", 0.001, "line 2"),
+        (b"0.1\nabc\n", b"0.100\n0.200\n", "numeric", 0.001, "not a number"),
+        (b"0.1\n", b"0.100\n0.200\n", "numeric", 0.001, "1 lines written, 2 expected"),
+    ],
+)
+def test_outputs_are_compared_with_the_shipped_answers(
+    output: bytes, answer: bytes, kind: str, tolerance: float, verdict: str | None
+) -> None:
+    result = compare_answer(output, answer, CompareSpec(kind=kind, tolerance=tolerance))  # type: ignore[arg-type]
+    if verdict is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert verdict in result

@@ -1,0 +1,114 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from proctor.errors import ConfigError
+from proctor.spec import load_challenge
+
+MINIMAL = {
+    "name": "toy",
+    "title": "Toy challenge",
+    "protocol": {"kind": "records"},
+    "tasks": [
+        {
+            "name": "main",
+            "public_inputs": "public",
+            "hidden_inputs": "hidden",
+            "hidden_references": "refs",
+            "scorer": "physionet2018",
+        }
+    ],
+    "phases": [{"name": "final", "tasks": ["main"]}],
+}
+
+
+@pytest.fixture
+def challenge_dir(tmp_path: Path) -> Path:
+    for folder in ("public", "hidden", "refs"):
+        (tmp_path / folder).mkdir()
+    return tmp_path
+
+
+def write(folder: Path, data: object) -> Path:
+    path = folder / "challenge.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def test_a_minimal_challenge_loads_with_defaults_and_absolute_paths(challenge_dir: Path) -> None:
+    write(challenge_dir, MINIMAL)
+    challenge = load_challenge(challenge_dir)
+    assert challenge.limits.setup_s == 300
+    assert challenge.limits.case_s == 20
+    assert challenge.disclosure.exam == "counts"
+    task = challenge.task("main")
+    assert task.public_inputs == (challenge_dir / "public").resolve()
+    assert challenge.phase(None).name == "final"
+
+
+def test_an_unknown_key_is_an_error_naming_file_and_yaml_path(challenge_dir: Path) -> None:
+    data = {**MINIMAL, "tasks": [{**MINIMAL["tasks"][0], "pubic_inputs": "x"}]}  # type: ignore[dict-item]
+    path = write(challenge_dir, data)
+    with pytest.raises(ConfigError) as err:
+        load_challenge(challenge_dir)
+    assert str(path) in str(err.value)
+    assert "tasks[0].pubic_inputs" in str(err.value)
+    assert "unknown key" in str(err.value)
+
+
+def test_an_unknown_protocol_key_names_the_protocol_path(challenge_dir: Path) -> None:
+    write(challenge_dir, {**MINIMAL, "protocol": {"kind": "records", "nxt": "next.sh"}})
+    with pytest.raises(ConfigError, match=r"protocol\.nxt"):
+        load_challenge(challenge_dir)
+
+
+def test_a_phase_naming_an_unknown_task_is_rejected(challenge_dir: Path) -> None:
+    write(challenge_dir, {**MINIMAL, "phases": [{"name": "final", "tasks": ["other"]}]})
+    with pytest.raises(ConfigError, match="unknown task 'other'"):
+        load_challenge(challenge_dir)
+
+
+def test_a_missing_data_folder_is_named(challenge_dir: Path) -> None:
+    (challenge_dir / "refs").rmdir()
+    write(challenge_dir, MINIMAL)
+    with pytest.raises(ConfigError, match=r"tasks\[0\]\.hidden_references"):
+        load_challenge(challenge_dir)
+
+
+def test_hidden_data_inside_the_public_folder_is_refused(challenge_dir: Path) -> None:
+    (challenge_dir / "public" / "refs").mkdir()
+    task = {**MINIMAL["tasks"][0], "hidden_references": "public/refs"}  # type: ignore[dict-item]
+    write(challenge_dir, {**MINIMAL, "tasks": [task]})
+    with pytest.raises(ConfigError, match="must not lie inside the public inputs"):
+        load_challenge(challenge_dir)
+
+
+def test_duplicate_keys_are_refused_not_silently_overwritten(challenge_dir: Path) -> None:
+    (challenge_dir / "challenge.yaml").write_text("name: a\nname: b\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="duplicate key 'name'"):
+        load_challenge(challenge_dir)
+
+
+def test_broken_yaml_names_the_file(challenge_dir: Path) -> None:
+    (challenge_dir / "challenge.yaml").write_text("name: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_challenge(challenge_dir)
+
+
+def test_a_missing_challenge_file_says_what_to_pass(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no challenge.yaml here"):
+        load_challenge(tmp_path)
+
+
+def test_wrong_types_name_the_key(challenge_dir: Path) -> None:
+    write(challenge_dir, {**MINIMAL, "limits": {"case_s": "twenty"}})
+    with pytest.raises(ConfigError, match=r"limits\.case_s"):
+        load_challenge(challenge_dir)
+
+
+def test_the_spec_objects_are_frozen(challenge_dir: Path) -> None:
+    write(challenge_dir, MINIMAL)
+    challenge = load_challenge(challenge_dir)
+    with pytest.raises(ValueError, match="frozen"):
+        challenge.name = "other"  # type: ignore[misc]
