@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import time
 from pathlib import Path
 
 from proctor.pipeline.cases import StageRun, run_cases
@@ -35,7 +34,7 @@ def _minutes(seconds: float) -> str:
     if seconds % 60 == 0:
         minutes = int(seconds // 60)
         return f"{minutes} minute{'s' if minutes != 1 else ''}"
-    return f"{seconds:g} seconds"
+    return f"{seconds:g} second{'s' if seconds != 1 else ''}"
 
 
 def prep(ctx: TaskContext) -> StageReport:
@@ -163,8 +162,3 @@ def reset_home(entry_root: Path, home: Path) -> None:
             shutil.copytree(item, target, symlinks=True)
         else:
             shutil.copy2(item, target, follow_symlinks=False)
-
-
-def elapsed(start: float) -> float:
-    """Seconds since ``start`` (a ``time.monotonic`` reading)."""
-    return time.monotonic() - start
