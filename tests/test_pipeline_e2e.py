@@ -11,14 +11,14 @@ import pytest
 from proctor.pipeline.report import EvaluationReport, RunStatus, StageStatus
 from proctor.services.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from toy_challenge import HIDDEN, SECRET, make_challenge, make_entry
+from toy_challenge import GOOD_NEXT, HIDDEN, SECRET, make_challenge, make_entry
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(work_root=tmp_path / "runs")
+def settings(shared_dir: Path) -> Settings:
+    return Settings(work_root=shared_dir / "runs")
 
 
 def evaluate(tmp_path: Path, settings: Settings, entry: Path, **limits: float) -> EvaluationReport:
@@ -37,9 +37,7 @@ def test_a_good_entry_passes_every_stage_and_is_scored(tmp_path: Path, settings:
     scores = report.scores["arousal"]
     assert scores["auprc"] == pytest.approx(1.0)
     assert scores["auroc"] == pytest.approx(1.0)
-    assert stage(report, "exam")["cases"] == {
-        "total": 3, "passed": 3, "failed": 0, "timed_out": 0
-    }
+    assert stage(report, "exam")["cases"] == {"total": 3, "passed": 3, "failed": 0, "timed_out": 0}
     assert report.usage.cpu_s > 0
     assert scores["peak_memory_bytes"] > 0
 
@@ -77,8 +75,6 @@ case "$1" in
   *) exec ./good.sh "$1" ;;
 esac
 """
-    from toy_challenge import GOOD_NEXT
-
     entry = make_entry(tmp_path / "entry", next_sh=next_sh, extra={"good.sh": GOOD_NEXT})
     (entry / "good.sh").chmod(0o755)
     report = evaluate(tmp_path, settings, entry, case_s=2)
@@ -96,14 +92,16 @@ def test_the_entry_cannot_see_the_references_during_the_exam(
     tmp_path: Path, settings: Settings
 ) -> None:
     challenge_root = tmp_path / "challenge"
+    head, tail = SECRET[:9], SECRET[9:]
+    # the secret is split so that this script does not contain it verbatim
     next_sh = f"""#!/bin/sh
-if grep -rqs {SECRET} / 2>/dev/null || ls {challenge_root}/refs >/dev/null 2>&1; then
+if grep -rqs "{head}""{tail}" /data /entry /tmp /etc /dev/shm \\
+   || [ -n "$(find / -path /proc -prune -o -name '*-arousal.mat' -print 2>/dev/null)" ] \\
+   || ls {challenge_root}/refs >/dev/null 2>&1; then
   exit 9
 fi
 exec ./good.sh "$1"
 """
-    from toy_challenge import GOOD_NEXT
-
     entry = make_entry(tmp_path / "entry", next_sh=next_sh, extra={"good.sh": GOOD_NEXT})
     (entry / "good.sh").chmod(0o755)
     report = evaluate(tmp_path, settings, entry, case_s=15)
@@ -125,7 +123,9 @@ def test_a_failing_setup_shows_its_output(tmp_path: Path, settings: Settings) ->
     assert "cannot build" in message
 
 
-def test_an_entry_without_setup_sh_is_rejected_naming_it(tmp_path: Path, settings: Settings) -> None:
+def test_an_entry_without_setup_sh_is_rejected_naming_it(
+    tmp_path: Path, settings: Settings
+) -> None:
     entry = make_entry(tmp_path / "entry")
     (entry / "setup.sh").unlink()
     report = evaluate(tmp_path, settings, entry)
@@ -133,7 +133,9 @@ def test_an_entry_without_setup_sh_is_rejected_naming_it(tmp_path: Path, setting
     assert "setup.sh" in stage(report, "prep")["message"]
 
 
-def test_a_non_executable_next_sh_is_rejected_with_the_fix(tmp_path: Path, settings: Settings) -> None:
+def test_a_non_executable_next_sh_is_rejected_with_the_fix(
+    tmp_path: Path, settings: Settings
+) -> None:
     entry = make_entry(tmp_path / "entry")
     (entry / "next.sh").chmod(0o644)
     report = evaluate(tmp_path, settings, entry)
@@ -164,15 +166,15 @@ def test_a_zip_slip_archive_is_rejected_at_prep(tmp_path: Path, settings: Settin
     assert not (tmp_path / "escaped.sh").exists()
 
 
-def test_the_stage_clock_ends_an_exam_that_runs_too_long(tmp_path: Path, settings: Settings) -> None:
+def test_the_stage_clock_ends_an_exam_that_runs_too_long(
+    tmp_path: Path, settings: Settings
+) -> None:
     next_sh = """#!/bin/sh
 case "$1" in
   tr*) exec ./good.sh "$1" ;;
   *) sleep 30 ;;
 esac
 """
-    from toy_challenge import GOOD_NEXT
-
     entry = make_entry(tmp_path / "entry", next_sh=next_sh, extra={"good.sh": GOOD_NEXT})
     (entry / "good.sh").chmod(0o755)
     report = evaluate(tmp_path, settings, entry, case_s=20, stage_s=8)

@@ -97,7 +97,7 @@ def test_broken_yaml_names_the_file(challenge_dir: Path) -> None:
 
 
 def test_a_missing_challenge_file_says_what_to_pass(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no challenge.yaml here"):
+    with pytest.raises(ConfigError, match=r"no challenge\.yaml here"):
         load_challenge(tmp_path)
 
 

@@ -20,7 +20,9 @@ HIDDEN = ("te01", "te02", "te03")
 SECRET = "REFERENCE-SECRET-7731"
 
 
-def make_challenge(root: Path, *, case_s: float = 10, stage_s: float = 60, setup_s: float = 20) -> Path:
+def make_challenge(
+    root: Path, *, case_s: float = 10, stage_s: float = 60, setup_s: float = 20
+) -> Path:
     """Write the toy challenge under ``root`` and return its folder."""
     for folder, records in (("public", PUBLIC), ("hidden", HIDDEN)):
         (root / folder).mkdir(parents=True)

@@ -27,11 +27,21 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Read ``PROCTOR_*`` variables; unset ones take the defaults."""
         env = os.environ if environ is None else environ
-        default_root = Path(env.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "proctor" / "runs"
         return cls(
-            work_root=Path(env.get("PROCTOR_WORK_ROOT", str(default_root))),
+            work_root=Path(env.get("PROCTOR_WORK_ROOT", str(default_work_root(env)))),
             sandbox_backend=env.get("PROCTOR_SANDBOX", "bwrap"),
             allow_unsandboxed=env.get("PROCTOR_ALLOW_UNSANDBOXED", "") == "1",
             slot_uid_base=int(env.get("PROCTOR_SLOT_UID_BASE", "61000")),
             cgroup_root=Path(env.get("PROCTOR_CGROUP_ROOT", "/sys/fs/cgroup")),
         )
+
+
+def default_work_root(env: Mapping[str, str]) -> Path:
+    """Where run folders go by default.
+
+    As root, ``/var/tmp/proctor``: sandbox slots (other uids) must be able to traverse every
+    folder above a mount, and root's home is private. Otherwise the user's cache folder.
+    """
+    if os.geteuid() == 0:
+        return Path("/var/tmp/proctor")
+    return Path(env.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "proctor" / "runs"

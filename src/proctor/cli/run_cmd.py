@@ -52,7 +52,7 @@ def print_report(report: EvaluationReport, console: Console) -> None:
     )
 
 
-def run(
+def run(  # noqa: PLR0917 - typer maps parameters to options
     entry: Annotated[Path, typer.Argument(help="The entry: a .zip/.tar.gz archive or a folder.")],
     challenge: Annotated[
         str, typer.Option("--challenge", "-c", help="A challenge folder or a bundled name.")

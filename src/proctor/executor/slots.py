@@ -33,5 +33,6 @@ def claim_slot(lock_dir: Path, *, count: int = 64) -> Iterator[int]:
             os.close(fd)
         return
     raise PlatformError(
-        f"all {count} sandbox slots in {lock_dir} are busy: wait for a run to end or raise the count"
+        f"all {count} sandbox slots in {lock_dir} are busy: "
+        "wait for a run to end or raise the count"
     )

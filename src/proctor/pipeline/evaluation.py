@@ -1,30 +1,29 @@
 """Evaluate one entry in one phase: prep → quiz → exam → score for each task of the phase.
 
 The first failing stage stops the evaluation; a ``DRYRUN`` file in the entry stops it after
-quiz. Each task gets a fresh, size-capped home holding a copy of the entry.
+quiz. Each task gets a fresh, size-capped home holding a copy of the entry, and its inputs
+staged where the sandbox slot may read them.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.entries import Manifest, check_manifest, entry_flags
 from proctor.errors import ManifestError
 from proctor.pipeline import stages
 from proctor.pipeline.context import TaskContext
+from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import EvaluationReport, RunStatus, StageReport, StageStatus
 from proctor.pipeline.scoring import get_scorer
 from proctor.protocols.records import RecordsDriver, list_records
 from proctor.sandbox.base import Sandbox
-from proctor.spec.model import Challenge, Phase, RecordsProtocol
+from proctor.spec.model import Challenge, Phase, RecordsProtocol, Task
 
-GiveToSlot = Callable[[Path, int], None]
+STAGE_NAMES = ("prep", "quiz", "exam", "score")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,25 +32,25 @@ class EvaluationSetup:
 
     run_dir: Path
     sandbox: Sandbox
-    give_to_slot: GiveToSlot
     slot: int = 0
     jobs: int = 1
-    progress: ProgressListener = SilentProgress()
+    progress: ProgressListener = field(default_factory=SilentProgress)
 
 
 @dataclass
-class _Outcome:
-    stages: list[StageReport]
-    scores: dict[str, dict[str, float]]
-    per_record: dict[str, dict[str, dict[str, float]]]
+class _Results:
+    stages: list[StageReport] = field(default_factory=list)
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    per_record: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+
+    def add(self, report: StageReport) -> bool:
+        """Record a stage; True when the evaluation may go on."""
+        self.stages.append(report)
+        return report.status is not StageStatus.FAILED
 
 
-def _prep_check(challenge: Challenge, entry_root: Path) -> StageReport | None:
-    protocol = challenge.protocol
-    assert isinstance(protocol, RecordsProtocol)
-    manifest = Manifest(
-        required=protocol.required_files, executable=protocol.executable_files
-    )
+def _manifest_problem(protocol: RecordsProtocol, entry_root: Path) -> StageReport | None:
+    manifest = Manifest(required=protocol.required_files, executable=protocol.executable_files)
     try:
         check_manifest(entry_root, manifest)
     except ManifestError as err:
@@ -59,58 +58,55 @@ def _prep_check(challenge: Challenge, entry_root: Path) -> StageReport | None:
     return None
 
 
-def _score(ctx: TaskContext, exam: StageReport) -> tuple[StageReport, dict[str, float], dict[str, dict[str, float]]]:
+def _staged(task: Task, run_dir: Path) -> Task:
+    """The task with its inputs staged under the run folder (references untouched)."""
+    base = run_dir / "inputs" / task.name
+    public = stage_inputs(task.public_inputs, base / "public")
+    hidden = stage_inputs(task.hidden_inputs, base / "hidden") if task.hidden_inputs else None
+    return task.model_copy(update={"public_inputs": public, "hidden_inputs": hidden})
+
+
+def _score(ctx: TaskContext, exam: StageReport, results: _Results) -> None:
     name = ctx.stage_name("score")
     ctx.progress.stage_started(name, 0)
     started = time.monotonic()
     task = ctx.task
     assert task.hidden_references is not None and task.hidden_inputs is not None
-    scorer = get_scorer(task.scorer)
     records = list_records(task.hidden_inputs)
-    result = scorer(ctx.outputs, task.hidden_references, records, ctx.driver.protocol.output)
-    summary = dict(result.summary)
+    scored = get_scorer(task.scorer)(
+        ctx.outputs, task.hidden_references, records, ctx.driver.protocol.output
+    )
+    summary = dict(scored.summary)
     cases = max(exam.cases.total, 1)
     summary["cpu_s_per_case"] = round(exam.usage.cpu_s / cases, 6)
     summary["wall_s_per_case"] = round(exam.usage.wall_s / cases, 6)
     summary["peak_memory_bytes"] = float(exam.usage.peak_memory_bytes)
     message = f"scored {len(records)} records"
-    if result.zero_filled:
-        message += f"; {len(result.zero_filled)} without usable output scored as zeros"
+    if scored.zero_filled:
+        message += f"; {len(scored.zero_filled)} without usable output scored as zeros"
     report = StageReport(name, StageStatus.PASSED, message, time.monotonic() - started)
     ctx.progress.stage_finished(report)
-    per_record = result.per_record if ctx.challenge.disclosure.score == "full" else {}
-    return report, summary, per_record
+    results.add(report)
+    results.scores[task.name] = summary
+    if ctx.challenge.disclosure.score == "full":
+        results.per_record[task.name] = scored.per_record
 
 
-def _evaluate_task(
-    ctx_factory: Callable[[Path], TaskContext],
-    workspace: AbstractContextManager[Path],
-    setup: EvaluationSetup,
-    entry_root: Path,
-    dry_run: bool,
-    out: _Outcome,
-) -> bool:
-    """Run the stages of one task; True when the evaluation may go on."""
-    with workspace as home:
-        stages.reset_home(entry_root, home)
-        setup.give_to_slot(home, setup.slot)
-        ctx = ctx_factory(home)
-        for stage in (stages.prep, stages.quiz):
-            report = stage(ctx)
-            out.stages.append(report)
-            if report.status is StageStatus.FAILED:
-                return False
+def _run_task(ctx: TaskContext, setup: EvaluationSetup, dry_run: bool, results: _Results) -> bool:
+    """Run the stages of one task in a fresh home; True when the evaluation may go on."""
+    limits = ctx.challenge.limits
+    workspace = setup.sandbox.workspace(ctx.home, size_bytes=limits.home_bytes, slot=setup.slot)
+    with workspace:
+        stages.reset_home(ctx.entry_root, ctx.home)
+        setup.sandbox.give_to_slot(ctx.home, setup.slot)
+        if not (results.add(stages.prep(ctx)) and results.add(stages.quiz(ctx))):
+            return False
         if dry_run:
             return True
         exam = stages.exam(ctx)
-        out.stages.append(exam)
-        if exam.status is not StageStatus.PASSED:
+        if not results.add(exam) or exam.status is StageStatus.SKIPPED:
             return exam.status is StageStatus.SKIPPED
-    report, summary, per_record = _score(ctx, exam)
-    out.stages.append(report)
-    out.scores[ctx.task.name] = summary
-    if per_record:
-        out.per_record[ctx.task.name] = per_record
+    _score(ctx, exam, results)
     return True
 
 
@@ -121,71 +117,57 @@ def evaluate(
     protocol = challenge.protocol
     if not isinstance(protocol, RecordsProtocol):
         raise NotImplementedError(f"the {protocol.kind!r} protocol is not available yet")
-    out = _Outcome([], {}, {})
-    rejected = _prep_check(challenge, entry_root)
+    results = _Results()
+    rejected = _manifest_problem(protocol, entry_root)
     if rejected is not None:
         setup.progress.stage_finished(rejected)
-        return _finish(challenge, phase, [rejected], {}, {}, dry_run=False)
+        results.add(rejected)
+        return _finish(challenge, phase, results, dry_run=False)
     dry_run = entry_flags(entry_root).dry_run
     driver = RecordsDriver(protocol, challenge.limits, setup.sandbox, slot=setup.slot)
     several = len(phase.tasks) > 1
     for task_name in phase.tasks:
-        task = challenge.task(task_name)
-
-        def make_ctx(home: Path, task_name: str = task_name) -> TaskContext:
-            return TaskContext(
-                challenge=challenge,
-                task=challenge.task(task_name),
-                entry_root=entry_root,
-                home=home,
-                outputs=setup.run_dir / "outputs" / task_name,
-                driver=driver,
-                jobs=setup.jobs,
-                progress=setup.progress,
-                stage_prefix=f"{task_name}:" if several else "",
-            )
-
-        workspace = setup.sandbox.workspace(
-            setup.run_dir / f"home-{task.name}",
-            size_bytes=challenge.limits.home_bytes,
-            slot=setup.slot,
+        ctx = TaskContext(
+            challenge=challenge,
+            task=_staged(challenge.task(task_name), setup.run_dir),
+            entry_root=entry_root,
+            home=setup.run_dir / f"home-{task_name}",
+            outputs=setup.run_dir / "outputs" / task_name,
+            driver=driver,
+            jobs=setup.jobs,
+            progress=setup.progress,
+            stage_prefix=f"{task_name}:" if several else "",
         )
-        if not _evaluate_task(make_ctx, workspace, setup, entry_root, dry_run, out):
+        if not _run_task(ctx, setup, dry_run, results):
             break
-    return _finish(challenge, phase, out.stages, out.scores, out.per_record, dry_run=dry_run)
+    return _finish(challenge, phase, results, dry_run=dry_run)
 
 
 def _finish(
-    challenge: Challenge,
-    phase: Phase,
-    reports: list[StageReport],
-    scores: dict[str, dict[str, float]],
-    per_record: dict[str, dict[str, dict[str, float]]],
-    *,
-    dry_run: bool,
+    challenge: Challenge, phase: Phase, results: _Results, *, dry_run: bool
 ) -> EvaluationReport:
+    reports = results.stages
     failed = next((r for r in reports if r.status is StageStatus.FAILED), None)
-    all_names = ("prep", "quiz", "exam", "score")
     seen = {r.name for r in reports}
+    note = "DRYRUN present" if dry_run and failed is None else "not reached"
     skipped = [
-        StageReport(name, StageStatus.SKIPPED, "not reached")
-        for name in all_names
+        StageReport(name, StageStatus.SKIPPED, note)
+        for name in STAGE_NAMES
         if name not in seen and len(phase.tasks) == 1
     ]
     if failed is not None:
         status, message = RunStatus.FAILED, f"{failed.name} failed"
     elif dry_run:
         status, message = RunStatus.DRY_RUN, "dry run completed with no error"
-        skipped = [dataclasses.replace(s, message="DRYRUN present") for s in skipped]
     else:
         status, message = RunStatus.SCORED, "scored"
     return EvaluationReport(
         challenge=challenge.name,
         phase=phase.name,
         status=status,
-        stages=tuple(reports + skipped),
+        stages=tuple([*reports, *skipped]),
         message=message,
         failed_stage=failed.name if failed else None,
-        scores=scores,
-        per_record=per_record,
+        scores=results.scores,
+        per_record=results.per_record,
     )

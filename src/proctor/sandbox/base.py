@@ -35,6 +35,8 @@ class Limits:
 
     ``cpu_s`` defaults to ``wall_s`` (a run cannot use more CPU than wall time per core without
     being stopped by the wall clock anyway). ``log_bytes`` caps each of stdout and stderr.
+    ``tmp_bytes`` caps ``/tmp`` and ``shm_bytes`` caps ``/dev/shm`` (both tmpfs, charged to the
+    memory limit as well).
     """
 
     wall_s: float = 20.0
@@ -45,6 +47,7 @@ class Limits:
     open_files: int = 256
     tmp_bytes: int = 256 * MiB
     log_bytes: int = 1 * MiB
+    shm_bytes: int = 64 * MiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,15 @@ class Sandbox(ABC):
         Leaving the context releases it (unmounts a host tmpfs where one was used); the files
         are gone afterwards, so callers copy out what they keep.
         """
+
+    def give_to_slot(self, path: Path, slot: int = 0) -> None:  # noqa: B027 (optional hook)
+        """Make host files under ``path`` (copied in by the host) writable by runs of ``slot``.
+
+        Backends without per-slot identities leave the files as they are.
+        """
+
+    def check(self) -> None:  # noqa: B027 (optional hook)
+        """Raise ``SandboxUnavailableError`` (with how to fix the host) if runs cannot work."""
 
 
 @contextlib.contextmanager

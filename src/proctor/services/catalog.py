@@ -78,7 +78,9 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
     challenge = resolve_challenge(ref)
     baseline = challenge.root / BASELINE_FOLDER
     if not baseline.is_dir():
-        raise UsageError(f"challenge {challenge.name!r} ships no baseline entry to build a kit from")
+        raise UsageError(
+            f"challenge {challenge.name!r} ships no baseline entry to build a kit from"
+        )
     if dest.exists() and any(dest.iterdir()):
         raise UsageError(f"{dest} is not empty: choose a new folder for the kit")
     dest.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from proctor.executor.slots import claim_slot
 from proctor.pipeline.evaluation import EvaluationSetup, evaluate
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import EvaluationReport, RunStatus, StageReport, StageStatus
-from proctor.sandbox import create_sandbox, give_to_slot
+from proctor.sandbox import create_sandbox
 from proctor.services.catalog import resolve_challenge
 from proctor.settings import Settings
 
@@ -55,6 +55,7 @@ def run_entry(
     listener = progress or SilentProgress()
     settings.work_root.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(prefix=f"{challenge.name}-", dir=settings.work_root))
+    run_dir.chmod(0o755)  # sandbox slots (other uids) traverse it to reach their mounts
     try:
         try:
             entry_root = unpack_entry(request.entry, run_dir / "entry")
@@ -68,7 +69,6 @@ def run_entry(
             setup = EvaluationSetup(
                 run_dir=run_dir,
                 sandbox=sandbox,
-                give_to_slot=lambda path, slot: give_to_slot(path, slot, settings),
                 slot=slot,
                 jobs=default_jobs(request.jobs, challenge.parallelism.jobs),
                 progress=listener,

@@ -1,0 +1,44 @@
+"""Stage case inputs where a sandbox slot may read them.
+
+Sandboxed runs read their inputs as an unprivileged uid, so the challenge's folders (which may
+sit under a private home) are linked or copied into the run folder with world-readable modes.
+Only inputs are staged; references stay where they are and are read by the host scorer alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+
+def stage_inputs(source: Path, dest: Path) -> Path:
+    """Mirror ``source`` at ``dest`` for the sandbox and return ``dest``.
+
+    Hard links where a file is already world-readable on the same file system, copies
+    (mode 0644) otherwise.
+
+    Symbolic links in ``source`` are not followed: an input folder holds plain files.
+    """
+    dest.mkdir(parents=True, exist_ok=False)
+    dest.chmod(0o755)
+    for item in sorted(source.iterdir()):
+        target = dest / item.name
+        info = item.lstat()
+        if stat.S_ISDIR(info.st_mode):
+            stage_inputs(item, target)
+        elif stat.S_ISREG(info.st_mode):
+            _link_or_copy(item, target, info)
+    return dest
+
+
+def _link_or_copy(item: Path, target: Path, info: os.stat_result) -> None:
+    if info.st_mode & stat.S_IROTH:
+        try:
+            os.link(item, target, follow_symlinks=False)
+            return
+        except OSError:
+            pass
+    shutil.copyfile(item, target, follow_symlinks=False)
+    target.chmod(0o644)

@@ -1,0 +1,202 @@
+"""The bubblewrap backend: untrusted code in fresh namespaces, under an unprivileged slot uid.
+
+As root, each run drops to uid/gid ``settings.slot_uid_base + slot`` with ``setpriv`` before
+bubblewrap starts (RLIMIT_NPROC is not enforced for root, and a root-owned sandbox could touch
+root-owned host files through any mistake in the mounts). Not as root, bubblewrap runs as the
+caller, mount sources must be readable by the caller, cgroups are usually not writable (so the
+address-space rlimit stands in for the memory limit) and workspaces are not size-capped.
+
+Fail closed: the first ``run`` (or ``check``) executes a trivial command through the full chain;
+if bubblewrap or user namespaces do not work, ``SandboxUnavailableError`` says how to fix the
+host, and no run happens.
+
+Thread safety: ``run`` may be called concurrently from long-lived worker threads; each call
+waits for its own child. A slot is one uid, so at most one run per slot at a time on a host,
+across all worker processes (RLIMIT_NPROC and cgroup-free kills are per uid).
+
+Mount sources are opened by the slot uid: every folder above them must be traversable by
+"other" (not below ``/root`` or pytest's 0700 temporary folders), and writable mounts must
+belong to the slot (``workspace`` and ``give_to_slot`` do that). ``run`` checks this first and
+names the folder that blocks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from proctor.errors import SandboxUnavailableError, UsageError
+from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox, plain_workspace
+from proctor.sandbox.bwrap_args import bwrap_args, check_reachable, check_target, synthetic_etc
+from proctor.sandbox.cgroups import CgroupHost
+from proctor.sandbox.seccomp import denylist_program
+from proctor.sandbox.supervise import PROCESS_SLACK, join_argv, prlimit_argv, supervise
+from proctor.sandbox.workspace import give_to_uid, release_stale, tmpfs_workspace
+from proctor.settings import Settings
+
+# RLIMIT_NPROC counts every process of the uid: leave room for a busy slot 0 elsewhere.
+PROBE_LIMITS = Limits(wall_s=10.0, memory_bytes=256 * 1024 * 1024, processes=65536)
+HOST_FIXES = (
+    "install bubblewrap and util-linux (Debian/Ubuntu: apt-get install bubblewrap util-linux), "
+    "allow unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 on "
+    "Debian; sysctl -w user.max_user_namespaces=15000; on Ubuntu 24.04+ "
+    "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0), or in a container run it with "
+    "--security-opt seccomp=unconfined --security-opt apparmor=unconfined; for trusted code "
+    "only, set PROCTOR_SANDBOX=process and PROCTOR_ALLOW_UNSANDBOXED=1"
+)
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
+    if path is None:
+        raise SandboxUnavailableError(f"`{name}` was not found on this host; {HOST_FIXES}")
+    return path
+
+
+class BwrapSandbox(Sandbox):
+    """Runs commands under bubblewrap with cgroup, rlimit, seccomp and wall-clock limits.
+
+    ``bwrap`` overrides the bubblewrap executable (default: found on the system PATH).
+    """
+
+    name = "bwrap"
+
+    def __init__(self, settings: Settings, *, bwrap: str | None = None) -> None:
+        self.settings = settings
+        self.bwrap = bwrap
+        self.is_root = os.geteuid() == 0
+        self.cgroups = CgroupHost(settings.cgroup_root)
+        self._lock = threading.Lock()
+        self._ready = False
+        self._seccomp = denylist_program()
+
+    def slot_ids(self, slot: int) -> tuple[int, int]:
+        """The host uid and gid runs of ``slot`` get (the caller's own when not root)."""
+        if isinstance(slot, bool) or not isinstance(slot, int) or slot < 0:
+            raise UsageError(f"slot must be a non-negative integer, got {slot!r}")
+        if not self.is_root:
+            return os.getuid(), os.getgid()
+        uid = self.settings.slot_uid_base + slot
+        return uid, uid
+
+    def check(self) -> None:
+        """Probe the full launch chain once; raise SandboxUnavailableError if it fails."""
+        with self._lock:
+            if self._ready:
+                return
+            if self.bwrap is not None and not os.access(self.bwrap, os.X_OK):
+                raise SandboxUnavailableError(f"{self.bwrap} is not executable; {HOST_FIXES}")
+            outcome = self._launch(
+                ["/bin/sh", "-c", "exit 0"], mounts=[], limits=PROBE_LIMITS, env={}, cwd="/", slot=0
+            )
+            if not outcome.succeeded:
+                detail = (outcome.stderr.strip() or outcome.describe())[-600:]
+                raise SandboxUnavailableError(
+                    f"bubblewrap cannot start a sandbox here ({detail}); {HOST_FIXES}"
+                )
+            self.reconcile()
+            self._ready = True
+
+    def reconcile(self) -> None:
+        """Remove what crashed workers left: run cgroups and workspace mounts under work_root."""
+        self.cgroups.reconcile()
+        if self.is_root and self.settings.work_root.is_dir():
+            release_stale(self.settings.work_root)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+        slot: int = 0,
+    ) -> Outcome:
+        """Run ``argv`` in a fresh sandbox of ``slot`` and wait for it or its limits."""
+        if not argv:
+            raise UsageError("argv must name a command to run")
+        uid, gid = self.slot_ids(slot)
+        for mount in mounts:
+            check_reachable(mount, uid, gid)
+        if cwd != "/":
+            cwd = check_target(cwd, what="cwd")
+        self.check()
+        return self._launch(
+            list(argv), mounts=list(mounts), limits=limits, env=dict(env or {}), cwd=cwd, slot=slot
+        )
+
+    def _launch(
+        self,
+        argv: list[str],
+        *,
+        mounts: list[Mount],
+        limits: Limits,
+        env: dict[str, str],
+        cwd: str,
+        slot: int,
+    ) -> Outcome:
+        cgroup = None
+        if self.is_root:
+            procs = limits.processes + PROCESS_SLACK
+            cgroup = self.cgroups.create(memory_bytes=limits.memory_bytes, processes=procs)
+        fds: list[int] = []
+        try:
+            data_fds = [(_memfd(f.content, fds), f.target) for f in synthetic_etc()]
+            seccomp_fd = _memfd(self._seccomp, fds) if self._seccomp else None
+            inner = bwrap_args(
+                self.bwrap or _tool("bwrap"),
+                argv,
+                mounts=mounts,
+                limits=limits,
+                env=env,
+                cwd=cwd,
+                data_fds=data_fds,
+                seccomp_fd=seccomp_fd,
+            )
+            address_space = cgroup is None or not cgroup.limits_memory
+            launcher = [
+                *join_argv(cgroup),
+                *prlimit_argv(_tool("prlimit"), limits, address_space=address_space),
+                *self._drop_privileges(slot),
+                *inner,
+            ]
+            return supervise(launcher, limits=limits, cgroup=cgroup, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+            if cgroup is not None:
+                cgroup.remove()
+
+    def _drop_privileges(self, slot: int) -> list[str]:
+        if not self.is_root:
+            return []
+        uid, gid = self.slot_ids(slot)
+        return [_tool("setpriv"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+
+    def workspace(
+        self, path: Path, *, size_bytes: int, slot: int = 0
+    ) -> contextlib.AbstractContextManager[Path]:
+        """A tmpfs of ``size_bytes`` owned by the slot uid (root), else an uncapped folder."""
+        uid, gid = self.slot_ids(slot)
+        if not self.is_root:
+            return plain_workspace(path)
+        return tmpfs_workspace(path, size_bytes=size_bytes, uid=uid, gid=gid)
+
+    def give_to_slot(self, path: Path, slot: int = 0) -> None:
+        """Re-own ``path`` recursively to the slot uid (root only; links never followed)."""
+        uid, gid = self.slot_ids(slot)
+        give_to_uid(path, uid, gid)
+
+
+def _memfd(content: bytes, opened: list[int]) -> int:
+    """An anonymous in-memory file holding ``content``, positioned at its start."""
+    fd = os.memfd_create("proctor")  # close-on-exec; pass_fds hands it on
+    opened.append(fd)
+    os.write(fd, content)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd

@@ -1,0 +1,172 @@
+"""The bubblewrap command line of one run: what exists inside the sandbox, and nothing else.
+
+Inside: read-only ``/usr`` (with the ``/bin``, ``/lib``, ``/lib64`` links of a merged-usr
+system), a curated read-only ``/etc`` (loader cache, alternatives, Python's config, a synthetic
+``passwd``/``group``/``hosts`` naming the sandbox user; never ``shadow``), ``/proc`` of the new pid
+namespace, a minimal ``/dev`` with a capped tmpfs ``/dev/shm``, a capped tmpfs ``/tmp``, the
+caller's mounts, and a root that is read-only once everything is in place. New user, pid, net,
+ipc, uts and cgroup namespaces; nested user namespaces disabled; no capabilities; a new session
+(no TIOCSTI into the caller's terminal); killed with its parent; empty environment plus ``env``.
+
+The command runs as pid 1 of its pid namespace (``--as-pid-1``): bubblewrap's own init would
+otherwise be left as a zombie of the host's init after every run, counted against the slot
+uid's RLIMIT_NPROC until the host reaps it (seconds on some container inits). Consequences:
+signals sent from inside to the top process with default action (SIGTERM, SIGINT) are ignored,
+orphans inside stay zombies until the run ends, and every limit is enforced from outside
+(SIGKILL from the host, OOM killer, RLIMIT_CPU's hard limit). When the top process exits, the
+kernel kills everything else in the namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from proctor.errors import PlatformError, UsageError
+from proctor.sandbox.base import Limits, Mount
+
+SANDBOX_UID = 1000
+SANDBOX_GID = 1000
+HOSTNAME = "sandbox"
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+ETC_FILES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "localtime",
+    "nsswitch.conf",
+    "mime.types",
+    "python3",
+    "python3.11",
+    "python3.12",
+    "python3.13",
+)
+RESERVED_TARGETS = ("/proc", "/dev", "/etc")
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """A synthetic read-only file shown inside: its content is handed to bwrap through an fd."""
+
+    target: str
+    content: bytes
+
+
+def synthetic_etc() -> list[DataFile]:
+    """``/etc/passwd``, ``group`` and ``hosts`` naming only root, the sandbox user and nobody."""
+    user = f"{HOSTNAME}:x:{SANDBOX_UID}:{SANDBOX_GID}:sandbox:/tmp:/bin/sh\n"
+    passwd = f"root:x:0:0:root:/root:/bin/sh\n{user}nobody:x:65534:65534:nobody:/:/bin/false\n"
+    group = f"root:x:0:\n{HOSTNAME}:x:{SANDBOX_GID}:\nnogroup:x:65534:\n"
+    hosts = f"127.0.0.1 localhost {HOSTNAME}\n::1 localhost ip6-localhost\n"
+    return [
+        DataFile("/etc/passwd", passwd.encode()),
+        DataFile("/etc/group", group.encode()),
+        DataFile("/etc/hosts", hosts.encode()),
+    ]
+
+
+def check_target(target: str, *, what: str) -> str:
+    """A normalised absolute in-sandbox path, or a UsageError naming ``what`` and the fix."""
+    if not target.startswith("/"):
+        raise UsageError(f"{what} {target!r} must be an absolute path inside the sandbox")
+    clean = posixpath.normpath(target)
+    if clean == "/" or clean.startswith("//") or ".." in clean.split("/"):
+        raise UsageError(f"{what} {target!r} must name a folder below '/', without '..'")
+    for reserved in RESERVED_TARGETS:
+        if clean == reserved or clean.startswith(reserved + "/"):
+            raise UsageError(f"{what} {target!r} would shadow the sandbox's own {reserved}")
+    return clean
+
+
+def check_reachable(mount: Mount, uid: int, gid: int) -> None:
+    """Fail early if the slot identity cannot reach ``mount.source`` (bwrap opens it as that uid).
+
+    Approximates the kernel's check with owner/group/other permission bits, which is what
+    matters for a uid with no supplementary groups and no capabilities.
+    """
+    source = Path(mount.source)
+    if not source.exists():
+        raise UsageError(f"mount source {source} (for {mount.target}) does not exist")
+    need = os.R_OK | (os.W_OK if mount.writable else 0)
+    chain = [*reversed(source.resolve().parents), source.resolve()]
+    for path in chain:
+        wanted = need if path == chain[-1] else os.X_OK
+        if path == chain[-1] and path.is_dir():
+            wanted |= os.X_OK
+        if not _allowed(path, uid, gid, wanted):
+            fix = "give_to_slot()/workspace()" if mount.writable else "chmod o+rx on it"
+            raise PlatformError(
+                f"mount source {source} is not reachable by the sandbox uid {uid}: {path} "
+                f"lacks permission; use {fix} or a folder outside root-only trees such as /root"
+            )
+
+
+def _allowed(path: Path, uid: int, gid: int, wanted: int) -> bool:
+    st = path.stat()
+    if st.st_uid == uid:
+        shift = 6
+    elif st.st_gid == gid:
+        shift = 3
+    else:
+        shift = 0
+    bits = (st.st_mode >> shift) & 0o7
+    return bits & wanted == wanted
+
+
+def bwrap_args(
+    bwrap: str,
+    argv: Sequence[str],
+    *,
+    mounts: Sequence[Mount],
+    limits: Limits,
+    env: Mapping[str, str],
+    cwd: str,
+    data_fds: Sequence[tuple[int, str]] = (),
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """The full ``bwrap`` argv; ``data_fds`` pairs an open fd with the file it becomes inside."""
+    args = [bwrap, "--unshare-all", "--unshare-user"]
+    args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--disable-userns"]
+    args += [
+        "--as-pid-1",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        HOSTNAME,
+    ]
+    args += ["--ro-bind", "/usr", "/usr"]
+    for link in ("bin", "lib", "lib64", "sbin"):
+        if Path(f"/usr/{link}").is_dir():
+            args += ["--symlink", f"usr/{link}", f"/{link}"]
+    for name in ETC_FILES:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    for fd, target in data_fds:
+        args += ["--ro-bind-data", str(fd), target]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    args += ["--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+    for mount in mounts:
+        target = check_target(mount.target, what="mount target")
+        kind = "--bind" if mount.writable else "--ro-bind"
+        args += [kind, str(mount.source), target]
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    args += ["--chdir", cwd, "--clearenv"]
+    for key, value in sandbox_env(env).items():
+        args += ["--setenv", key, value]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    return [*args, "--", *argv]
+
+
+def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The complete environment inside: PATH, HOME, TMPDIR defaults overridden by ``env``."""
+    for key in env:
+        if not key or "=" in key or "\0" in key:
+            raise UsageError(f"environment variable name {key!r} is invalid")
+    return {"PATH": DEFAULT_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", **env}

@@ -1,0 +1,92 @@
+"""The ``process`` backend: no isolation at all, for trusted code only (organizers' own tools).
+
+It refuses to run unless ``Settings.allow_unsandboxed`` is set. Commands run as the caller, with
+the same rlimits, cgroup limits (where writable), wall clock and bounded output as the bwrap
+backend, but they see the whole host. Mounts cannot be applied without namespaces, so each
+mount's ``target`` prefix is replaced by its ``source`` in ``argv``, ``cwd`` and the values of
+``env``; the command must therefore use the paths it is given rather than fixed ones. Processes
+that leave the process group (``setsid``) escape the wall clock unless a cgroup is available.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from proctor.errors import SandboxUnavailableError, UsageError
+from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox, plain_workspace
+from proctor.sandbox.cgroups import CgroupHost
+from proctor.sandbox.supervise import PROCESS_SLACK, join_argv, prlimit_argv, supervise
+from proctor.settings import Settings
+
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def _translate(value: str, mounts: Sequence[Mount]) -> str:
+    """Replace the longest mount target that prefixes ``value`` by its host source."""
+    for mount in sorted(mounts, key=lambda m: len(m.target), reverse=True):
+        target = mount.target.rstrip("/")
+        if value == target or value.startswith(target + "/"):
+            return str(mount.source) + value[len(target) :]
+    return value
+
+
+class ProcessSandbox(Sandbox):
+    """Runs commands directly on the host under rlimits and a wall clock; trusted code only."""
+
+    name = "process"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.cgroups = CgroupHost(settings.cgroup_root)
+
+    def check(self) -> None:
+        """Refuse unless the operator explicitly allowed unsandboxed runs."""
+        if not self.settings.allow_unsandboxed:
+            raise SandboxUnavailableError(
+                "the process backend runs code without isolation and is disabled; set "
+                "PROCTOR_ALLOW_UNSANDBOXED=1 only if every entry is trusted, or use "
+                "PROCTOR_SANDBOX=bwrap"
+            )
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+        slot: int = 0,
+    ) -> Outcome:
+        """Run ``argv`` on the host (paths translated through ``mounts``) under ``limits``."""
+        self.check()
+        if not argv:
+            raise UsageError("argv must name a command to run")
+        full_env = {"PATH": DEFAULT_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", **(env or {})}
+        full_env = {key: _translate(value, mounts) for key, value in full_env.items()}
+        cgroup = None
+        if os.geteuid() == 0:
+            procs = limits.processes + PROCESS_SLACK
+            cgroup = self.cgroups.create(memory_bytes=limits.memory_bytes, processes=procs)
+        try:
+            memory_by_rlimit = cgroup is None or not cgroup.limits_memory
+            launcher = [
+                *join_argv(cgroup),
+                *prlimit_argv("prlimit", limits, address_space=memory_by_rlimit),
+                *[_translate(arg, mounts) for arg in argv],
+            ]
+            return supervise(
+                launcher, limits=limits, cgroup=cgroup, env=full_env, cwd=_translate(cwd, mounts)
+            )
+        finally:
+            if cgroup is not None:
+                cgroup.remove()
+
+    def workspace(
+        self, path: Path, *, size_bytes: int, slot: int = 0
+    ) -> contextlib.AbstractContextManager[Path]:
+        """A plain, uncapped folder (no isolation means no per-run filesystem either)."""
+        return plain_workspace(path)

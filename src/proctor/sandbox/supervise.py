@@ -1,0 +1,257 @@
+"""Start one launcher process and watch it: bounded output, wall clock, CPU budget, tree kill.
+
+Shared by every local backend. The launcher is a chain of small programs that each set one thing
+and ``exec`` the next, so no Python runs between ``fork`` and ``exec`` (``preexec_fn`` is unsafe
+in threaded workers)::
+
+    /bin/sh -c JOIN   (writes its pid into the run's cgroup.procs files, as root)
+    prlimit --cpu=… --nproc=… --fsize=… --nofile=… --core=0 [--as=…]
+    setpriv --reuid SLOT …        (bwrap backend, when root)
+    bwrap …  -- argv
+
+The watcher runs in the calling thread and polls a pidfd plus both output pipes, so a trivial
+run costs no sleeping and no helper thread. stdout/stderr are pipes read here: each keeps its
+first ``Limits.log_bytes`` and discards the rest (``output_exceeded``), so a child writing
+hundreds of megabytes grows neither host memory nor disk.
+
+Parent-death signals are tied to the thread that forked (rule 8): call ``run`` from a
+long-lived worker thread, never from a short-lived one that ends while the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from proctor.sandbox.base import Limits, Outcome
+from proctor.sandbox.cgroups import Cgroup
+
+READ_CHUNK = 1 << 16
+CPU_POLL_S = 0.1
+DRAIN_S = 2.0
+# The launcher chain execs into bwrap, which stays as the one process above the command.
+PROCESS_SLACK = 1
+
+JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; ' + (
+    'n=$((n-1)); done; exec "$@"'
+)
+
+
+def prlimit_argv(prlimit: str, limits: Limits, *, address_space: bool) -> list[str]:
+    """``prlimit`` options for the rlimits of one run (address space only when asked)."""
+    cpu = math.ceil(limits.cpu_s if limits.cpu_s is not None else limits.wall_s)
+    argv = [
+        prlimit,
+        f"--cpu={cpu + 1}:{cpu + 2}",
+        f"--nproc={limits.processes + PROCESS_SLACK}",
+        f"--fsize={limits.file_size_bytes}",
+        f"--nofile={limits.open_files}",
+        "--core=0",
+    ]
+    if address_space:
+        argv.append(f"--as={limits.memory_bytes}")
+    return [*argv, "--"]
+
+
+def join_argv(cgroup: Cgroup | None) -> list[str]:
+    """The shell prefix that moves the launcher into ``cgroup`` before it execs the rest."""
+    if cgroup is None:
+        return []
+    files = [str(path) for path in cgroup.procs_files]
+    return ["/bin/sh", "-c", JOIN_CGROUPS, "sh", str(len(files)), *files]
+
+
+@dataclass
+class _Stream:
+    """One output pipe: keeps the first ``cap`` bytes, counts and discards the rest."""
+
+    fd: int
+    cap: int
+    data: bytearray = field(default_factory=bytearray)
+    exceeded: bool = False
+
+    def read(self) -> bool:
+        """Read one chunk; False at end of file."""
+        try:
+            chunk = os.read(self.fd, READ_CHUNK)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        room = self.cap - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+        if len(chunk) > room:
+            self.exceeded = True
+        return True
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+@dataclass
+class _Watch:
+    """State of one watched run."""
+
+    proc: subprocess.Popen[bytes]
+    pidfd: int
+    streams: dict[int, _Stream]
+    cgroup: Cgroup | None
+    started: float
+    timed_out: bool = False
+    cpu_exceeded: bool = False
+    status: int | None = None
+    rusage_cpu_s: float = 0.0
+    rusage_peak_bytes: int = 0
+
+
+def supervise(
+    argv: Sequence[str],
+    *,
+    limits: Limits,
+    cgroup: Cgroup | None,
+    env: dict[str, str] | None = None,
+    cwd: str = "/",
+    pass_fds: Sequence[int] = (),
+) -> Outcome:
+    """Run the launcher ``argv`` to its end under ``limits``; the caller owns ``cgroup``."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            close_fds=True,
+            pass_fds=tuple(pass_fds),
+            start_new_session=True,
+            env=env if env is not None else {},
+            cwd=cwd,
+        )
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    started = time.monotonic()
+    streams = {fd: _Stream(fd, limits.log_bytes) for fd in (out_r, err_r)}
+    watch = _Watch(proc, os.pidfd_open(proc.pid), streams, cgroup, started)
+    try:
+        _watch(watch, limits)
+        wall = time.monotonic() - started
+        _finish(watch)
+    except BaseException:
+        if watch.status is None:  # interrupted: never leave the tree running
+            _kill_tree(watch)
+            _reap(watch)
+        raise
+    finally:
+        os.close(watch.pidfd)
+        for fd in streams:
+            os.close(fd)
+    return _outcome(watch, wall)
+
+
+def _watch(watch: _Watch, limits: Limits) -> None:
+    """Poll until the launcher exits, killing the tree at the wall or CPU limit."""
+    poller = select.poll()
+    poller.register(watch.pidfd, select.POLLIN)
+    for fd in watch.streams:
+        os.set_blocking(fd, False)
+        poller.register(fd, select.POLLIN)
+    deadline = watch.started + limits.wall_s
+    cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.wall_s
+    poll_cpu = watch.cgroup is not None
+    while watch.status is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 and not watch.timed_out:
+            watch.timed_out = True
+            _kill_tree(watch)
+        if watch.timed_out:
+            remaining = CPU_POLL_S  # killed: only waiting for the launcher to be reaped
+        wait = min(remaining, CPU_POLL_S) if poll_cpu else remaining
+        for fd, _ in poller.poll(max(wait, 0.0) * 1000):
+            if fd == watch.pidfd:
+                _reap(watch)
+            elif not watch.streams[fd].read():
+                poller.unregister(fd)
+        if poll_cpu and watch.status is None and not watch.cpu_exceeded:
+            used = watch.cgroup.cpu_seconds() if watch.cgroup else None
+            if used is not None and used > cpu_limit:
+                watch.cpu_exceeded = True
+                _kill_tree(watch)
+
+
+def _reap(watch: _Watch) -> None:
+    """Collect the launcher's status and resource usage (fallback when there is no cgroup)."""
+    _, status, usage = os.wait4(watch.proc.pid, 0)
+    watch.status = os.waitstatus_to_exitcode(status)
+    watch.proc.returncode = watch.status
+    watch.rusage_cpu_s = usage.ru_utime + usage.ru_stime
+    watch.rusage_peak_bytes = usage.ru_maxrss * 1024
+
+
+def _kill_tree(watch: _Watch) -> None:
+    """SIGKILL the launcher's process group and every process of the run's cgroup."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(watch.proc.pid, signal.SIGKILL)
+    if watch.cgroup is not None:
+        watch.cgroup.kill()
+
+
+def _finish(watch: _Watch) -> None:
+    """After the launcher exits: kill stragglers, then drain the pipes (bounded in time)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(watch.proc.pid, signal.SIGKILL)
+    if watch.cgroup is not None:
+        watch.cgroup.kill()
+    open_fds = dict(watch.streams)
+    deadline = time.monotonic() + DRAIN_S
+    while open_fds and time.monotonic() < deadline:
+        ready, _, _ = select.select(list(open_fds), [], [], deadline - time.monotonic())
+        for fd in ready:
+            if not open_fds[fd].read():
+                del open_fds[fd]
+
+
+def _outcome(watch: _Watch, wall: float) -> Outcome:
+    """Translate the launcher's status and the cgroup's accounting into an ``Outcome``."""
+    status = watch.status if watch.status is not None else -signal.SIGKILL
+    exit_status: int | None = status
+    sig: int | None = None
+    if status < 0:  # the launcher itself was killed (by the wall clock, usually)
+        exit_status, sig = None, -status
+    elif 128 < status < 128 + signal.NSIG:  # bwrap and shells report a signal as 128 + N
+        exit_status, sig = None, status - 128
+    usage = watch.cgroup.usage() if watch.cgroup is not None else None
+    cpu_s = usage.cpu_s if usage and usage.cpu_s is not None else watch.rusage_cpu_s
+    peak = usage.peak_memory_bytes if usage and usage.peak_memory_bytes else 0
+    notes: list[str] = []
+    if watch.cpu_exceeded or sig == signal.SIGXCPU:
+        notes.append("cpu time limit reached")
+    out, err = watch.streams.values()
+    if out.exceeded or err.exceeded:
+        notes.append("output truncated")
+    return Outcome(
+        exit_status=exit_status,
+        signal=sig,
+        timed_out=watch.timed_out or watch.cpu_exceeded or sig == signal.SIGXCPU,
+        memory_exceeded=bool(usage and usage.oom_killed),
+        output_exceeded=out.exceeded or err.exceeded,
+        wall_s=wall,
+        cpu_s=cpu_s,
+        peak_memory_bytes=peak or watch.rusage_peak_bytes,
+        stdout=out.text(),
+        stderr=err.text(),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,139 @@
+"""Size-capped writable folders for sandboxed runs, and handing host files to a slot uid.
+
+As root, a workspace is a tmpfs mounted at the folder with ``size`` (bytes) and ``nr_inodes``
+caps, mode 0700, owned by the slot uid: one big file ends in ENOSPC (or EFBIG from
+RLIMIT_FSIZE), many small files in ENOSPC once the inode cap is reached. Its pages are charged to
+the memory cgroup of whoever writes them. Not as root, a workspace is a plain folder and its
+size is not capped (only RLIMIT_FSIZE bounds single files).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from proctor.errors import PlatformError
+
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MNT_DETACH = 0x2
+BYTES_PER_INODE = 4096
+MIN_INODES = 256
+SOURCE_PREFIX = "proctor-ws-"
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def inode_cap(size_bytes: int) -> int:
+    """The number of files and folders a workspace of ``size_bytes`` may hold."""
+    return max(MIN_INODES, size_bytes // BYTES_PER_INODE)
+
+
+def mount_tmpfs(
+    path: Path, *, size_bytes: int, uid: int, gid: int, owner_pid: int | None = None
+) -> None:
+    """Mount a capped tmpfs at ``path`` (which must exist), owned by ``uid:gid``, mode 0700.
+
+    The mount's source names the worker pid (``proctor-ws-PID``) so ``release_stale`` can tell
+    the leftovers of dead workers from the live workspaces of others.
+    """
+    options = f"size={size_bytes},nr_inodes={inode_cap(size_bytes)},mode=0700,uid={uid},gid={gid}"
+    source = f"{SOURCE_PREFIX}{owner_pid if owner_pid is not None else os.getpid()}".encode()
+    flags = MS_NOSUID | MS_NODEV
+    if _libc().mount(source, os.fsencode(path), b"tmpfs", flags, options.encode()) != 0:
+        err = ctypes.get_errno()
+        raise PlatformError(f"cannot mount a tmpfs workspace at {path}: {os.strerror(err)}")
+
+
+def unmount(path: Path) -> None:
+    """Detach the mount at ``path`` (lazily, so a straggler holding a file cannot block it)."""
+    if _libc().umount2(os.fsencode(path), MNT_DETACH) != 0:
+        err = ctypes.get_errno()
+        raise PlatformError(f"cannot unmount the workspace at {path}: {os.strerror(err)}")
+
+
+@contextlib.contextmanager
+def tmpfs_workspace(path: Path, *, size_bytes: int, uid: int, gid: int) -> Iterator[Path]:
+    """A tmpfs workspace at ``path`` for the lifetime of the context; removed afterwards."""
+    if size_bytes <= 0:
+        raise ValueError(f"workspace size_bytes must be positive, got {size_bytes}")
+    path.mkdir(parents=True, exist_ok=True)
+    if os.path.ismount(path):
+        raise PlatformError(f"{path} is already a mount point; refusing to stack a workspace")
+    mount_tmpfs(path, size_bytes=size_bytes, uid=uid, gid=gid)
+    try:
+        yield path
+    finally:
+        unmount(path)
+        with contextlib.suppress(OSError):
+            path.rmdir()
+
+
+def give_to_uid(path: Path, uid: int, gid: int) -> None:
+    """Make ``path`` and everything below it owned and writable by ``uid:gid``.
+
+    Never follows symbolic links (a planted link must not hand a host file to the sandbox):
+    links are re-owned themselves and skipped for modes. Needs root; a no-op for others.
+    """
+    if os.geteuid() != 0:
+        return
+    _own(path, uid, gid)
+    if not path.is_symlink() and path.is_dir():
+        for folder, dirs, files in os.walk(path, followlinks=False):
+            for name in [*dirs, *files]:
+                _own(Path(folder) / name, uid, gid)
+
+
+def _own(path: Path, uid: int, gid: int) -> None:
+    os.chown(path, uid, gid, follow_symlinks=False)
+    mode = os.lstat(path).st_mode
+    if stat.S_ISDIR(mode):
+        os.chmod(path, stat.S_IMODE(mode) | stat.S_IRWXU)
+    elif stat.S_ISREG(mode):
+        os.chmod(path, stat.S_IMODE(mode) | stat.S_IRUSR | stat.S_IWUSR)
+
+
+def release_stale(under: Path) -> int:
+    """Unmount workspaces below ``under`` left by dead workers (after a crash); returns how many.
+
+    Call at worker start. Workspaces of live workers (any pid that still exists) are kept.
+    """
+    released = 0
+    root = os.path.realpath(under)
+    for source, target in _tmpfs_mounts():
+        owner = source.removeprefix(SOURCE_PREFIX)
+        inside = target == root or target.startswith(root.rstrip("/") + "/")
+        ours = source.startswith(SOURCE_PREFIX) and owner.isdigit() and inside
+        if ours and not _alive(int(owner)):
+            unmount(Path(target))
+            released += 1
+    return released
+
+
+def _tmpfs_mounts() -> list[tuple[str, str]]:
+    """(source, mount point) of every tmpfs in this mount namespace, deepest first."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) > 4 and len(tail) > 1 and tail[0] == "tmpfs":
+            point = fields[4].encode().decode("unicode_escape")  # \040 style escapes
+            found.append((tail[1], point))
+    return sorted(found, key=lambda pair: len(pair[1]), reverse=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,3 @@
+"""Fixtures shared by every test module."""
+
+pytest_plugins = ["sandbox_fixtures"]

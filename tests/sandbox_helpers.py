@@ -1,0 +1,73 @@
+"""Helpers shared by the sandbox tests: fast limits, snippet runners, host process probes."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from proctor.sandbox.base import Limits, MiB, Mount, Outcome
+from proctor.sandbox.bwrap import BwrapSandbox
+
+FAST = Limits(
+    wall_s=10.0,
+    memory_bytes=256 * MiB,
+    processes=32,
+    open_files=64,
+    tmp_bytes=16 * MiB,
+    shm_bytes=8 * MiB,
+    log_bytes=64 * 1024,
+)
+SLOT_BASE = 61000
+
+
+def run_py(
+    sandbox: BwrapSandbox,
+    code: str,
+    *,
+    limits: Limits = FAST,
+    mounts: Sequence[Mount] = (),
+    slot: int = 0,
+    env: dict[str, str] | None = None,
+) -> Outcome:
+    """Run a Python snippet (dedented) with the system python inside the sandbox."""
+    return sandbox.run(
+        ["python3", "-c", textwrap.dedent(code)], mounts=mounts, limits=limits, slot=slot, env=env
+    )
+
+
+def run_sh(sandbox: BwrapSandbox, script: str, *, limits: Limits = FAST, slot: int = 0) -> Outcome:
+    """Run a shell script inside the sandbox."""
+    return sandbox.run(["/bin/sh", "-c", script], mounts=(), limits=limits, slot=slot)
+
+
+def pids_of_uid(uid: int) -> list[int]:
+    """Host pids whose real uid is ``uid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("Uid:") and int(line.split()[1]) == uid:
+                found.append(int(entry.name))
+    return found
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float) -> bool:
+    """Poll ``predicate()`` until true or ``timeout_s`` passed."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
