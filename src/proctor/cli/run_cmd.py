@@ -18,10 +18,10 @@ from proctor.services.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 
 
-def _number(value: float) -> str:
+def _number(metric: str, value: float) -> str:
     if math.isnan(value):
         return "nan"
-    if value == int(value) and abs(value) >= 1:
+    if metric.startswith("records") or metric.endswith("_bytes"):
         return f"{int(value)}"
     return f"{value:.6f}"
 
@@ -43,7 +43,7 @@ def print_report(report: EvaluationReport, console: Console) -> None:
         table.add_column("metric")
         table.add_column("value", justify="right")
         for metric, value in metrics.items():
-            table.add_row(metric, _number(value))
+            table.add_row(metric, _number(metric, value))
         console.print(table)
     usage = report.usage
     console.print(
