@@ -1,9 +1,217 @@
-"""Placeholder until this command module is written."""
+"""``proctor score ehealthkd``: the eHealth-KD 2019 scorer, with the official tool's output.
+
+Mirrors the official ``evaltest`` command: SUBMISSIONS is a folder of participant folders, each
+holding submission folders (with ``--single``: one participant's folder of submission folders,
+reported under that folder's name). Each submission folder holds ``scenario1-main/``,
+``scenario2-taskA/`` and ``scenario3-taskB/``; GOLD holds the same three folders.
+
+Output: JSON with sorted keys (``--pretty`` indents it); ``--best`` keeps, per participant and
+scenario, the submission with the highest F1 (the first one on ties); ``--csv`` (needs ``--best``)
+prints that as a table with one row per scenario and measure and one column per participant
+(``--pretty`` makes it HTML). Unlike the official tool, folders are visited in name order, so the
+output (and the tie-breaking) does not depend on the file system.
+"""
 
 from __future__ import annotations
 
+import csv
+import html
+import io
+import json
+import warnings
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from proctor.errors import InputFileError, UsageError
+from proctor.metrics._validation import MetricInputError
+from proctor.metrics.extraction import Scenario, Sentence
+from proctor.metrics.extraction_io import read_gold, score_submission
+
+Record = dict[str, float | str]
+"""One scenario's official result: eight counts, recall, precision, f1 and ``submit``."""
+
+Cell = float | str
+"""One table cell: a count, a score or a submission name."""
+
+_SCENARIO_KEYS = {scenario: f"scenario{scenario.value}" for scenario in Scenario}
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:
-    """Register nothing yet."""
+    """Add ``ehealthkd`` to the ``proctor score`` group."""
+    score.command("ehealthkd")(score_ehealthkd)
+
+
+def score_ehealthkd(
+    submissions: Annotated[
+        Path,
+        typer.Argument(
+            metavar="SUBMISSIONS",
+            help="Folder of participant folders (with --single: one participant's folder).",
+        ),
+    ],
+    gold: Annotated[
+        Path, typer.Argument(metavar="GOLD", help="Gold folder holding the three scenario folders.")
+    ],
+    *,
+    single: Annotated[
+        bool,
+        typer.Option(
+            "--single", help="SUBMISSIONS is one participant's folder of submission folders."
+        ),
+    ] = False,
+    best: Annotated[
+        bool,
+        typer.Option("--best", help="Keep only each participant's best submission per scenario."),
+    ] = False,
+    as_csv: Annotated[
+        bool, typer.Option("--csv", help="Print the --best results as a CSV table.")
+    ] = False,
+    pretty: Annotated[
+        bool, typer.Option("--pretty", help="Indent the JSON, or make the table HTML.")
+    ] = False,
+) -> None:
+    """Score eHealth-KD 2019 submissions exactly as the official evaluation script does."""
+    if as_csv and not best:
+        _fail(UsageError("--csv implies --best: add --best (the table lists best submissions)"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            results = evaluate_participants(submissions, gold, single=single)
+        except MetricInputError as err:
+            _fail(InputFileError(str(err)))
+        except UsageError as err:
+            _fail(err)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        typer.echo(f"warning: {message}", err=True)
+    typer.echo(render(results, best=best, as_csv=as_csv, pretty=pretty))
+
+
+def _fail(err: UsageError) -> None:
+    typer.echo(f"error: {err}", err=True)
+    raise typer.Exit(err.exit_code)
+
+
+def evaluate_participants(
+    submissions: Path, gold_root: Path, *, single: bool
+) -> dict[str, list[dict[str, Record | str]]]:
+    """Score every submission folder; participant name → one entry per submission, name order."""
+    for path, what in ((submissions, "SUBMISSIONS"), (gold_root, "GOLD")):
+        if not path.is_dir():
+            raise UsageError(f"{what} {path} is not a folder")
+    gold = read_gold(gold_root)
+    participants = [submissions] if single else _subfolders(submissions)
+    return {
+        folder.name: [evaluate_submission(entry, gold) for entry in _subfolders(folder)]
+        for folder in participants
+    }
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    entries = sorted(folder.iterdir(), key=lambda path: path.name)
+    for entry in entries:
+        if not entry.is_dir():
+            raise UsageError(
+                f"{entry} is not a folder: {folder} must hold only folders "
+                "(participants, or submissions with --single); move other files away"
+            )
+    return entries
+
+
+def evaluate_submission(
+    folder: Path, gold: dict[Scenario, list[Sentence]]
+) -> dict[str, Record | str]:
+    """The official entry of one submission: ``submit`` and one record per scenario."""
+    entry: dict[str, Record | str] = {"submit": folder.name}
+    for scenario, result in score_submission(folder, gold).items():
+        record: Record = dict(result.as_dict())
+        record["submit"] = folder.name
+        entry[_SCENARIO_KEYS[scenario]] = record
+    return entry
+
+
+def best_per_scenario(
+    results: dict[str, list[dict[str, Record | str]]],
+) -> dict[str, dict[str, Record]]:
+    """Per participant and scenario, the record with the highest F1 (the first one on ties)."""
+    best: dict[str, dict[str, Record]] = {}
+    for participant, entries in results.items():
+        best[participant] = {}
+        for key in _SCENARIO_KEYS.values():
+            records = [entry[key] for entry in entries]
+            best[participant][key] = max(
+                (record for record in records if isinstance(record, dict)),
+                key=lambda record: record["f1"],
+            )
+    return best
+
+
+def render(
+    results: dict[str, list[dict[str, Record | str]]], *, best: bool, as_csv: bool, pretty: bool
+) -> str:
+    """The text the official tool prints for these results and options."""
+    if not best:
+        return json.dumps(results, sort_keys=True, indent=2 if pretty else None)
+    table = best_per_scenario(results)
+    if not as_csv:
+        return json.dumps(table, sort_keys=True, indent=2 if pretty else None)
+    return _html_table(table) if pretty else _csv_table(table)
+
+
+def _table_rows(
+    table: dict[str, dict[str, Record]],
+) -> tuple[list[str], list[tuple[str, list[Cell]]]]:
+    """Participants in name order, and one row per scenario and measure (official row order)."""
+    participants = sorted(table)
+    rows: list[tuple[str, list[Cell]]] = []
+    for key in _SCENARIO_KEYS.values():
+        first = table[participants[0]][key] if participants else {}
+        for measure in first:
+            rows.append((f"{key}-{measure}", [table[p][key][measure] for p in participants]))
+    return participants, rows
+
+
+def _row_is_float(cells: list[Cell]) -> bool:
+    # A measure column holding any float is a float column in the official (pandas) table.
+    return any(isinstance(cell, float) for cell in cells)
+
+
+def _csv_table(table: dict[str, dict[str, Record]]) -> str:
+    participants, rows = _table_rows(table)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["", *participants])
+    for name, cells in rows:
+        floats = _row_is_float(cells)
+        writer.writerow([name, *(_plain(cell, floats) for cell in cells)])
+    return buffer.getvalue()
+
+
+def _plain(cell: Cell, floats: bool) -> str:
+    if isinstance(cell, str):
+        return cell
+    return repr(float(cell)) if floats else str(cell)
+
+
+def _html_table(table: dict[str, dict[str, Record]]) -> str:
+    participants, rows = _table_rows(table)
+    lines = ['<table border="1" class="dataframe">', "  <thead>"]
+    lines += ['    <tr style="text-align: right;">', "      <th>name</th>"]
+    lines += [f"      <th>{html.escape(p)}</th>" for p in participants]
+    lines += ["    </tr>", "  </thead>", "  <tbody>"]
+    for name, cells in rows:
+        floats = _row_is_float(cells)
+        lines += ["    <tr>", f"      <th>{html.escape(name)}</th>"]
+        lines += [f"      <td>{html.escape(_display(cell, floats))}</td>" for cell in cells]
+        lines.append("    </tr>")
+    lines += ["  </tbody>", "</table>"]
+    return "\n".join(lines)
+
+
+def _display(cell: Cell, floats: bool) -> str:
+    """Six decimals with trailing zeros trimmed (keeping one), as pandas shows table floats."""
+    if isinstance(cell, str) or not floats:
+        return str(cell)
+    text = f"{cell:.6f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text

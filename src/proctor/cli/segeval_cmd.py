@@ -1,9 +1,164 @@
-"""Placeholder until this command module is written."""
+"""``proctor segeval``: VISCERAL's EvaluateSegmentation, same options, lines and XML.
+
+``proctor segeval TRUTH SEGMENT [-use all|CODE,CODE@p@,...] [-thd T] [-unit millimeter]
+[-nostreaming] [-xml FILE]`` keeps the tool's single-dash options, so the arguments are parsed
+here rather than by click. Exit status: 0 (also for the tool's "different sizes" and "empty
+image" messages), 2 for a usage mistake or an unreadable image, 255 when MAHLNBS meets a
+singular covariance (as the tool, which then writes no XML).
+"""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
 import typer
+
+from proctor.errors import InputFileError, UsageError
+from proctor.metrics.segmentation import METRICS
+from proctor.metrics.segmentation_compat import (
+    SingularCovarianceError,
+    ToolEvaluation,
+    ToolValue,
+    selected_codes,
+)
+from proctor.metrics.segmentation_io import VolumeReadError, read_tool_volume
+from proctor.metrics.segmentation_report import (
+    SECTIONS,
+    XmlReport,
+    message_xml,
+    metric_line,
+    result_xml,
+    threshold_line,
+    total_time_lines,
+)
+
+USAGE = (
+    "usage: proctor segeval TRUTH SEGMENT [-use all|CODE,CODE@param@,...] [-thd T] "
+    "[-unit millimeter|voxel] [-nostreaming] [-xml FILE]"
+)
+VALUE_OPTIONS = ("-use", "-thd", "-unit", "-xml")
+ABORT_STATUS = 255
+
+
+@dataclass(frozen=True)
+class SegevalArgs:
+    """The command line, parsed."""
+
+    truth: str
+    segment: str
+    use: str = "all"
+    threshold: float | None = None
+    millimeter: bool = False
+    streaming: bool = True
+    xml: str | None = None
+
+
+def parse_args(args: list[str]) -> SegevalArgs:
+    """Parse the tool's command line; mistakes raise :class:`UsageError` naming the argument."""
+    files: list[str] = []
+    options: dict[str, str] = {}
+    streaming = True
+    tokens = iter(args)
+    for token in tokens:
+        if token == "-nostreaming":
+            streaming = False
+        elif token in VALUE_OPTIONS:
+            value = next(tokens, None)
+            if value is None:
+                raise UsageError(f"option {token} needs a value\n{USAGE}")
+            options[token] = value
+        elif token.startswith("-") and len(token) > 1:
+            raise UsageError(f"unknown option {token!r}\n{USAGE}")
+        else:
+            files.append(token)
+    if len(files) != 2:
+        raise UsageError(
+            f"expected TRUTH and SEGMENT image paths, got {len(files)} path(s)\n{USAGE}"
+        )
+    unit = options.get("-unit", "voxel")
+    if unit not in ("voxel", "millimeter"):
+        raise UsageError(f"-unit must be 'millimeter' or 'voxel', got {unit!r}")
+    return SegevalArgs(files[0], files[1], options.get("-use", "all"),
+                       _threshold(options.get("-thd")), unit == "millimeter", streaming,
+                       options.get("-xml"))  # fmt: skip
+
+
+def _threshold(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"-thd must be a number in [0, 1], got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise UsageError(f"-thd must be a number in [0, 1], got {text!r}")
+    return value
+
+
+def _stop_with_message(args: SegevalArgs, message: str) -> None:
+    typer.echo(message)
+    if args.xml is not None:
+        Path(args.xml).write_text(message_xml(args.truth, args.segment, message))
+
+
+def run_segeval(args: SegevalArgs) -> int:
+    """Evaluate as the tool does, print its lines, write its XML; return the exit status."""
+    started = time.perf_counter()
+    codes = dict(selected_codes(args.use))
+    if args.threshold is not None:
+        typer.echo(threshold_line(args.threshold) + "\n")
+    truth = read_tool_volume(args.truth, streaming=args.streaming)
+    segment = read_tool_volume(args.segment, streaming=args.streaming)
+    if truth.data.size != segment.data.size:
+        sizes = f"fixedImage={truth.data.size} movingImage={segment.data.size}"
+        _stop_with_message(args, f"Images are from different Sizes: {sizes}")
+        return 0
+    evaluation = ToolEvaluation(truth.data, segment.data, spacing=truth.spacing,
+                                threshold=args.threshold, millimeter=args.millimeter)  # fmt: skip
+    counts = evaluation.counts()
+    for count, who in ((counts.truth, "Fixed"), (counts.segment, "Moving")):
+        if count == 0:
+            _stop_with_message(args, f"{who} image is empty!")
+            return 0
+    values: list[ToolValue] = []
+    for index, section in enumerate(SECTIONS):
+        typer.echo(("\n" if index else "") + f"{section}:")
+        for code, info in METRICS.items():
+            if info.section == section and code in codes:
+                values.append(evaluation.value(code, codes[code]))
+                typer.echo(metric_line(values[-1]))
+    total = int((time.perf_counter() - started) * 1000)
+    typer.echo("\n".join(total_time_lines(total)))
+    if args.xml is not None:
+        shape = (truth.data.shape[0], truth.data.shape[1], truth.data.shape[2])
+        report = XmlReport(args.truth, args.segment, counts, values, total, shape,
+                           evaluation.spacing)  # fmt: skip
+        Path(args.xml).write_text(result_xml(report))
+    return 0
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:
-    """Register nothing yet."""
+    """Add ``proctor segeval`` to the app."""
+
+    @app.command(
+        "segeval",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        help="Compare a segmentation with its truth exactly as VISCERAL's EvaluateSegmentation.\n\n"
+        + USAGE,
+    )
+    def segeval(ctx: typer.Context) -> None:
+        try:
+            status = run_segeval(parse_args(list(ctx.args)))
+        except SingularCovarianceError as err:
+            typer.echo(f"Exception: {err}", err=True)
+            raise typer.Exit(ABORT_STATUS) from None
+        except (UsageError, VolumeReadError) as err:
+            code = InputFileError.exit_code if isinstance(err, VolumeReadError) else err.exit_code
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(code) from None
+        except ValueError as err:  # a metric refused the volumes (e.g. different grids)
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(InputFileError.exit_code) from None
+        raise typer.Exit(status)
