@@ -39,7 +39,8 @@ def test_a_good_entry_passes_every_stage_and_is_scored(tmp_path: Path, settings:
     assert scores["auroc"] == pytest.approx(1.0)
     assert stage(report, "exam")["cases"] == {"total": 3, "passed": 3, "failed": 0, "timed_out": 0}
     assert report.usage.cpu_s > 0
-    assert scores["peak_memory_bytes"] > 0
+    assert report.efficiency["arousal"]["peak_memory_bytes"] > 0
+    assert report.efficiency["arousal"]["cpu_s_per_case"] > 0
 
 
 def test_a_wrong_quiz_answer_stops_at_quiz_naming_record_and_line(

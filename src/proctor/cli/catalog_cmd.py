@@ -11,6 +11,7 @@ from rich.table import Table
 
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_report
+from proctor.cli.failure import fail
 from proctor.errors import ProctorError
 from proctor.pipeline.report import RunStatus
 from proctor.services.catalog import list_challenges, write_kit
@@ -27,8 +28,7 @@ def challenges() -> None:
     try:
         found = list_challenges()
     except ProctorError as error:
-        Console(stderr=True).print(f"[red]error:[/] {error}")
-        raise typer.Exit(error.exit_code) from None
+        fail(error)
     for item in found:
         table.add_row(
             item.name, item.protocol, ", ".join(item.tasks), ", ".join(item.phases), item.title
@@ -44,8 +44,7 @@ def kit(
     try:
         written = write_kit(name, dest)
     except ProctorError as error:
-        Console(stderr=True).print(f"[red]error:[/] {error}")
-        raise typer.Exit(error.exit_code) from None
+        fail(error)
     for path in written:
         typer.echo(f"wrote {path}")
     typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
@@ -62,8 +61,7 @@ def demo() -> None:
             with RichProgress(Console(stderr=True)) as display:
                 report = run_entry(RunRequest(entry, challenge), settings, display)
         except ProctorError as error:
-            Console(stderr=True).print(f"[red]error:[/] {error}")
-            raise typer.Exit(error.exit_code) from None
+            fail(error)
         print_report(report, console)
         failures += report.status is RunStatus.FAILED
     raise typer.Exit(1 if failures else 0)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from proctor.cli.progress_display import RichProgress
+from proctor.cli.failure import fail
 from proctor.errors import ProctorError
 from proctor.pipeline.report import EvaluationReport, RunStatus
 from proctor.services.evaluate import RunRequest, run_entry
@@ -44,6 +45,8 @@ def print_report(report: EvaluationReport, console: Console) -> None:
         table.add_column("value", justify="right")
         for metric, value in metrics.items():
             table.add_row(metric, _number(metric, value))
+        for metric, value in report.efficiency.get(task, {}).items():
+            table.add_row(f"[dim]{metric}[/]", _number(metric, value))
         console.print(table)
     usage = report.usage
     console.print(
@@ -83,8 +86,7 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
             with RichProgress(err) as display:
                 report = run_entry(request, settings, display)
     except ProctorError as error:
-        err.print(f"[red]error:[/] {error}", markup=True, highlight=False)
-        raise typer.Exit(error.exit_code) from None
+        fail(error)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
     else:

@@ -14,17 +14,13 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from proctor.metrics._validation import MetricInputError
+from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 
 Box = tuple[slice, ...]
 
 
 class SegmentationInputError(MetricInputError):
     """Volumes that cannot be compared: wrong shape, values, spacing or option."""
-
-
-class UndefinedMetricWarning(RuntimeWarning):
-    """A metric is undefined for these volumes (e.g. both empty); its value is NaN."""
 
 
 def undefined(code: str, why: str) -> float:

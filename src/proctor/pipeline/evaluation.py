@@ -42,6 +42,7 @@ class _Results:
     stages: list[StageReport] = field(default_factory=list)
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     per_record: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def add(self, report: StageReport) -> bool:
         """Record a stage; True when the evaluation may go on."""
@@ -76,18 +77,19 @@ def _score(ctx: TaskContext, exam: StageReport, results: _Results) -> None:
     scored = get_scorer(task.scorer)(
         ctx.outputs, task.hidden_references, records, ctx.driver.protocol.output
     )
-    summary = dict(scored.summary)
     cases = max(exam.cases.total, 1)
-    summary["cpu_s_per_case"] = round(exam.usage.cpu_s / cases, 6)
-    summary["wall_s_per_case"] = round(exam.usage.wall_s / cases, 6)
-    summary["peak_memory_bytes"] = float(exam.usage.peak_memory_bytes)
+    results.efficiency[task.name] = {
+        "cpu_s_per_case": round(exam.usage.cpu_s / cases, 6),
+        "wall_s_per_case": round(exam.usage.wall_s / cases, 6),
+        "peak_memory_bytes": float(exam.usage.peak_memory_bytes),
+    }
     message = f"scored {len(records)} records"
     if scored.zero_filled:
         message += f"; {len(scored.zero_filled)} without usable output scored as zeros"
     report = StageReport(name, StageStatus.PASSED, message, time.monotonic() - started)
     ctx.progress.stage_finished(report)
     results.add(report)
-    results.scores[task.name] = summary
+    results.scores[task.name] = dict(scored.summary)
     if ctx.challenge.disclosure.score == "full":
         results.per_record[task.name] = scored.per_record
 
@@ -170,4 +172,5 @@ def _finish(
         failed_stage=failed.name if failed else None,
         scores=results.scores,
         per_record=results.per_record,
+        efficiency=results.efficiency,
     )

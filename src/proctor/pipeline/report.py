@@ -104,7 +104,12 @@ class StageReport:
 
 @dataclass(frozen=True, slots=True)
 class EvaluationReport:
-    """The outcome of evaluating one entry in one phase of one challenge."""
+    """The outcome of evaluating one entry in one phase of one challenge.
+
+    ``scores`` depend only on the entry's outputs (a rerun gives the same numbers);
+    ``efficiency`` holds per-task resource use of the exam (CPU and wall seconds per case, peak
+    memory in bytes), which varies from run to run.
+    """
 
     challenge: str
     phase: str
@@ -114,6 +119,7 @@ class EvaluationReport:
     failed_stage: str | None = None
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     per_record: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def usage(self) -> Usage:
@@ -134,6 +140,7 @@ class EvaluationReport:
             "stages": [stage.to_json() for stage in self.stages],
             "scores": _json_table(self.scores),
             "usage": self.usage.to_json(),
+            "efficiency": _json_table(self.efficiency),
         }
         if self.per_record:
             data["per_record"] = {
