@@ -1,0 +1,198 @@
+"""Unpacking an uploaded entry (zip, tar.gz, tar or folder) into a fresh folder, safely.
+
+Two passes over the source. The first reads only headers: names, kinds, duplicates, counts,
+declared sizes and compression ratios are checked by an ``Inventory`` before a byte is written.
+The second writes each member through ``fsafe`` (no link is ever followed) while counting the
+bytes that really come out, since headers can lie. Any failure removes everything written.
+"""
+
+from __future__ import annotations
+
+import lzma
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Generator, Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import IO, Protocol
+
+from proctor.entries import fsafe
+from proctor.entries.foldersource import FolderSource
+from proctor.entries.limits import (
+    DEFAULT_LIMITS,
+    ArchiveLimits,
+    Inventory,
+    Kind,
+    Member,
+    MiB,
+    human_bytes,
+    is_skipped,
+)
+from proctor.entries.tarsource import TarSource
+from proctor.entries.zipsource import ZipSource
+from proctor.errors import ArchiveError, PlatformError
+
+CHUNK_BYTES = 1 * MiB
+
+# What the standard readers raise on damaged input; only ever caught around reads.
+_READ_ERRORS = (
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    zlib.error,
+    lzma.LZMAError,
+    EOFError,
+    OSError,
+    NotImplementedError,
+    ValueError,
+)
+
+
+class Source(Protocol):
+    """Where members come from: a zip, a tar stream or a folder."""
+
+    packed_size: int | None
+
+    def members(self) -> Generator[Member, None, None]:
+        """Every member as declared, checked for kind and name; no data is read."""
+        ...
+
+    def contents(self) -> Generator[tuple[Member, IO[bytes] | None], None, None]:
+        """Every member again, with a stream of its data (``None`` for folders)."""
+        ...
+
+
+def unpack_entry(source: Path, dest: Path, *, limits: ArchiveLimits = DEFAULT_LIMITS) -> Path:
+    """Unpack the entry ``source`` into ``dest`` and return the entry's root folder.
+
+    ``source`` is a ``.zip``, ``.tar.gz``/``.tgz`` or ``.tar`` file (recognised by content) or a
+    folder. ``dest`` must not exist or be empty. The root is ``dest/NAME`` when everything sits
+    in one top-level folder ``NAME`` (as in PhysioNet's ``entry/``), else ``dest``. Raises
+    ``ArchiveError`` naming the member and the fix for anything unsafe, malformed or over
+    ``limits``; ``PlatformError`` if writing fails on the host. On failure ``dest`` is removed
+    (or emptied, if it existed).
+    """
+    reader = open_source(source)
+    if isinstance(reader, FolderSource) and dest.resolve().is_relative_to(source.resolve()):
+        raise ValueError(f"cannot copy the folder {source} into {dest}, which lies inside it")
+    with fsafe.fresh_dest(dest) as dest_fd:
+        inventory = _take_inventory(reader, source, limits)
+        _extract(reader, source, inventory, dest_fd)
+    top = inventory.top_folder()
+    return dest / top if top is not None else dest
+
+
+def open_source(source: Path) -> Source:
+    """Pick the reader for ``source`` by its content, not its name."""
+    if source.is_dir():
+        return FolderSource(source)
+    with source.open("rb") as stream:
+        head = stream.read(512)
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return ZipSource(source)
+    if head[:2] == b"\x1f\x8b":
+        return TarSource(source, gzipped=True)
+    if head[257:262] == b"ustar":
+        return TarSource(source, gzipped=False)
+    raise ArchiveError(
+        f"{source.name} is not a zip, tar.gz or tar archive: upload the entry as a .zip or "
+        ".tar.gz file"
+    )
+
+
+def _take_inventory(reader: Source, source: Path, limits: ArchiveLimits) -> Inventory:
+    """First pass: check every member's header against ``limits``; write nothing."""
+    inventory = Inventory(limits, reader.packed_size)
+    last: str | None = None
+    try:
+        with closing(reader.members()) as members:
+            for member in members:
+                if not is_skipped(member):
+                    inventory.add(member)
+                last = member.name
+    except _READ_ERRORS as exc:
+        raise _unreadable(source, last, exc) from exc
+    if not inventory.files:
+        raise ArchiveError(f"{source.name} holds no files: put the entry's files in it")
+    return inventory
+
+
+def _extract(reader: Source, source: Path, inventory: Inventory, dest_fd: int) -> None:
+    """Second pass: write the members the inventory accepted, counting real bytes."""
+    expected = iter(inventory.members)
+    meter = ByteMeter(inventory.limits.max_total_bytes)
+    last: str | None = None
+    try:
+        with closing(reader.contents()) as contents:
+            for member, stream in contents:
+                if is_skipped(member):
+                    continue
+                if member != next(expected, None):
+                    raise _changed(source, member.name)
+                _write(dest_fd, member, stream, meter)
+                last = member.name
+    except _READ_ERRORS as exc:
+        raise _unreadable(source, last, exc) from exc
+    if next(expected, None) is not None:
+        raise _changed(source, last)
+
+
+def _write(dest_fd: int, member: Member, stream: IO[bytes] | None, meter: ByteMeter) -> None:
+    """Create one member below ``dest_fd``; host-side failures become ``PlatformError``."""
+    try:
+        if member.kind is Kind.DIR or stream is None:
+            fsafe.make_dir(dest_fd, member.parts)
+        else:
+            chunks = meter.chunks(member, stream)
+            fsafe.write_file(dest_fd, member.parts, chunks, executable=member.executable)
+    except OSError as exc:
+        raise PlatformError(f"cannot write member {member.name!r} of the entry: {exc}") from exc
+
+
+class ByteMeter:
+    """Counts the bytes really extracted, per member and in total."""
+
+    def __init__(self, max_total_bytes: int) -> None:
+        self.max_total_bytes = max_total_bytes
+        self.total = 0
+
+    def chunks(self, member: Member, stream: IO[bytes]) -> Iterator[bytes]:
+        """Yield ``stream``'s data; raise once it exceeds the declared size or the total cap."""
+        left = member.size
+        while True:
+            try:
+                data = stream.read(min(CHUNK_BYTES, left + 1))
+            except _READ_ERRORS as exc:
+                raise ArchiveError(
+                    f"member {member.name!r} is corrupt ({exc}): re-create the archive and "
+                    "upload it again"
+                ) from exc
+            if not data:
+                return
+            left -= len(data)
+            self.total += len(data)
+            if left < 0:
+                raise ArchiveError(
+                    f"member {member.name!r} holds more data than the {member.size} bytes its "
+                    "header declares: the archive is corrupt or forged; re-create it"
+                )
+            if self.total > self.max_total_bytes:
+                raise ArchiveError(
+                    f"at member {member.name!r} the unpacked entry grows over "
+                    f"{human_bytes(self.max_total_bytes)}: make the entry smaller"
+                )
+            yield data
+
+
+def _unreadable(source: Path, last: str | None, exc: BaseException) -> ArchiveError:
+    where = f"at or after member {last!r}" if last is not None else "from its start"
+    return ArchiveError(
+        f"{source.name} cannot be read {where} ({exc}): it is corrupt or truncated; "
+        "re-create it and upload it again"
+    )
+
+
+def _changed(source: Path, last: str | None) -> ArchiveError:
+    return ArchiveError(
+        f"{source.name} changed while it was being unpacked (near member {last!r}): upload it again"
+    )
