@@ -194,7 +194,7 @@ def extraction_counts(gold: Sequence[Sentence], submitted: Sequence[Sentence]) -
 
     Emits an :class:`ExtractionWarning` for each pair whose texts differ (that pair is skipped).
     """
-    total = ExtractionCounts()
+    total = [0] * 8
     for index, (gold_sentence, sub_sentence) in enumerate(zip(gold, submitted, strict=False)):
         if gold_sentence.text != sub_sentence.text:
             warnings.warn(
@@ -205,19 +205,26 @@ def extraction_counts(gold: Sequence[Sentence], submitted: Sequence[Sentence]) -
             )
             continue
         if gold_sentence.annotated:
-            total += sentence_counts(gold_sentence, sub_sentence)
-    return total
+            for position, value in enumerate(_sentence_counts(gold_sentence, sub_sentence)):
+                total[position] += value
+    return ExtractionCounts(*total)
 
 
-def sentence_counts(gold: Sentence, submitted: Sentence) -> ExtractionCounts:
-    """Counts for one sentence pair (texts assumed equal and gold annotated)."""
+def _sentence_counts(gold: Sentence, submitted: Sentence) -> tuple[int, ...]:
+    """The eight counts, in field order, for one sentence pair (equal texts, gold annotated)."""
     mapped, a_counts = _match_keyphrases(gold.keyphrases, submitted.keyphrases)
-    correct_b, spurious_b, missing_b = _match_relations(gold, submitted, mapped)
-    return ExtractionCounts(*a_counts, correct_b, spurious_b, missing_b)
+    return (*a_counts, *_match_relations(gold, submitted, mapped))
 
 
 def spans_overlap(first: Sequence[Span], second: Sequence[Span]) -> bool:
-    """Whether a span of one phrase starts inside a span of the other (the official test)."""
+    """Whether a span of one phrase starts inside a span of the other (the official test).
+
+    For non-empty spans this is a non-empty intersection of half-open intervals; an empty span
+    ``(5, 5)`` still overlaps ``(3, 8)`` because its start lies inside.
+    """
+    if len(first) == 1 and len(second) == 1:
+        (a, b), (c, d) = first[0], second[0]
+        return a <= c < b or c <= a < d
     return any(start <= x < end for start, end in first for x, _ in second) or any(
         start <= x < end for start, end in second for x, _ in first
     )
