@@ -63,14 +63,22 @@ def write_arousal_reference(path: Path, arousals: npt.ArrayLike) -> None:
 
     The vector is stored as MATLAB's N×1 column (HDF5 shape (1, N)) inside a struct ``data``,
     behind the MATLAB header, so h5py, ``scipy.io.matlab.matfile_version`` and the official
-    scorer read it like a file from the challenge.
+    scorer read it like a file from the challenge. Compressed (gzip + shuffle), as MATLAB
+    writes v7.3 files.
     """
     values = np.asarray(arousals, dtype=np.float64).ravel()
     path = Path(path)
     with h5py.File(path, "w", userblock_size=USERBLOCK) as handle:
         group = handle.create_group("data")
         group.attrs.create("MATLAB_class", np.bytes_("struct"))
-        dataset = group.create_dataset("arousals", data=values.reshape(1, -1))
+        dataset = group.create_dataset(
+            "arousals",
+            data=values.reshape(1, -1),
+            compression="gzip",
+            shuffle=True,
+            chunks=True,
+            track_times=False,
+        )
         dataset.attrs.create("MATLAB_class", np.bytes_("double"))
     with path.open("r+b") as raw:
         raw.write(_matlab_header().ljust(USERBLOCK, b"\x00"))
