@@ -9,9 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from proctor.cli.failure import fail
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_report
-from proctor.cli.failure import fail
 from proctor.errors import ProctorError
 from proctor.pipeline.report import RunStatus
 from proctor.services.catalog import list_challenges, write_kit

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from proctor.cli.progress_display import RichProgress
 from proctor.cli.failure import fail
+from proctor.cli.progress_display import RichProgress
 from proctor.errors import ProctorError
 from proctor.pipeline.report import EvaluationReport, RunStatus
 from proctor.services.evaluate import RunRequest, run_entry

@@ -35,7 +35,6 @@ import numpy.typing as npt
 from proctor.metrics import segmentation_overlap as ov
 from proctor.metrics._segmentation_arrays import (
     SegmentationInputError,
-    UndefinedMetricWarning,
     as_volume,
     check_membership,
     check_pair,
@@ -43,6 +42,7 @@ from proctor.metrics._segmentation_arrays import (
     nonzero_box,
     union_box,
 )
+from proctor.metrics._validation import UndefinedMetricWarning
 from proctor.metrics.segmentation_distance import SurfaceDistances, mahalanobis_distance
 from proctor.metrics.segmentation_overlap import OverlapSums
 

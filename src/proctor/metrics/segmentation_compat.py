@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from proctor.metrics._segmentation_arrays import SegmentationInputError, UndefinedMetricWarning
+from proctor.metrics._segmentation_arrays import SegmentationInputError
+from proctor.metrics._validation import UndefinedMetricWarning
 from proctor.metrics.segmentation import METRICS, SegmentationPair
 
 HUGE_DISTANCE = 1e8  # the tool's distance when one side has no voxel above 127.5
