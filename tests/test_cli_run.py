@@ -107,3 +107,14 @@ def test_the_bundled_challenges_are_listed(shared_dir: Path) -> None:
     done = proctor("challenges", work_root=shared_dir)
     assert done.returncode == 0
     assert "physionet2018" in done.stdout
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_the_demo_scores_the_baseline_above_the_constant_entry(shared_dir: Path) -> None:
+    done = proctor("demo", work_root=shared_dir)
+    assert done.returncode == 0, done.stderr
+    board = done.stdout[done.stdout.index("leaderboard · physionet2018 · auprc") :]
+    lines = [line for line in board.splitlines() if "baseline" in line or "constant" in line]
+    assert "baseline" in lines[0]
+    assert "constant-0.5" in lines[1]

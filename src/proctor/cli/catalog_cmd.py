@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +14,10 @@ from proctor.cli.failure import fail
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_report
 from proctor.errors import ProctorError
+from proctor.leaderboard import Standing
 from proctor.pipeline.report import RunStatus
 from proctor.services.catalog import list_challenges, write_kit
-from proctor.services.demo import demo_entries
+from proctor.services.demo import demo_challenges, demo_entries, demo_leaderboard
 from proctor.services.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 
@@ -50,20 +52,43 @@ def kit(
     typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
 
 
+def print_leaderboard(challenge: str, metric: str, standings: list[Standing]) -> None:
+    """Print a leaderboard table: rank, entry, the metric per task, mean rank."""
+    if not standings:
+        return
+    tasks = list(standings[0].scores)
+    table = Table(title=f"leaderboard · {challenge} · {metric}")
+    for column in ("rank", "entry", *tasks, "mean rank"):
+        table.add_column(column, justify="left" if column == "entry" else "right")
+    for row in standings:
+        values = [f"{row.scores[t]:.6f}" for t in tasks]
+        table.add_row(f"{row.rank:g}", row.entry, *values, f"{row.mean_rank:g}")
+    Console().print(table)
+
+
 def demo() -> None:
-    """Run every bundled challenge's baseline end to end in the sandbox and print the results."""
+    """Run every bundled challenge's baseline and a constant entry in the sandbox; rank them."""
     settings = Settings.from_env()
     console = Console()
     failures = 0
-    for challenge, entry in demo_entries():
-        console.rule(f"{challenge} · baseline entry {entry}")
-        try:
-            with RichProgress(Console(stderr=True)) as display:
-                report = run_entry(RunRequest(entry, challenge), settings, display)
-        except ProctorError as error:
-            fail(error)
-        print_report(report, console)
-        failures += report.status is RunStatus.FAILED
+    try:
+        for challenge in demo_challenges():
+            reports = []
+            with tempfile.TemporaryDirectory(prefix="proctor-demo-") as scratch:
+                for label, entry in demo_entries(challenge, Path(scratch)):
+                    console.rule(f"{challenge.name} · {label}")
+                    with RichProgress(Console(stderr=True)) as display:
+                        report = run_entry(
+                            RunRequest(entry, str(challenge.root)), settings, display
+                        )
+                    print_report(report, console)
+                    reports.append((label, report))
+                    failures += report.status is RunStatus.FAILED
+            board = challenge.leaderboard
+            metric = board.metric if board else ""
+            print_leaderboard(challenge.name, metric, demo_leaderboard(challenge, reports))
+    except ProctorError as error:
+        fail(error)
     raise typer.Exit(1 if failures else 0)
 
 

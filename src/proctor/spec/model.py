@@ -128,6 +128,13 @@ class Parallelism(Strict):
     jobs: int = Field(default=0, ge=0)
 
 
+class LeaderboardSpec(Strict):
+    """How entries are ordered: each task's ``metric`` ranks them, the mean rank orders them."""
+
+    metric: str
+    higher_is_better: bool = True
+
+
 class Phase(Strict):
     """A period of the challenge with its own tasks."""
 
@@ -147,6 +154,7 @@ class Challenge(Strict):
     limits: StageLimits = StageLimits()
     disclosure: DisclosureSpec = DisclosureSpec()
     parallelism: Parallelism = Parallelism()
+    leaderboard: LeaderboardSpec | None = None
     phases: tuple[Phase, ...] = Field(min_length=1)
     root: Path = Field(default=Path("."), exclude=True)
 
