@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from proctor.metrics.classification import brier_score_loss, expected_calibration_error
+from proctor.metrics.calibration import CalibrationTally
 from proctor.metrics.physionet2018 import ArousalTally
 from proctor.metrics.vecfile import read_vec
 from proctor.protocols.physionet_files import read_arousal_reference
@@ -52,13 +52,12 @@ def score_physionet2018(
     """Gross AUPRC/AUROC of the 2018 challenge, plus per-record values, Brier score and ECE.
 
     Brier score and expected calibration error are computed over every scored sample
-    (label > 0 positive, label == 0 negative, label < 0 dropped).
+    (label > 0 positive, label == 0 negative, label < 0 dropped), accumulated record by record.
     """
     tally = ArousalTally()
+    calibration = CalibrationTally()
     per_record: dict[str, dict[str, float]] = {}
     zero_filled: list[str] = []
-    probabilities: list[np.ndarray] = []
-    truths: list[np.ndarray] = []
     for record in records:
         labels = read_arousal_reference(references / f"{record}-arousal.mat")
         predictions, zeroed = _prediction(
@@ -70,16 +69,13 @@ def score_physionet2018(
             warnings.simplefilter("ignore", RuntimeWarning)
             result = tally.add_record(predictions, labels)
         per_record[record] = {"auprc": float(result.auprc), "auroc": float(result.auroc)}
-        scored = labels >= 0
-        probabilities.append(predictions[scored].astype(np.float64))
-        truths.append((labels[scored] > 0).astype(np.int8))
-    y_prob = np.concatenate(probabilities) if probabilities else np.zeros(0)
-    y_true = np.concatenate(truths) if truths else np.zeros(0, dtype=np.int8)
+        scored = ~(labels < 0)  # NaN labels count as negatives, as in the AUPRC
+        calibration.add(labels[scored] > 0, predictions[scored].astype(np.float64))
     summary = {
         "auprc": float(tally.gross_auprc()),
         "auroc": float(tally.gross_auroc()),
-        "brier": float(brier_score_loss(y_true, y_prob)),
-        "ece": float(expected_calibration_error(y_true, y_prob)),
+        "brier": calibration.brier_score_loss(),
+        "ece": calibration.expected_calibration_error(),
         "records": float(len(records)),
         "records_zero_filled": float(len(zero_filled)),
     }
