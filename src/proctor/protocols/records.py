@@ -65,9 +65,7 @@ class RecordsDriver:
             wall_s=wall_s,
             memory_bytes=self.limits.memory_bytes,
             processes=self.limits.processes,
-            file_size_bytes=min(
-                self.limits.home_bytes, max(self.limits.output_bytes, 1 << 20) * 16
-            ),
+            file_size_bytes=self.limits.home_bytes,  # no single file can outgrow the home
             tmp_bytes=self.limits.tmp_bytes,
             log_bytes=self.limits.log_bytes,
         )
