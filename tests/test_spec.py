@@ -112,3 +112,29 @@ def test_the_spec_objects_are_frozen(challenge_dir: Path) -> None:
     challenge = load_challenge(challenge_dir)
     with pytest.raises(ValueError, match="frozen"):
         challenge.name = "other"  # type: ignore[misc]
+
+
+def test_a_metric_the_scorer_does_not_offer_is_named(challenge_dir: Path) -> None:
+    from proctor.services.catalog import resolve_challenge
+
+    task = {**MINIMAL["tasks"][0], "metrics": ["auprc", "f1"]}  # type: ignore[dict-item]
+    write(challenge_dir, {**MINIMAL, "tasks": [task]})
+    with pytest.raises(ConfigError, match=r"tasks\[0\]\.metrics\[1\]: scorer 'physionet2018' has"):
+        resolve_challenge(str(challenge_dir))
+
+
+def test_a_leaderboard_metric_no_task_reports_is_refused(challenge_dir: Path) -> None:
+    from proctor.services.catalog import resolve_challenge
+
+    write(challenge_dir, {**MINIMAL, "leaderboard": {"metric": "dice"}})
+    with pytest.raises(ConfigError, match=r"leaderboard\.metric"):
+        resolve_challenge(str(challenge_dir))
+
+
+def test_an_unknown_scorer_is_named(challenge_dir: Path) -> None:
+    from proctor.services.catalog import resolve_challenge
+
+    task = {**MINIMAL["tasks"][0], "scorer": "nosuch"}  # type: ignore[dict-item]
+    write(challenge_dir, {**MINIMAL, "tasks": [task]})
+    with pytest.raises(ConfigError, match=r"tasks\[0\]\.scorer: unknown scorer 'nosuch'"):
+        resolve_challenge(str(challenge_dir))

@@ -89,7 +89,8 @@ def _score(ctx: TaskContext, exam: StageReport, results: _Results) -> None:
     report = StageReport(name, StageStatus.PASSED, message, time.monotonic() - started)
     ctx.progress.stage_finished(report)
     results.add(report)
-    results.scores[task.name] = dict(scored.summary)
+    wanted = task.metrics or tuple(scored.summary)
+    results.scores[task.name] = {m: scored.summary[m] for m in wanted}
     if ctx.challenge.disclosure.score == "full":
         results.per_record[task.name] = scored.per_record
 

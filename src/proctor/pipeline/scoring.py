@@ -83,6 +83,10 @@ def score_physionet2018(
 
 
 SCORERS: dict[str, Scorer] = {"physionet2018": score_physionet2018}
+SCORER_METRICS: dict[str, tuple[str, ...]] = {
+    "physionet2018": ("auprc", "auroc", "brier", "ece", "records", "records_zero_filled"),
+}
+"""The metrics each built-in scorer reports, in order."""
 
 
 def get_scorer(name: str) -> Scorer:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from proctor.challenges import bundled_names, bundled_root
 from proctor.errors import ConfigError, UsageError
-from proctor.pipeline.scoring import SCORERS
+from proctor.pipeline.scoring import SCORER_METRICS, SCORERS
 from proctor.spec import CHALLENGE_FILE, Challenge, load_challenge
 
 KIT_README = "KIT.md"
@@ -43,14 +43,33 @@ def resolve_challenge(ref: str) -> Challenge:
 
 
 def _check_scorers(challenge: Challenge) -> None:
+    path = challenge.root / CHALLENGE_FILE
     for index, task in enumerate(challenge.tasks):
         if task.scorer not in SCORERS:
             known = ", ".join(sorted(SCORERS))
             raise ConfigError(
                 f"unknown scorer {task.scorer!r}: use one of {known}",
-                path=challenge.root / CHALLENGE_FILE,
+                path=path,
                 location=f"tasks[{index}].scorer",
             )
+        offered = SCORER_METRICS[task.scorer]
+        for position, metric in enumerate(task.metrics):
+            if metric not in offered:
+                raise ConfigError(
+                    f"scorer {task.scorer!r} has no metric {metric!r}: "
+                    f"choose from {', '.join(offered)}",
+                    path=path,
+                    location=f"tasks[{index}].metrics[{position}]",
+                )
+    board = challenge.leaderboard
+    if board is not None:
+        for task in challenge.tasks:
+            if board.metric not in (task.metrics or SCORER_METRICS[task.scorer]):
+                raise ConfigError(
+                    f"task {task.name!r} does not report {board.metric!r}",
+                    path=path,
+                    location="leaderboard.metric",
+                )
 
 
 def list_challenges() -> list[ChallengeSummary]:

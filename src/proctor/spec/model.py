@@ -81,13 +81,18 @@ Protocol = Annotated[
 
 
 class Task(Strict):
-    """One dataset: public inputs (quiz), hidden inputs (exam) and hidden references (score)."""
+    """One dataset: public inputs (quiz), hidden inputs (exam) and hidden references (score).
+
+    ``scorer`` names a built-in scorer; ``metrics`` the subset of its metrics to report (all
+    when empty).
+    """
 
     name: Identifier
     public_inputs: Path
     hidden_inputs: Path | None = None
     hidden_references: Path | None = None
     scorer: str
+    metrics: tuple[str, ...] = ()
     title: str = ""
 
 
