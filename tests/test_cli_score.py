@@ -170,3 +170,23 @@ def test_installed_proctor_command_scores_2018(challenge_2018):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].startswith("Overall ")
+
+
+def test_physionet2018_names_files_as_given_and_warns_before_a_bad_value(
+    challenge_2018, tmp_path, monkeypatch
+):
+    refdir, vecs = challenge_2018
+    monkeypatch.chdir(vecs[0].parent)
+    bad = Path(vecs[1].name)
+    bad.write_text("0.500\n1.500\n")
+    given = f"./{vecs[0].name}"
+    Path(given).write_text(Path(given).read_text() + "0.100\n")
+    result = CliRunner().invoke(
+        build_app(), ["score", "physionet2018", "-r", str(refdir), given, f".//{bad}"]
+    )
+    lines = result.output.splitlines()
+    assert result.exit_code == 1
+    assert lines[2] == f"Warning: wrong number of samples in {given}"
+    assert lines[4] == f"Warning: wrong number of samples in .//{bad}"
+    assert "line 2: the value 1.5 is outside" in lines[5]
+    assert lines[6] == "tr03-0029       error     error"

@@ -205,3 +205,24 @@ def test_a_file_that_errors_leaves_the_tally_untouched(tmp_path):
     with pytest.raises(VecFormatError):
         read_vec_histograms(bad, np.array([1.0, 0.0]))
     assert tally.gross_auprc() == 1.0 and tally.records == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values_within_the_outer_bin_edges_are_scored_like_numpy_histogram(dtype):
+    low, high = (np.array(edge, dtype=dtype) for edge in RANGE)
+    inside = [low, np.nextafter(low, dtype(1)), dtype(-0.0002), dtype(1.0004), high]
+    values = np.array(inside, dtype=dtype)
+    expected = np.histogram(values, bins=1001, range=RANGE)[0]
+    assert np.bincount(bin_indices(values), minlength=1001).tolist() == expected.tolist()
+    for outside in (np.nextafter(low, dtype(-1)), np.nextafter(high, dtype(2))):
+        assert np.histogram(np.array([outside]), bins=1001, range=RANGE)[0].sum() == 0
+        with pytest.raises(MetricInputError, match="sample 0"):
+            bin_indices(np.array([outside], dtype=dtype))
+
+
+def test_long_runs_of_one_value_count_like_numpy_histogram():
+    labels = np.repeat([1.0, 0.0, -1.0, np.nan, 2.5], 70_001)
+    values = np.repeat(np.array([0.25, 0.5, 0.75, 0.0005, 1.0], np.float32), 70_001)
+    positive, negative = class_histograms(bin_indices(values), labels)
+    assert positive.tolist() == official_histograms(values, labels)[0].tolist()
+    assert negative.tolist() == official_histograms(values, labels)[1].tolist()

@@ -146,3 +146,50 @@ def test_fast_path_switches_to_general_when_the_layout_changes_late(tmp_path):
     path.write_bytes(text)
     values, _ = read_vec(path, len(rows))
     assert values.tobytes() == reference(text, len(rows)).tobytes()
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (b"-0.0002\n", True),
+        (b"-0.0005\n", True),
+        (b"-0.00050001\n", False),
+        (b"1.0004\n", True),
+        (b"1.0005\n", True),
+        (b"1.00050001\n", True),  # float32 rounds it onto the edge
+        (b"1.0006\n", False),
+        (b"-0.000\n", True),
+    ],
+)
+def test_values_just_outside_0_1_are_kept_exactly_when_numpy_histogram_keeps_them(
+    tmp_path, text, kept
+):
+    path = tmp_path / "r.vec"
+    path.write_bytes(text)
+    value = reference(text, 1)
+    counted = np.histogram(value, bins=1001, range=(-0.0005, 1.0005))[0]
+    assert bool(counted.sum()) == kept
+    if kept:
+        assert read_quietly(path, 1)[0].tobytes() == value.tobytes()
+        assert read_vec_bins(path, 1)[0].tolist() == [int(np.argmax(counted))]
+    else:
+        with pytest.raises(VecFormatError, match="outside"):
+            read_quietly(path, 1)
+
+
+def test_a_bad_value_is_reported_after_the_length_warning(tmp_path):
+    path = tmp_path / "r.vec"
+    path.write_bytes(b"0.100\n1.500\n")
+    with pytest.warns(VecLengthWarning), pytest.raises(VecFormatError, match="outside") as caught:
+        read_vec(path, 3)
+    assert caught.value.line == 2
+    assert "wrong number of samples" in caught.value.length_notes[0]
+
+
+def test_a_line_that_is_not_a_number_wins_over_an_earlier_bad_value(tmp_path):
+    path = tmp_path / "r.vec"
+    path.write_bytes(b"1.500\n0.100\nabc\n")
+    with pytest.raises(VecFormatError, match="cannot read 'abc'") as caught:
+        read_quietly(path, 5)
+    assert caught.value.line == 3
+    assert caught.value.length_notes == []

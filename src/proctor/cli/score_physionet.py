@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,9 +18,9 @@ import typer
 
 from proctor.errors import InputFileError
 from proctor.metrics._validation import MetricInputError
-from proctor.metrics.physionet2018 import ArousalTally
+from proctor.metrics.physionet2018 import ArousalTally, RecordScore
 from proctor.metrics.physionet_scores import LABELS_2017, parse_answer_lines, score_2017
-from proctor.metrics.vecfile import VecLengthWarning, read_vec_histograms
+from proctor.metrics.vecfile import VecFormatError, VecLengthWarning, read_vec_histograms
 from proctor.protocols.physionet_files import read_arousal_reference
 
 _RULE = "_______________________________"
@@ -41,20 +42,34 @@ def _reference_file(reference_dir: Path, record: str) -> Path:
     return flat if not nested.exists() and flat.exists() else nested
 
 
-def _score_one(tally: ArousalTally, vec_file: Path, reference_dir: Path) -> tuple[str, Any]:
-    """Score one ``.vec`` file into ``tally``; (record, score or error text)."""
-    record = vec_file.name.removesuffix(".vec")
+def _record_name(vec_file: str) -> str:
+    """``RECORD`` of ``DIR/RECORD.vec``, taken from the path exactly as the official scorer."""
+    return os.path.basename(vec_file).removesuffix(".vec")
+
+
+def _score_one(tally: ArousalTally, vec_file: str, reference_dir: Path) -> RecordScore:
+    """Score one ``.vec`` file into ``tally`` and return its :class:`RecordScore`.
+
+    The length warning names the file as given on the command line (not normalised), as the
+    official scorer prints it; it precedes the error of a bad value, as there.
+    """
+    record = _record_name(vec_file)
     truth = read_arousal_reference(_reference_file(reference_dir, record))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", VecLengthWarning)
-        positive, negative, notes = read_vec_histograms(vec_file, truth)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VecLengthWarning)
+            positive, negative, notes = read_vec_histograms(Path(vec_file), truth)
+    except VecFormatError as err:
+        if err.length_notes:
+            typer.echo(f"Warning: wrong number of samples in {vec_file}")
+        raise
     if notes:
         typer.echo(f"Warning: wrong number of samples in {vec_file}")
-    return record, tally.add_histograms(positive, negative)
+    return tally.add_histograms(positive, negative)
 
 
 def physionet2018(
-    vecfiles: Annotated[list[Path], typer.Argument(metavar="RECORD.vec...", help="Predictions.")],
+    vecfiles: Annotated[list[str], typer.Argument(metavar="RECORD.vec...", help="Predictions.")],
     reference_dir: Annotated[
         Path, typer.Option("-r", "--reference-dir", help="Folder of RECORD-arousal.mat files.")
     ] = Path("training"),
@@ -70,9 +85,9 @@ def physionet2018(
         typer.echo("Record          AUROC     AUPRC")
         typer.echo(_RULE)
     for vec_file in vecfiles:
-        record = vec_file.name.removesuffix(".vec")
+        record = _record_name(vec_file)
         try:
-            record, score = _score_one(tally, vec_file, reference_dir)
+            score = _score_one(tally, vec_file, reference_dir)
         except (InputFileError, MetricInputError) as err:
             failed = True
             results[record] = {"error": str(err)}

@@ -7,10 +7,12 @@ with ``%.3f`` (every line ``d.ddd⏎``): those are recognised six bytes at a tim
 arithmetically. Any other layout (``0.5``, ``1``, ``1.0000``, ``5e-1``, CRLF, spaces) goes through
 :mod:`proctor.metrics._vecparse`, exact as well.
 
-Rules: an empty or unparseable line, NaN, or a value outside [0, 1] raises
-:class:`VecFormatError` naming the file and the line number. A file with fewer lines than the
-reference (missing samples stay 0) or more (extra lines are ignored) emits a
-:class:`VecLengthWarning` "wrong number of samples" and the message is also returned.
+Rules: an empty or unparseable line, NaN, or a value outside [0, 1] (more than half a thousandth
+beyond, which the official histogram still counts) raises :class:`VecFormatError` naming the
+file and the line number. A file with fewer lines than the reference (missing samples stay 0) or
+more (extra lines are ignored) emits a :class:`VecLengthWarning` "wrong number of samples" and
+the message is also returned; as in the official scorer, that warning comes before the error of
+a bad value (NaN, out of range), but a line that is not a number fails without it.
 """
 
 from __future__ import annotations
@@ -53,13 +55,15 @@ class _Scan:
     """What a file holds, as far as the reference length reaches.
 
     ``fast`` leading ``d.ddd`` lines (already streamed to the sink), then the values ``rest`` of
-    the next lines; ``lines`` read in all, and whether more lines follow (``extra``).
+    the next lines; ``lines`` read in all, whether more lines follow (``extra``), and the error
+    of the first NaN or out-of-range value (``bad``), raised after the length check.
     """
 
     fast: int
     rest: np.ndarray
     lines: int
     extra: bool
+    bad: VecFormatError | None = None
 
 
 Sink = Callable[[int, np.ndarray], None]
@@ -84,34 +88,36 @@ class _FixedWidth:
 
     Each line is read as three little-endian 16-bit words, ``"d."``, ``"dd"``, ``"d⏎"``; after
     subtracting the ASCII of ``"0."``, ``"00"``, ``"0⏎"`` every byte must be a digit value (a
-    borrow from a byte below ``'0'`` leaves a byte >= 0xCF, so it is caught as well).
+    borrow from a byte below ``'0'`` leaves a byte >= 0xCF, so it is caught as well). The
+    columns are first copied out of the text (a strided copy is cheaper than a strided
+    subtraction), then every step runs on contiguous 16-bit arrays.
     """
 
     def __init__(self, lines: int) -> None:
         self.buffer = bytearray(_LINE * lines)
-        self._scratch = [np.empty(lines, dtype=np.uint16) for _ in range(5)]
+        self._scratch = [np.empty(lines, dtype=np.uint16) for _ in range(4)]
 
     def convert(self, m: int) -> np.ndarray | None:
-        """Thousandths of the first ``m`` lines in :attr:`buffer`, or None if one is not d.ddd."""
+        """Thousandths of the first ``m`` lines in :attr:`buffer`, or None if one is not d.ddd.
+
+        The result is a scratch array, overwritten by the next call.
+        """
         words = np.frombuffer(self.buffer, dtype="<u2", count=3 * m).reshape(m, 3)
-        a, b, d, c, k = (array[:m] for array in self._scratch)
-        np.copyto(a, words[:, 0])
-        np.copyto(b, words[:, 1])
-        np.copyto(c, words[:, 2])
-        np.subtract(a, 0x2E30, out=a)
-        np.subtract(b, 0x3030, out=b)
-        np.subtract(c, 0x0A30, out=c)
-        np.right_shift(b, 8, out=d)
-        np.bitwise_and(b, 0xFF, out=b)
-        if a.max() > 1 or b.max() > 9 or d.max() > 9 or c.max() > 9:
+        a, b, c, d = (array[:m] for array in self._scratch)
+        for column, array, ascii_zero in ((0, a, 0x2E30), (1, b, 0x3030), (2, d, 0x0A30)):
+            np.copyto(array, words[:, column])
+            np.subtract(array, np.uint16(ascii_zero), out=array)
+        np.right_shift(b, np.uint16(8), out=c)
+        np.bitwise_and(b, np.uint16(0xFF), out=b)
+        if a.max() > 1 or b.max() > 9 or c.max() > 9 or d.max() > 9:
             return None
-        np.multiply(a, 1000, out=k)
-        np.multiply(b, 100, out=b)
-        np.multiply(d, 10, out=d)
-        np.add(k, b, out=k)
-        np.add(k, d, out=k)
-        np.add(k, c, out=k)
-        return None if k.max() > 1000 else k
+        np.multiply(a, np.uint16(1000), out=a)
+        np.multiply(b, np.uint16(100), out=b)
+        np.multiply(c, np.uint16(10), out=c)
+        np.add(a, b, out=a)
+        np.add(a, c, out=a)
+        np.add(a, d, out=a)
+        return None if a.max() > 1000 else a
 
 
 def _stream_fixed_width(handle: io.FileIO, n: int, sink: Sink) -> bool:
@@ -158,28 +164,36 @@ def _scan(path: Path, length: int, sink: Sink) -> _Scan | None:
         if fast == length:
             return _Scan(fast, np.zeros(0, dtype=np.float32), fast, bool(handle.read(1)))
         tail = handle.read()
-    rest, lines, extra = parse_lines(path, tail, first_line=fast, max_lines=length - fast)
-    return _Scan(fast, rest, fast + lines, extra)
+    rest, lines, extra, bad = parse_lines(path, tail, first_line=fast, max_lines=length - fast)
+    return _Scan(fast, rest, fast + lines, extra, bad)
 
 
 def _scan_general(path: Path, length: int) -> _Scan:
     """Parse the whole file line by line (any layout)."""
     with _open(path) as handle:
         data = handle.read()
-    rest, lines, extra = parse_lines(path, data, first_line=0, max_lines=length)
-    return _Scan(0, rest, lines, extra)
+    rest, lines, extra, bad = parse_lines(path, data, first_line=0, max_lines=length)
+    return _Scan(0, rest, lines, extra, bad)
 
 
 def _length_messages(path: Path, scan: _Scan, length: int) -> list[str]:
-    if scan.lines == length and not scan.extra:
-        return []
-    found = f"more than {length}" if scan.extra else str(scan.lines)
-    message = (
-        f"Warning: wrong number of samples in {path} ({found} lines for {length} reference "
-        "samples; missing samples count as 0, extra lines are ignored)"
-    )
-    warnings.warn(message, VecLengthWarning, stacklevel=3)
-    return [message]
+    """Warn about a wrong line count; then raise the scan's bad-value error, if any.
+
+    The official scorer checks the count while reading and the values only when scoring, so a
+    bad value is reported after the warning (the error carries it in ``length_notes``).
+    """
+    messages: list[str] = []
+    if scan.lines != length or scan.extra:
+        found = f"more than {length}" if scan.extra else str(scan.lines)
+        messages.append(
+            f"Warning: wrong number of samples in {path} ({found} lines for {length} reference "
+            "samples; missing samples count as 0, extra lines are ignored)"
+        )
+        warnings.warn(messages[0], VecLengthWarning, stacklevel=3)
+    if scan.bad is not None:
+        scan.bad.length_notes = messages
+        raise scan.bad
+    return messages
 
 
 def read_vec(path: Path, length: int) -> tuple[np.ndarray, list[str]]:
@@ -197,8 +211,9 @@ def read_vec(path: Path, length: int) -> tuple[np.ndarray, list[str]]:
         np.take(table, thousandths, out=values[start : start + thousandths.size])
 
     scan = _scan(path, length, sink) or _scan_general(path, length)
+    messages = _length_messages(path, scan, length)
     values[scan.fast : scan.fast + scan.rest.size] = scan.rest
-    return values, _length_messages(path, scan, length)
+    return values, messages
 
 
 def read_vec_bins(path: Path, length: int) -> tuple[np.ndarray, list[str]]:
@@ -217,8 +232,9 @@ def read_vec_bins(path: Path, length: int) -> tuple[np.ndarray, list[str]]:
         target[...] = thousandths if mapping is None else mapping[thousandths]
 
     scan = _scan(path, length, sink) or _scan_general(path, length)
+    messages = _length_messages(path, scan, length)
     bins[scan.fast : scan.fast + scan.rest.size] = bin_indices(scan.rest)
-    return bins, _length_messages(path, scan, length)
+    return bins, messages
 
 
 def read_vec_histograms(
@@ -244,7 +260,8 @@ def read_vec_histograms(
     if scan is None:
         counter = ClassCounter()
         scan = _scan_general(path, length)
+    messages = _length_messages(path, scan, length)
     parsed = scan.fast + scan.rest.size
     counter.add(bin_indices(scan.rest), truth[scan.fast : parsed])
     counter.add(np.zeros(length - parsed, dtype=np.uint16), truth[parsed:])
-    return (*counter.histograms(), _length_messages(path, scan, length))
+    return (*counter.histograms(), messages)
