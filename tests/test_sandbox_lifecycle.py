@@ -51,7 +51,21 @@ sandbox.run(["sleep", "60"], mounts=[], limits=Limits(wall_s=60), slot={slot})
 """
 
 
+def command_running(uid: int, name: bytes) -> bool:
+    """True once a process of ``uid`` runs the program ``name`` (bwrap's setup is over)."""
+    for pid in pids_of_uid(uid):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] == name:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def test_a_killed_worker_takes_its_sandbox_along(sandbox_settings: Settings) -> None:
+    # Wait for the command itself: bwrap 0.8 arms its child's parent-death signal only late in
+    # the setup, so a worker killed within those few milliseconds leaves the child to the
+    # cgroup kill of the next worker's reconcile, not to --die-with-parent.
     slot = 6
     uid = SLOT_BASE + slot
     worker = subprocess.Popen(
@@ -59,7 +73,7 @@ def test_a_killed_worker_takes_its_sandbox_along(sandbox_settings: Settings) -> 
         stdout=subprocess.DEVNULL,
     )
     try:
-        assert wait_until(lambda: len(pids_of_uid(uid)) >= 2, 10), "sandbox never started"
+        assert wait_until(lambda: command_running(uid, b"sleep"), 10), "sandbox never started"
         worker.send_signal(signal.SIGKILL)
         worker.wait()
         assert wait_until(lambda: pids_of_uid(uid) == [], 5), pids_of_uid(uid)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,8 +32,15 @@ from proctor.errors import SandboxUnavailableError, UsageError
 from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox, plain_workspace
 from proctor.sandbox.bwrap_args import bwrap_args, check_reachable, check_target, synthetic_etc
 from proctor.sandbox.cgroups import CgroupHost
+from proctor.sandbox.launch import (
+    PROCESS_SLACK,
+    Rlimits,
+    find_tool,
+    launcher_prefix,
+    limits_mismatch,
+)
 from proctor.sandbox.seccomp import denylist_program
-from proctor.sandbox.supervise import PROCESS_SLACK, join_argv, prlimit_argv, supervise
+from proctor.sandbox.supervise import supervise
 from proctor.sandbox.workspace import give_to_uid, release_stale, tmpfs_workspace
 from proctor.settings import Settings
 
@@ -51,7 +57,7 @@ HOST_FIXES = (
 
 
 def _tool(name: str) -> str:
-    path = shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
+    path = find_tool(name)
     if path is None:
         raise SandboxUnavailableError(f"`{name}` was not found on this host; {HOST_FIXES}")
     return path
@@ -91,12 +97,23 @@ class BwrapSandbox(Sandbox):
             if self.bwrap is not None and not os.access(self.bwrap, os.X_OK):
                 raise SandboxUnavailableError(f"{self.bwrap} is not executable; {HOST_FIXES}")
             outcome = self._launch(
-                ["/bin/sh", "-c", "exit 0"], mounts=[], limits=PROBE_LIMITS, env={}, cwd="/", slot=0
+                ["/bin/cat", "/proc/self/limits"],
+                mounts=[],
+                limits=PROBE_LIMITS,
+                env={},
+                cwd="/",
+                slot=0,
             )
             if not outcome.succeeded:
                 detail = (outcome.stderr.strip() or outcome.describe())[-600:]
                 raise SandboxUnavailableError(
                     f"bubblewrap cannot start a sandbox here ({detail}); {HOST_FIXES}"
+                )
+            wrong = limits_mismatch(outcome.stdout, Rlimits.of(PROBE_LIMITS, address_space=False))
+            if wrong:
+                raise SandboxUnavailableError(
+                    f"the rlimits inside the sandbox are not the ones set ({'; '.join(wrong)}); "
+                    "check that `dash` is Debian's dash and util-linux's prlimit works"
                 )
             self.reconcile()
             self._ready = True
@@ -158,10 +175,14 @@ class BwrapSandbox(Sandbox):
                 data_fds=data_fds,
                 seccomp_fd=seccomp_fd,
             )
-            address_space = cgroup is None or not cgroup.limits_memory
             launcher = [
-                *join_argv(cgroup),
-                *prlimit_argv(_tool("prlimit"), limits, address_space=address_space),
+                *launcher_prefix(
+                    limits,
+                    cgroup.join_files if cgroup is not None else [],
+                    address_space=cgroup is None or not cgroup.limits_memory,
+                    dash=find_tool("dash"),
+                    prlimit=find_tool("prlimit"),
+                ),
                 *self._drop_privileges(slot),
                 *inner,
             ]
@@ -173,6 +194,12 @@ class BwrapSandbox(Sandbox):
                 cgroup.remove()
 
     def _drop_privileges(self, slot: int) -> list[str]:
+        """``setpriv`` to the slot uid (root only).
+
+        Not ``Popen(user=…, group=…, extra_groups=[])``: CPython then forks instead of using
+        ``vfork``, and a fork costs time in proportion to the worker's memory (measured here:
+        +7 ms at 300 MB, +36 ms at 1.5 GB) while ``setpriv`` costs ~1.5 ms flat.
+        """
         if not self.is_root:
             return []
         uid, gid = self.slot_ids(slot)

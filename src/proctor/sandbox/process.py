@@ -18,7 +18,8 @@ from pathlib import Path
 from proctor.errors import SandboxUnavailableError, UsageError
 from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox, plain_workspace
 from proctor.sandbox.cgroups import CgroupHost
-from proctor.sandbox.supervise import PROCESS_SLACK, join_argv, prlimit_argv, supervise
+from proctor.sandbox.launch import PROCESS_SLACK, find_tool, launcher_prefix
+from proctor.sandbox.supervise import supervise
 from proctor.settings import Settings
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -74,8 +75,13 @@ class ProcessSandbox(Sandbox):
         try:
             memory_by_rlimit = cgroup is None or not cgroup.limits_memory
             launcher = [
-                *join_argv(cgroup),
-                *prlimit_argv("prlimit", limits, address_space=memory_by_rlimit),
+                *launcher_prefix(
+                    limits,
+                    cgroup.join_files if cgroup is not None else [],
+                    address_space=memory_by_rlimit,
+                    dash=find_tool("dash"),
+                    prlimit=find_tool("prlimit"),
+                ),
                 *[_translate(arg, mounts) for arg in argv],
             ]
             return supervise(

@@ -4,10 +4,11 @@ Shared by every local backend. The launcher is a chain of small programs that ea
 and ``exec`` the next, so no Python runs between ``fork`` and ``exec`` (``preexec_fn`` is unsafe
 in threaded workers)::
 
-    /bin/sh -c JOIN   (writes its pid into the run's cgroup.procs files, as root)
-    prlimit --cpu=… --nproc=… --fsize=… --nofile=… --core=0 [--as=…]
-    setpriv --reuid SLOT …        (bwrap backend, when root)
+    dash -c LIMIT_AND_JOIN …   (ulimit builtins, then joins the run's cgroups)
+    setpriv --reuid SLOT …     (bwrap backend, when root)
     bwrap …  -- argv
+
+(``launch.launcher_prefix`` builds the first link; see there for the ``prlimit`` fallback.)
 
 The watcher runs in the calling thread and polls a pidfd plus both output pipes, so a trivial
 run costs no sleeping and no helper thread. stdout/stderr are pipes read here: each keeps its
@@ -21,7 +22,6 @@ long-lived worker thread, never from a short-lived one that ends while the run g
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import select
 import signal
@@ -36,36 +36,6 @@ from proctor.sandbox.cgroups import Cgroup
 READ_CHUNK = 1 << 16
 CPU_POLL_S = 0.1
 DRAIN_S = 2.0
-# The launcher chain execs into bwrap, which stays as the one process above the command.
-PROCESS_SLACK = 1
-
-JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; ' + (
-    'n=$((n-1)); done; exec "$@"'
-)
-
-
-def prlimit_argv(prlimit: str, limits: Limits, *, address_space: bool) -> list[str]:
-    """``prlimit`` options for the rlimits of one run (address space only when asked)."""
-    cpu = math.ceil(limits.cpu_s if limits.cpu_s is not None else limits.wall_s)
-    argv = [
-        prlimit,
-        f"--cpu={cpu + 1}:{cpu + 2}",
-        f"--nproc={limits.processes + PROCESS_SLACK}",
-        f"--fsize={limits.file_size_bytes}",
-        f"--nofile={limits.open_files}",
-        "--core=0",
-    ]
-    if address_space:
-        argv.append(f"--as={limits.memory_bytes}")
-    return [*argv, "--"]
-
-
-def join_argv(cgroup: Cgroup | None) -> list[str]:
-    """The shell prefix that moves the launcher into ``cgroup`` before it execs the rest."""
-    if cgroup is None:
-        return []
-    files = [str(path) for path in cgroup.procs_files]
-    return ["/bin/sh", "-c", JOIN_CGROUPS, "sh", str(len(files)), *files]
 
 
 @dataclass
