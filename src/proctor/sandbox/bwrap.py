@@ -203,7 +203,16 @@ class BwrapSandbox(Sandbox):
         if not self.is_root:
             return []
         uid, gid = self.slot_ids(slot)
-        return [_tool("setpriv"), f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+        # --pdeathsig: if the worker dies while bwrap is still setting up (before bwrap's own
+        # --die-with-parent is in force), the kernel kills bwrap too.
+        return [
+            _tool("setpriv"),
+            f"--reuid={uid}",
+            f"--regid={gid}",
+            "--clear-groups",
+            "--pdeathsig=KILL",
+            "--",
+        ]
 
     def workspace(
         self, path: Path, *, size_bytes: int, slot: int = 0
