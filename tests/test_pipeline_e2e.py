@@ -182,3 +182,32 @@ esac
     assert report.failed_stage == "exam"
     assert "timed out" in stage(report, "exam")["message"]
     assert stage(report, "score")["status"] == "skipped"
+
+
+def test_the_determinism_check_reports_identical_reruns(tmp_path: Path, settings: Settings) -> None:
+    challenge = make_challenge(tmp_path / "challenge", determinism_cases=2)
+    report = run_entry(RunRequest(make_entry(tmp_path / "entry"), str(challenge)), settings)
+    assert report.status is RunStatus.SCORED
+    assert report.to_json()["determinism"] == {"arousal": {"rerun": 2, "identical": 2}}
+    assert "rerun" in [s.name for s in report.stages]
+
+
+def test_the_determinism_check_catches_an_entry_that_answers_at_random(
+    tmp_path: Path, settings: Settings
+) -> None:
+    next_sh = """#!/bin/sh
+case "$1" in
+  tr*) exec ./good.sh "$1" ;;
+  *) od -An -N16 -tu8 /dev/urandom > "$1.vec" ;;
+esac
+"""
+    entry = make_entry(tmp_path / "entry", next_sh=next_sh, extra={"good.sh": GOOD_NEXT})
+    (entry / "good.sh").chmod(0o755)
+    challenge = make_challenge(tmp_path / "challenge", determinism_cases=3)
+    report = run_entry(RunRequest(entry, str(challenge)), settings)
+    verdict = report.to_json()["determinism"]["arousal"]
+    assert verdict["rerun"] == 3
+    assert verdict["identical"] < 3
+    rerun = next(s for s in report.stages if s.name == "rerun")
+    assert "NOT deterministic" in rerun.message
+    assert "te0" not in rerun.message

@@ -21,7 +21,12 @@ SECRET = "REFERENCE-SECRET-7731"
 
 
 def make_challenge(
-    root: Path, *, case_s: float = 10, stage_s: float = 60, setup_s: float = 20
+    root: Path,
+    *,
+    case_s: float = 10,
+    stage_s: float = 60,
+    setup_s: float = 20,
+    determinism_cases: int = 0,
 ) -> Path:
     """Write the toy challenge under ``root`` and return its folder."""
     for folder, records in (("public", PUBLIC), ("hidden", HIDDEN)):
@@ -64,7 +69,7 @@ def make_challenge(
             "output_bytes": 2**20,
         },
         "parallelism": {"jobs": 2},
-        "phases": [{"name": "final", "tasks": ["arousal"]}],
+        "phases": [{"name": "final", "tasks": ["arousal"], "determinism_cases": determinism_cases}],
     }
     (root / "challenge.yaml").write_text(yaml.safe_dump(spec))
     return root

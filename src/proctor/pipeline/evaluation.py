@@ -15,6 +15,7 @@ from proctor.entries import Manifest, check_manifest, entry_flags
 from proctor.errors import ManifestError
 from proctor.pipeline import stages
 from proctor.pipeline.context import TaskContext
+from proctor.pipeline.determinism import rerun_cases
 from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import EvaluationReport, RunStatus, StageReport, StageStatus
@@ -35,6 +36,7 @@ class EvaluationSetup:
     slot: int = 0
     jobs: int = 1
     progress: ProgressListener = field(default_factory=SilentProgress)
+    determinism_cases: int = 0
 
 
 @dataclass
@@ -43,6 +45,7 @@ class _Results:
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     per_record: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
+    determinism: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def add(self, report: StageReport) -> bool:
         """Record a stage; True when the evaluation may go on."""
@@ -109,6 +112,10 @@ def _run_task(ctx: TaskContext, setup: EvaluationSetup, dry_run: bool, results: 
         exam = stages.exam(ctx)
         if not results.add(exam) or exam.status is StageStatus.SKIPPED:
             return exam.status is StageStatus.SKIPPED
+        if setup.determinism_cases:
+            report, verdict = rerun_cases(ctx, setup.determinism_cases)
+            results.add(report)
+            results.determinism[ctx.task.name] = verdict
     _score(ctx, exam, results)
     return True
 
@@ -174,4 +181,5 @@ def _finish(
         scores=results.scores,
         per_record=results.per_record,
         efficiency=results.efficiency,
+        determinism=results.determinism,
     )

@@ -120,6 +120,7 @@ class EvaluationReport:
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     per_record: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
+    determinism: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def usage(self) -> Usage:
@@ -142,6 +143,11 @@ class EvaluationReport:
             "usage": self.usage.to_json(),
             "efficiency": _json_table(self.efficiency),
         }
+        if self.determinism:
+            data["determinism"] = {
+                task: {key: int(value) for key, value in row.items()}
+                for task, row in self.determinism.items()
+            }
         if self.per_record:
             data["per_record"] = {
                 task: _json_table(records) for task, records in self.per_record.items()

@@ -72,6 +72,7 @@ def run_entry(
                 slot=slot,
                 jobs=default_jobs(request.jobs, challenge.parallelism.jobs),
                 progress=listener,
+                determinism_cases=phase.determinism_cases,
             )
             return evaluate(challenge, phase, entry_root, setup)
     finally:

@@ -141,11 +141,16 @@ class LeaderboardSpec(Strict):
 
 
 class Phase(Strict):
-    """A period of the challenge with its own tasks."""
+    """A period of the challenge with its own tasks.
+
+    ``determinism_cases``: after the exam, rerun that many cases and report whether their
+    outputs are identical (0: no check).
+    """
 
     name: Identifier
     tasks: tuple[str, ...]
     title: str = ""
+    determinism_cases: int = Field(default=0, ge=0)
 
 
 class Challenge(Strict):
