@@ -40,7 +40,10 @@ def test_the_bundled_baseline_scores_identically_twice(shared_dir: Path) -> None
         runs.append(json.loads(done.stdout))
     first, second = runs
     assert first["status"] == "scored"
-    assert [s["status"] for s in first["stages"]] == ["passed"] * 4
+    assert [(s["name"], s["status"]) for s in first["stages"]] == [
+        (name, "passed") for name in ("prep", "quiz", "exam", "rerun", "score")
+    ]
+    assert first["determinism"] == {"arousal": {"rerun": 2, "identical": 2}}
     assert first["scores"] == second["scores"]
     assert 0.5 < first["scores"]["arousal"]["auprc"] <= 1
     exam = next(s for s in first["stages"] if s["name"] == "exam")
