@@ -11,7 +11,14 @@ import pytest
 from proctor.pipeline.report import EvaluationReport, RunStatus, StageStatus
 from proctor.services.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from toy_challenge import GOOD_NEXT, HIDDEN, SECRET, make_challenge, make_entry
+from toy_challenge import (
+    GOOD_NEXT,
+    HIDDEN,
+    SECRET,
+    make_challenge,
+    make_entry,
+    make_exam_entry,
+)
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -68,16 +75,13 @@ def test_a_dryrun_file_stops_after_the_quiz(tmp_path: Path, settings: Settings) 
 def test_exam_failures_do_not_stop_it_and_disclose_only_counts(
     tmp_path: Path, settings: Settings
 ) -> None:
-    next_sh = """#!/bin/sh
-case "$1" in
-  tr*) exec ./good.sh "$1" ;;
+    entry = make_exam_entry(
+        tmp_path / "entry",
+        """\
   te02) echo "LEAKED-OUTPUT-$1"; echo "LEAKED-ERROR" >&2; exit 3 ;;
   te03) sleep 30 ;;
-  *) exec ./good.sh "$1" ;;
-esac
-"""
-    entry = make_entry(tmp_path / "entry", next_sh=next_sh, extra={"good.sh": GOOD_NEXT})
-    (entry / "good.sh").chmod(0o755)
+""",
+    )
     report = evaluate(tmp_path, settings, entry, case_s=2)
     assert report.status is RunStatus.SCORED
     exam = stage(report, "exam")
@@ -170,14 +174,12 @@ def test_a_zip_slip_archive_is_rejected_at_prep(tmp_path: Path, settings: Settin
 def test_the_stage_clock_ends_an_exam_that_runs_too_long(
     tmp_path: Path, settings: Settings
 ) -> None:
-    next_sh = """#!/bin/sh
-case "$1" in
-  tr*) exec ./good.sh "$1" ;;
-  *) sleep 30 ;;
-esac
-"""
-    entry = make_entry(tmp_path / "entry", next_sh=next_sh, extra={"good.sh": GOOD_NEXT})
-    (entry / "good.sh").chmod(0o755)
+    entry = make_exam_entry(
+        tmp_path / "entry",
+        """\
+  te*) sleep 30 ;;
+""",
+    )
     report = evaluate(tmp_path, settings, entry, case_s=20, stage_s=8)
     assert report.failed_stage == "exam"
     assert "timed out" in stage(report, "exam")["message"]
@@ -195,14 +197,12 @@ def test_the_determinism_check_reports_identical_reruns(tmp_path: Path, settings
 def test_the_determinism_check_catches_an_entry_that_answers_at_random(
     tmp_path: Path, settings: Settings
 ) -> None:
-    next_sh = """#!/bin/sh
-case "$1" in
-  tr*) exec ./good.sh "$1" ;;
-  *) od -An -N16 -tu8 /dev/urandom > "$1.vec" ;;
-esac
-"""
-    entry = make_entry(tmp_path / "entry", next_sh=next_sh, extra={"good.sh": GOOD_NEXT})
-    (entry / "good.sh").chmod(0o755)
+    entry = make_exam_entry(
+        tmp_path / "entry",
+        """\
+  te*) od -An -N16 -tu8 /dev/urandom > "$1.vec" ;;
+""",
+    )
     challenge = make_challenge(tmp_path / "challenge", determinism_cases=3)
     report = run_entry(RunRequest(entry, str(challenge)), settings)
     verdict = report.to_json()["determinism"]["arousal"]

@@ -113,3 +113,21 @@ def make_entry(
     for name, text in (extra or {}).items():
         (root / name).write_text(text)
     return root
+
+
+def make_exam_entry(root: Path, hidden_cases: str) -> Path:
+    """An entry that answers the quiz correctly and runs ``hidden_cases`` on hidden records.
+
+    ``hidden_cases`` holds ``case`` branches of ``sh`` (``te02) ... ;;``); records it does not
+    match get the good answer too.
+    """
+    next_sh = f"""#!/bin/sh
+case "$1" in
+  tr*) exec ./good.sh "$1" ;;
+{hidden_cases}
+  *) exec ./good.sh "$1" ;;
+esac
+"""
+    entry = make_entry(root, next_sh=next_sh, extra={"good.sh": GOOD_NEXT})
+    (entry / "good.sh").chmod(0o755)
+    return entry

@@ -26,6 +26,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from proctor.sandbox._proc import pid_alive
+
 PARENT = "proctor"
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
@@ -273,7 +275,7 @@ class CgroupHost:
         for parent in dict.fromkeys(self.parents().values()):
             for folder in _children(parent):
                 owner = folder.name.partition("-")[0]
-                if owner.isdigit() and not _alive(int(owner)):
+                if owner.isdigit() and not pid_alive(int(owner)):
                     _kill_members([folder])
                     _remove(folder)
                     removed += 1
@@ -302,13 +304,3 @@ def _children(parent: Path) -> list[Path]:
         return [p for p in parent.iterdir() if p.is_dir()]
     except OSError:
         return []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

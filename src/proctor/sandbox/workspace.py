@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from proctor.errors import PlatformError
+from proctor.sandbox._proc import pid_alive
 
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
@@ -111,7 +112,7 @@ def release_stale(under: Path) -> int:
         owner = source.removeprefix(SOURCE_PREFIX)
         inside = target == root or target.startswith(root.rstrip("/") + "/")
         ours = source.startswith(SOURCE_PREFIX) and owner.isdigit() and inside
-        if ours and not _alive(int(owner)):
+        if ours and not pid_alive(int(owner)):
             unmount(Path(target))
             released += 1
     return released
@@ -127,13 +128,3 @@ def _tmpfs_mounts() -> list[tuple[str, str]]:
             point = fields[4].encode().decode("unicode_escape")  # \040 style escapes
             found.append((tail[1], point))
     return sorted(found, key=lambda pair: len(pair[1]), reverse=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
