@@ -62,14 +62,21 @@ def run_cases(
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="case") as pool:
         futures: dict[Future[CaseRun | None], str] = {pool.submit(task, r): r for r in records}
         pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                run = future.result()
-                if run is None:
-                    skipped.append(futures[future])
-                else:
-                    results[futures[future]] = run
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    run = future.result()
+                    if run is None:
+                        skipped.append(futures[future])
+                    else:
+                        results[futures[future]] = run
+        except BaseException:
+            # A crash (or Ctrl-C) must not wait for every remaining case of the stage to run:
+            # start no new case, then let only the running ones end (within their limits).
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     ordered = tuple(results[r] for r in records if r in results)
     not_started = tuple(r for r in records if r in skipped)
     timed_out = time.monotonic() >= deadline

@@ -86,15 +86,20 @@ def _score(ctx: TaskContext, exam: StageReport, results: _Results) -> None:
         "wall_s_per_case": round(exam.usage.wall_s / cases, 6),
         "peak_memory_bytes": float(exam.usage.peak_memory_bytes),
     }
+    level = ctx.challenge.disclosure.score
     message = f"scored {len(records)} records"
     if scored.zero_filled:
         message += f"; {len(scored.zero_filled)} without usable output scored as zeros"
+    if level == "none":
+        message = "scored"
     report = StageReport(name, StageStatus.PASSED, message, time.monotonic() - started)
     ctx.progress.stage_finished(report)
     results.add(report)
+    if level == "none":
+        return  # only whether the stage passed
     wanted = task.metrics or tuple(scored.summary)
     results.scores[task.name] = {m: scored.summary[m] for m in wanted}
-    if ctx.challenge.disclosure.score == "full":
+    if level == "full":
         results.per_record[task.name] = scored.per_record
 
 
@@ -103,7 +108,17 @@ def _run_task(ctx: TaskContext, setup: EvaluationSetup, dry_run: bool, results: 
     limits = ctx.challenge.limits
     workspace = setup.sandbox.workspace(ctx.home, size_bytes=limits.home_bytes, slot=setup.slot)
     with workspace:
-        stages.reset_home(ctx.entry_root, ctx.home)
+        try:
+            stages.reset_home(ctx.entry_root, ctx.home)
+        except OSError:
+            if not stages.home_is_full(ctx.home):
+                raise
+            message = (
+                f"the entry does not fit in its {limits.home_bytes}-byte home: make it smaller"
+            )
+            report = StageReport(ctx.stage_name("prep"), StageStatus.FAILED, message)
+            ctx.progress.stage_finished(report)
+            return results.add(report)
         setup.sandbox.give_to_slot(ctx.home, setup.slot)
         if not (results.add(stages.prep(ctx)) and results.add(stages.quiz(ctx))):
             return False

@@ -76,10 +76,27 @@ def _reason(exc: OSError) -> str:
 
 
 def remove_output(folder: Path, name: str) -> None:
-    """Delete a collected output from the entry's home so the next case cannot see it."""
-    target = folder / name
+    """Delete a collected output from the entry's home so the next case cannot see it.
+
+    The folders on the way are opened without following symbolic links, so a link planted by
+    the entry cannot make the host delete a file outside the home.
+    """
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or ".." in parts:
+        return
+    flags_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        if target.is_symlink() or target.is_file():
-            target.unlink()
+        current = os.open(folder, flags_dir)
+    except OSError:
+        return
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, flags_dir, dir_fd=current)
+            os.close(current)
+            current = nxt
+        if not stat.S_ISDIR(os.stat(parts[-1], dir_fd=current, follow_symlinks=False).st_mode):
+            os.unlink(parts[-1], dir_fd=current)
     except OSError:
         pass
+    finally:
+        os.close(current)

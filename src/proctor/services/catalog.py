@@ -77,6 +77,7 @@ def list_challenges() -> list[ChallengeSummary]:
     out = []
     for name in bundled_names():
         challenge = load_challenge(bundled_root() / name)
+        _check_scorers(challenge)
         out.append(
             ChallengeSummary(
                 name=challenge.name,

@@ -9,7 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
-from proctor.spec.model import Challenge, Task
+from proctor.spec.model import Challenge, LocatedError, Task
 
 CHALLENGE_FILE = "challenge.yaml"
 
@@ -53,6 +53,9 @@ def yaml_location(loc: tuple[int | str, ...]) -> str:
 def _first_error(err: ValidationError, path: Path) -> ConfigError:
     first = err.errors()[0]
     location = yaml_location(tuple(first["loc"]))
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, LocatedError):
+        location = ".".join(part for part in (location, cause.location) if part)
     kind = first["type"]
     if kind == "extra_forbidden":
         message = "unknown key: remove it or fix its spelling"
@@ -103,13 +106,27 @@ def _check_task_folders(task: Task, index: int, root: Path, path: Path) -> Task:
     assert public is not None
     for key in ("hidden_inputs", "hidden_references"):
         hidden = resolved[key]
-        if hidden is not None and (hidden == public or hidden.is_relative_to(public)):
+        if hidden is not None and hidden.is_relative_to(public):
             raise ConfigError(
                 "hidden data must not lie inside the public inputs folder, or it would reach "
                 "every entry: move it out",
                 path=path,
                 location=f"tasks[{index}].{key}",
             )
+    inputs, references = resolved["hidden_inputs"], resolved["hidden_references"]
+    if inputs is not None and references is None:
+        raise ConfigError(
+            "a task with hidden inputs needs hidden references to score the exam: add them",
+            path=path,
+            location=f"tasks[{index}].hidden_references",
+        )
+    if inputs is not None and references is not None and references.is_relative_to(inputs):
+        raise ConfigError(
+            "hidden references must not lie inside the hidden inputs folder, which the exam "
+            "shows to every entry: move them out",
+            path=path,
+            location=f"tasks[{index}].hidden_references",
+        )
     return task.model_copy(update=resolved)
 
 

@@ -8,13 +8,42 @@ setting silently left at its default. Paths are relative to the challenge folder
 from __future__ import annotations
 
 from pathlib import Path
+from string import Formatter
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 Disclosure = Literal["full", "errors", "counts", "none"]
 StageName = Literal["prep", "quiz", "exam", "score"]
+
+
+class LocatedError(ValueError):
+    """A check across keys that knows which YAML path (``phases[0].tasks[1]``) is at fault."""
+
+    def __init__(self, message: str, location: str) -> None:
+        super().__init__(message)
+        self.location = location
+
+
+def _check_record_template(template: str) -> str:
+    """A template naming one plain relative file per record: only ``{record}`` fields."""
+    fields = [name for _, name, _, _ in Formatter().parse(template) if name is not None]
+    if not fields or any(name != "record" for name in fields):
+        raise ValueError(
+            f"{template!r} must name each record's own file with {{record}} and no other field"
+        )
+    rendered = Path(template.format(record="r"))
+    if rendered.is_absolute() or ".." in rendered.parts:
+        raise ValueError(f"{template!r} must be a plain relative path inside the entry's home")
+    return template
 
 
 class Strict(BaseModel):
@@ -50,6 +79,11 @@ class RecordsProtocol(Strict):
     compare: CompareSpec = CompareSpec()
     required_files: tuple[str, ...] = ("setup.sh", "next.sh")
     executable_files: tuple[str, ...] = ("setup.sh", "next.sh")
+
+    @field_validator("output", "answers")
+    @classmethod
+    def _one_file_per_record(cls, template: str | None) -> str | None:
+        return None if template is None else _check_record_template(template)
 
 
 class CommandProtocol(Strict):
@@ -171,17 +205,26 @@ class Challenge(Strict):
     @model_validator(mode="after")
     def _names_are_consistent(self) -> Challenge:
         task_names = [t.name for t in self.tasks]
-        for dup in {n for n in task_names if task_names.count(n) > 1}:
-            raise ValueError(f"task name {dup!r} is used twice: give each task its own name")
+        for index, name in enumerate(task_names):
+            if name in task_names[:index]:
+                raise LocatedError(
+                    f"task name {name!r} is used twice: give each task its own name",
+                    f"tasks[{index}].name",
+                )
         phase_names = [p.name for p in self.phases]
-        for dup in {n for n in phase_names if phase_names.count(n) > 1}:
-            raise ValueError(f"phase name {dup!r} is used twice: give each phase its own name")
-        for phase in self.phases:
-            for task in phase.tasks:
+        for index, name in enumerate(phase_names):
+            if name in phase_names[:index]:
+                raise LocatedError(
+                    f"phase name {name!r} is used twice: give each phase its own name",
+                    f"phases[{index}].name",
+                )
+        for index, phase in enumerate(self.phases):
+            for position, task in enumerate(phase.tasks):
                 if task not in task_names:
-                    raise ValueError(
+                    raise LocatedError(
                         f"phase {phase.name!r} names unknown task {task!r} "
-                        f"(tasks: {', '.join(task_names)})"
+                        f"(tasks: {', '.join(task_names)})",
+                        f"phases[{index}].tasks[{position}]",
                     )
         return self
 
