@@ -278,10 +278,6 @@ def test_score_disclosure_none_shows_only_that_the_entry_was_scored(
 
 @pytest.mark.sandbox
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="parallel cases share the slot uid, so RLIMIT_NPROC is shared: not fixed (see report)",
-)
 def test_parallel_cases_each_within_the_process_limit_do_not_fail_each_other(
     tmp_path: Path, settings: Settings
 ) -> None:

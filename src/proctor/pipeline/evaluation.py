@@ -149,7 +149,9 @@ def evaluate(
         results.add(rejected)
         return _finish(challenge, phase, results, dry_run=False)
     dry_run = entry_flags(entry_root).dry_run
-    driver = RecordsDriver(protocol, challenge.limits, setup.sandbox, slot=setup.slot)
+    driver = RecordsDriver(
+        protocol, challenge.limits, setup.sandbox, slot=setup.slot, parallel_runs=setup.jobs
+    )
     several = len(phase.tasks) > 1
     for task_name in phase.tasks:
         ctx = TaskContext(

@@ -52,12 +52,19 @@ class RecordsDriver:
     """Runs one entry's scripts in the sandbox under the challenge's limits."""
 
     def __init__(
-        self, protocol: RecordsProtocol, limits: StageLimits, sandbox: Sandbox, *, slot: int = 0
+        self,
+        protocol: RecordsProtocol,
+        limits: StageLimits,
+        sandbox: Sandbox,
+        *,
+        slot: int = 0,
+        parallel_runs: int = 1,
     ) -> None:
         self.protocol = protocol
         self.limits = limits
         self.sandbox = sandbox
         self.slot = slot
+        self.parallel_runs = max(1, parallel_runs)
 
     def sandbox_limits(self, wall_s: float) -> Limits:
         """Sandbox limits of one run lasting at most ``wall_s`` seconds."""
@@ -65,6 +72,8 @@ class RecordsDriver:
             wall_s=wall_s,
             memory_bytes=self.limits.memory_bytes,
             processes=self.limits.processes,
+            # parallel cases share the slot uid, whose process count the kernel caps as a whole
+            uid_processes=self.limits.processes * self.parallel_runs,
             file_size_bytes=self.limits.home_bytes,  # no single file can outgrow the home
             tmp_bytes=self.limits.tmp_bytes,
             log_bytes=self.limits.log_bytes,

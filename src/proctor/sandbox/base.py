@@ -37,6 +37,11 @@ class Limits:
     being stopped by the wall clock anyway). ``log_bytes`` caps each of stdout and stderr.
     ``tmp_bytes`` caps ``/tmp`` and ``shm_bytes`` caps ``/dev/shm`` (both tmpfs, charged to the
     memory limit as well).
+
+    ``processes`` caps the run's own processes (cgroup ``pids.max``). ``uid_processes`` is the
+    ``RLIMIT_NPROC`` of the slot uid, which the kernel counts over every process of that uid:
+    runs that share a slot at the same time (parallel cases of one entry) need room for all of
+    them. ``None`` means ``processes``. Without a cgroup the rlimit is the only process cap.
     """
 
     wall_s: float = 20.0
@@ -48,6 +53,7 @@ class Limits:
     tmp_bytes: int = 256 * MiB
     log_bytes: int = 1 * MiB
     shm_bytes: int = 64 * MiB
+    uid_processes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ the limits set are always exactly the ones asked for. ``BwrapSandbox.check`` rea
 
 Limits of one run (soft = hard unless said otherwise): CPU seconds ``cpu + 1`` soft and
 ``cpu + 2`` hard (SIGXCPU, then SIGKILL; ``cpu`` is ``Limits.cpu_s`` or ``wall_s`` rounded up),
-processes ``Limits.processes + PROCESS_SLACK``, file size, open files, core 0, and the address
-space only when no memory cgroup limits the run.
+processes of the slot uid ``Limits.uid_processes`` (else ``processes``) ``+ PROCESS_SLACK``,
+file size, open files, core 0, and the address space only when no memory cgroup limits the run.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class Rlimits:
         return cls(
             cpu_soft_s=cpu + 1,
             cpu_hard_s=cpu + 2,
-            processes=limits.processes + PROCESS_SLACK,
+            processes=(limits.uid_processes or limits.processes) + PROCESS_SLACK,
             file_size_bytes=limits.file_size_bytes,
             open_files=limits.open_files,
             address_space_bytes=limits.memory_bytes if address_space else None,
