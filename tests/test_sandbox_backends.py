@@ -177,3 +177,26 @@ def test_a_cgroup_v2_hierarchy_accounts_cpu_and_kills(shared_dir: Path) -> None:
     assert outcome.timed_out, outcome
     assert outcome.cpu_s >= 0.8
     assert outcome.wall_s < 3.0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="tmpfs workspaces need root")
+def test_a_failing_unmount_never_hides_the_error_raised_inside_a_workspace(
+    shared_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from proctor.sandbox import workspace as ws
+
+    real_unmount = ws.unmount
+    calls: list[Path] = []
+
+    def failing_unmount(path: Path) -> None:
+        calls.append(path)
+        real_unmount(path)
+        raise PlatformError("simulated unmount failure")
+
+    monkeypatch.setattr(ws, "unmount", failing_unmount)
+    with (
+        pytest.raises(KeyError, match="the real error"),
+        ws.tmpfs_workspace(shared_dir / "ws", size_bytes=1 << 20, uid=0, gid=0),
+    ):
+        raise KeyError("the real error")
+    assert calls == [shared_dir / "ws"]

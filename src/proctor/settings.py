@@ -22,6 +22,16 @@ class Settings:
     allow_unsandboxed: bool = False
     slot_uid_base: int = 61000
     cgroup_root: Path = Path("/sys/fs/cgroup")
+    slot_lock_dir: Path | None = None
+
+    @property
+    def slot_locks(self) -> Path:
+        """Where sandbox slots are claimed.
+
+        One folder for the whole host, whatever the work root, so two evaluations never run as
+        the same slot uid at once.
+        """
+        return self.slot_lock_dir or self.work_root / "slots"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -33,7 +43,19 @@ class Settings:
             allow_unsandboxed=env.get("PROCTOR_ALLOW_UNSANDBOXED", "") == "1",
             slot_uid_base=int(env.get("PROCTOR_SLOT_UID_BASE", "61000")),
             cgroup_root=Path(env.get("PROCTOR_CGROUP_ROOT", "/sys/fs/cgroup")),
+            slot_lock_dir=Path(env.get("PROCTOR_SLOT_LOCKS", str(default_slot_locks()))),
         )
+
+
+def default_slot_locks() -> Path:
+    """The default slot-lock folder.
+
+    As root, ``/run/lock/proctor`` (host-wide, emptied at boot); else a per-user folder, since
+    without root every run uses the caller's own uid anyway.
+    """
+    if os.geteuid() == 0 and Path("/run/lock").is_dir():
+        return Path("/run/lock/proctor")
+    return Path(os.environ.get("XDG_RUNTIME_DIR", "/tmp")) / f"proctor-slots-{os.getuid()}"
 
 
 def default_work_root(env: Mapping[str, str]) -> Path:

@@ -71,10 +71,17 @@ def tmpfs_workspace(path: Path, *, size_bytes: int, uid: int, gid: int) -> Itera
     mount_tmpfs(path, size_bytes=size_bytes, uid=uid, gid=gid)
     try:
         yield path
-    finally:
-        unmount(path)
+    except BaseException:
+        # Never let a failed unmount hide the error in flight: a leftover mount is released
+        # by ``release_stale`` at the next start.
+        with contextlib.suppress(PlatformError):
+            unmount(path)
         with contextlib.suppress(OSError):
             path.rmdir()
+        raise
+    unmount(path)
+    with contextlib.suppress(OSError):
+        path.rmdir()
 
 
 def give_to_uid(path: Path, uid: int, gid: int) -> None:

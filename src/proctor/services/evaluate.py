@@ -65,7 +65,7 @@ def run_entry(
             return EvaluationReport(
                 challenge.name, phase.name, RunStatus.FAILED, (report,), "prep failed", "prep"
             )
-        with claim_slot(settings.work_root / "slots") as slot:
+        with claim_slot(settings.slot_locks) as slot:
             setup = EvaluationSetup(
                 run_dir=run_dir,
                 sandbox=sandbox,

@@ -1,0 +1,34 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from proctor.settings import Settings
+
+
+def test_environment_variables_override_the_defaults(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        {
+            "PROCTOR_WORK_ROOT": str(tmp_path / "runs"),
+            "PROCTOR_SANDBOX": "process",
+            "PROCTOR_ALLOW_UNSANDBOXED": "1",
+            "PROCTOR_SLOT_UID_BASE": "70000",
+            "PROCTOR_SLOT_LOCKS": str(tmp_path / "locks"),
+        }
+    )
+    assert settings.work_root == tmp_path / "runs"
+    assert settings.sandbox_backend == "process"
+    assert settings.allow_unsandboxed
+    assert settings.slot_uid_base == 70000
+    assert settings.slot_locks == tmp_path / "locks"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root defaults")
+def test_as_root_runs_and_slot_locks_live_where_every_slot_uid_can_reach_them() -> None:
+    settings = Settings.from_env({})
+    assert settings.work_root == Path("/var/tmp/proctor")
+    assert settings.slot_locks == Path("/run/lock/proctor")
+
+
+def test_slot_locks_follow_the_work_root_when_not_set(tmp_path: Path) -> None:
+    assert Settings(work_root=tmp_path).slot_locks == tmp_path / "slots"
