@@ -121,3 +121,36 @@ def test_the_demo_scores_the_baseline_above_the_constant_entry(shared_dir: Path)
     lines = [line for line in board.splitlines() if "baseline" in line or "constant" in line]
     assert "baseline" in lines[0]
     assert "constant-0.5" in lines[1]
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_ctrl_c_ends_the_run_at_once_with_130_leaving_no_run_folder_or_mount(
+    tmp_path: Path, shared_dir: Path
+) -> None:
+    import signal
+    import time
+
+    from toy_challenge import make_exam_entry
+
+    challenge = make_challenge(tmp_path / "challenge", case_s=30)
+    entry = make_exam_entry(tmp_path / "entry", "  te*) sleep 25 ;;")
+    runs = shared_dir / "runs"
+    env = {**os.environ, "PROCTOR_WORK_ROOT": str(runs)}
+    process = subprocess.Popen(
+        [str(PROCTOR), "run", str(entry), "-c", str(challenge), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not list(runs.glob("toy-*/outputs")):
+        time.sleep(0.1)  # the exam has begun once its outputs folder exists
+    process.send_signal(signal.SIGINT)
+    interrupted_at = time.monotonic()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    # the running cases (sleep 25) are killed, not waited for
+    assert time.monotonic() - interrupted_at < 15
+    assert list(runs.glob("toy-*")) == []
+    assert str(runs) not in Path("/proc/self/mounts").read_text()

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from proctor.cli.failure import fail
+from proctor.cli.failure import fail, interrupted
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_report
 from proctor.errors import ProctorError
@@ -31,6 +31,8 @@ def challenges() -> None:
         found = list_challenges()
     except ProctorError as error:
         fail(error)
+    except KeyboardInterrupt:
+        interrupted()
     for item in found:
         table.add_row(
             item.name, item.protocol, ", ".join(item.tasks), ", ".join(item.phases), item.title
@@ -47,6 +49,8 @@ def kit(
         written = write_kit(name, dest)
     except ProctorError as error:
         fail(error)
+    except KeyboardInterrupt:
+        interrupted()
     for path in written:
         typer.echo(f"wrote {path}")
     typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
@@ -89,6 +93,8 @@ def demo() -> None:
             print_leaderboard(challenge.name, metric, demo_leaderboard(challenge, reports))
     except ProctorError as error:
         fail(error)
+    except KeyboardInterrupt:
+        interrupted()
     raise typer.Exit(1 if failures else 0)
 
 

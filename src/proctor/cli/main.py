@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 
 import typer
 
@@ -38,11 +39,23 @@ def build_app() -> typer.Typer:
     return app
 
 
+INTERNAL_ERROR = 3
+
+
 def main() -> None:
-    """Console entry point: map Proctor errors to their exit codes at the edge."""
+    """Console entry point: map outcomes to exit statuses at the edge.
+
+    0 success, 1 the entry failed (or a scorer found failed records), 2 usage or
+    configuration error, 3 a fault of the host or a bug in Proctor, 130 interrupted.
+    Usage errors and ``typer.Exit`` are handled by Typer itself.
+    """
     app = build_app()
     try:
         app(standalone_mode=True)
-    except ProctorError as err:  # pragma: no cover - typer handles most, this is the safety net
+    except ProctorError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(err.exit_code)
+    except Exception:
+        traceback.print_exc()
+        typer.echo("internal error: this is a bug in Proctor, please report it", err=True)
+        sys.exit(INTERNAL_ERROR)

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from proctor.cli.failure import fail
+from proctor.cli.failure import fail, interrupted
 from proctor.cli.progress_display import RichProgress
 from proctor.errors import ProctorError
 from proctor.pipeline.report import EvaluationReport, RunStatus
@@ -87,6 +87,8 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
                 report = run_entry(request, settings, display)
     except ProctorError as error:
         fail(error)
+    except KeyboardInterrupt:
+        interrupted()
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
     else:

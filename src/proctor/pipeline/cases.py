@@ -33,6 +33,7 @@ def run_cases(
     stage_s: float,
     stop_on_failure: bool,
     on_case: Callable[[CaseRun], None] | None = None,
+    cancel: Callable[[], None] | None = None,
 ) -> StageRun:
     """Run ``run_case(record, wall_s)`` for each record, ``jobs`` at a time.
 
@@ -40,7 +41,8 @@ def run_cases(
     ``stop_on_failure`` (quiz) no new case starts after one fails; otherwise (exam) every case
     runs. Cases that could not start before the stage clock ran out are listed in
     ``not_started``. The worker threads live for the whole stage, so each sandbox is launched
-    from a thread that outlives it.
+    from a thread that outlives it. On a crash or Ctrl-C, ``cancel`` kills the running cases
+    so the stage ends at once.
     """
     started = time.monotonic()
     deadline = started + stage_s
@@ -72,9 +74,11 @@ def run_cases(
                     else:
                         results[futures[future]] = run
         except BaseException:
-            # A crash (or Ctrl-C) must not wait for every remaining case of the stage to run:
-            # start no new case, then let only the running ones end (within their limits).
+            # A crash (or Ctrl-C) must not wait for the remaining cases of the stage: start no
+            # new case, kill the running ones, and wait only for them to be reaped.
             stop.set()
+            if cancel is not None:
+                cancel()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
     ordered = tuple(results[r] for r in records if r in results)

@@ -103,6 +103,7 @@ def _run_stage(ctx: TaskContext, stage: str, inputs: Path, *, quiz: bool) -> Sta
         stage_s=limits.stage_s,
         stop_on_failure=quiz,
         on_case=finished,
+        cancel=ctx.driver.sandbox.cancel_all,
     )
 
 

@@ -129,6 +129,9 @@ class Sandbox(ABC):
         Backends without per-slot identities leave the files as they are.
         """
 
+    def cancel_all(self) -> None:  # noqa: B027 (optional hook)
+        """Kill every run this process has under way (used on Ctrl-C); they end as killed."""
+
     def check(self) -> None:  # noqa: B027 (optional hook)
         """Raise ``SandboxUnavailableError`` (with how to fix the host) if runs cannot work."""
 

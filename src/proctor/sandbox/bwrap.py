@@ -40,7 +40,7 @@ from proctor.sandbox.launch import (
     limits_mismatch,
 )
 from proctor.sandbox.seccomp import denylist_program
-from proctor.sandbox.supervise import supervise
+from proctor.sandbox.supervise import cancel_all_runs, supervise
 from proctor.sandbox.workspace import give_to_uid, release_stale, tmpfs_workspace
 from proctor.settings import Settings
 
@@ -213,6 +213,10 @@ class BwrapSandbox(Sandbox):
             "--pdeathsig=KILL",
             "--",
         ]
+
+    def cancel_all(self) -> None:
+        """Kill every run this process has under way; each ends as killed."""
+        cancel_all_runs()
 
     def workspace(
         self, path: Path, *, size_bytes: int, slot: int = 0

@@ -19,7 +19,7 @@ from proctor.errors import SandboxUnavailableError, UsageError
 from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox, plain_workspace
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.launch import PROCESS_SLACK, find_tool, launcher_prefix
-from proctor.sandbox.supervise import supervise
+from proctor.sandbox.supervise import cancel_all_runs, supervise
 from proctor.settings import Settings
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -90,6 +90,10 @@ class ProcessSandbox(Sandbox):
         finally:
             if cgroup is not None:
                 cgroup.remove()
+
+    def cancel_all(self) -> None:
+        """Kill every run this process has under way; each ends as killed."""
+        cancel_all_runs()
 
     def workspace(
         self, path: Path, *, size_bytes: int, slot: int = 0

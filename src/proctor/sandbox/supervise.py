@@ -26,6 +26,7 @@ import os
 import select
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ class _Stream:
         return self.data.decode("utf-8", errors="replace")
 
 
-@dataclass
+@dataclass(eq=False)
 class _Watch:
     """State of one watched run."""
 
@@ -80,6 +81,21 @@ class _Watch:
     status: int | None = None
     rusage_cpu_s: float = 0.0
     rusage_peak_bytes: int = 0
+
+
+_ACTIVE: set[_Watch] = set()
+_ACTIVE_LOCK = threading.Lock()
+
+
+def cancel_all_runs() -> None:
+    """Kill every run this process is supervising now (Ctrl-C, shutdown).
+
+    Each cancelled run ends at once and reports itself as killed; its caller goes on.
+    """
+    with _ACTIVE_LOCK:
+        watches = list(_ACTIVE)
+    for watch in watches:
+        _kill_tree(watch)
 
 
 def supervise(
@@ -116,6 +132,8 @@ def supervise(
     started = time.monotonic()
     streams = {fd: _Stream(fd, limits.log_bytes) for fd in (out_r, err_r)}
     watch = _Watch(proc, os.pidfd_open(proc.pid), streams, cgroup, started)
+    with _ACTIVE_LOCK:
+        _ACTIVE.add(watch)
     try:
         _watch(watch, limits)
         wall = time.monotonic() - started
@@ -126,6 +144,8 @@ def supervise(
             _reap(watch)
         raise
     finally:
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(watch)
         os.close(watch.pidfd)
         for fd in streams:
             os.close(fd)
