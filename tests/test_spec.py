@@ -138,3 +138,15 @@ def test_an_unknown_scorer_is_named(challenge_dir: Path) -> None:
     write(challenge_dir, {**MINIMAL, "tasks": [task]})
     with pytest.raises(ConfigError, match=r"tasks\[0\]\.scorer: unknown scorer 'nosuch'"):
         resolve_challenge(str(challenge_dir))
+
+
+def test_a_hidden_record_without_a_reference_is_found_before_any_exam(challenge_dir: Path) -> None:
+    from proctor.services.catalog import resolve_challenge
+
+    (challenge_dir / "hidden" / "RECORDS").write_text("a\nb\n")
+    (challenge_dir / "refs" / "a-arousal.mat").write_bytes(b"")
+    write(challenge_dir, MINIMAL)
+    with pytest.raises(
+        ConfigError, match=r"tasks\[0\]\.hidden_references: 1 hidden record.*b-arousal"
+    ):
+        resolve_challenge(str(challenge_dir))

@@ -38,6 +38,8 @@ def rerun_cases(ctx: TaskContext, count: int) -> tuple[StageReport, dict[str, fl
     verdict = "deterministic" if identical == total else "NOT deterministic"
     message = f"{identical} of {total} rerun cases gave identical output: {verdict}"
     counts = CaseCounts(total, identical, total - identical, timed_out)
+    if ctx.challenge.disclosure.exam == "none":
+        message, counts = "rerun completed", CaseCounts(total)
     report = StageReport(name, StageStatus.PASSED, message, usage.wall_s, counts, usage)
     ctx.progress.stage_finished(report)
     return report, {"rerun": float(total), "identical": float(identical)}

@@ -87,6 +87,8 @@ SCORER_METRICS: dict[str, tuple[str, ...]] = {
     "physionet2018": ("auprc", "auroc", "brier", "ece", "records", "records_zero_filled"),
 }
 """The metrics each built-in scorer reports, in order."""
+SCORER_REFERENCES: dict[str, str] = {"physionet2018": "{record}-arousal.mat"}
+"""The reference file each built-in scorer needs per hidden record."""
 
 
 def get_scorer(name: str) -> Scorer:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from proctor.challenges import bundled_names, bundled_root
 from proctor.errors import ConfigError, UsageError
-from proctor.pipeline.scoring import SCORER_METRICS, SCORERS
-from proctor.spec import CHALLENGE_FILE, Challenge, load_challenge
+from proctor.pipeline.scoring import SCORER_METRICS, SCORER_REFERENCES, SCORERS
+from proctor.protocols.records import list_records
+from proctor.spec import CHALLENGE_FILE, Challenge, Task, load_challenge
 
 KIT_README = "KIT.md"
 BASELINE_FOLDER = "baseline"
@@ -61,6 +62,7 @@ def _check_scorers(challenge: Challenge) -> None:
                     path=path,
                     location=f"tasks[{index}].metrics[{position}]",
                 )
+        _check_references(task, index, path)
     board = challenge.leaderboard
     if board is not None:
         for task in challenge.tasks:
@@ -70,6 +72,28 @@ def _check_scorers(challenge: Challenge) -> None:
                     path=path,
                     location="leaderboard.metric",
                 )
+
+
+def _check_references(task: Task, index: int, path: Path) -> None:
+    """Every hidden record has its reference, so a missing one is found before an exam."""
+    if task.hidden_inputs is None or task.hidden_references is None:
+        return
+    template = SCORER_REFERENCES[task.scorer]
+    missing = [
+        name
+        for name in (template.format(record=r) for r in list_records(task.hidden_inputs))
+        if not (task.hidden_references / name).is_file()
+    ]
+    if missing:
+        shown = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        raise ConfigError(
+            f"{len(missing)} hidden record(s) have no reference file in "
+            f"{task.hidden_references}: {shown}",
+            path=path,
+            location=f"tasks[{index}].hidden_references",
+        )
 
 
 def list_challenges() -> list[ChallengeSummary]:
