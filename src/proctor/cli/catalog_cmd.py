@@ -56,8 +56,25 @@ def kit(
     typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
 
 
-def print_leaderboard(challenge: str, metric: str, standings: list[Standing]) -> None:
-    """Print a leaderboard table: rank, entry, the metric per task, mean rank."""
+def _with_interval(value: float, scores: dict[str, float], metric: str) -> str:
+    low, high = scores.get(f"{metric}_ci95_low"), scores.get(f"{metric}_ci95_high")
+    text = f"{value:.6f}"
+    if low is not None and high is not None:
+        text += f" [{low:.3f}, {high:.3f}]"
+    return text
+
+
+def print_leaderboard(
+    challenge: str,
+    metric: str,
+    standings: list[Standing],
+    scores: dict[str, dict[str, dict[str, float]]],
+) -> None:
+    """Print a leaderboard: rank, entry, the metric per task, mean rank.
+
+    A value shows its 95% bootstrap interval where the scorer gives one; ``scores`` maps
+    entry → task → all its scores.
+    """
     if not standings:
         return
     tasks = list(standings[0].scores)
@@ -65,7 +82,9 @@ def print_leaderboard(challenge: str, metric: str, standings: list[Standing]) ->
     for column in ("rank", "entry", *tasks, "mean rank"):
         table.add_column(column, justify="left" if column == "entry" else "right")
     for row in standings:
-        values = [f"{row.scores[t]:.6f}" for t in tasks]
+        values = [
+            _with_interval(row.scores[t], scores[row.entry].get(t, {}), metric) for t in tasks
+        ]
         table.add_row(f"{row.rank:g}", row.entry, *values, f"{row.mean_rank:g}")
     Console().print(table)
 
@@ -90,7 +109,9 @@ def demo() -> None:
                     failures += report.status is RunStatus.FAILED
             board = challenge.leaderboard
             metric = board.metric if board else ""
-            print_leaderboard(challenge.name, metric, demo_leaderboard(challenge, reports))
+            standings = demo_leaderboard(challenge, reports)
+            scores = {label: report.scores for label, report in reports}
+            print_leaderboard(challenge.name, metric, standings, scores)
     except ProctorError as error:
         fail(error)
     except KeyboardInterrupt:

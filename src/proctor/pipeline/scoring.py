@@ -7,6 +7,7 @@ Messages never carry reference values.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from proctor.metrics.calibration import CalibrationTally
-from proctor.metrics.physionet2018 import ArousalTally
+from proctor.metrics.physionet2018 import ArousalTally, bin_indices, class_histograms
+from proctor.metrics.physionet2018_bootstrap import bootstrap_gross_auprc
 from proctor.metrics.vecfile import read_vec
 from proctor.protocols.physionet_files import read_arousal_reference
 
@@ -53,11 +55,14 @@ def score_physionet2018(
 
     Brier score and expected calibration error are computed over every scored sample
     (label > 0 positive, label == 0 negative, label < 0 dropped), accumulated record by record.
+    ``auprc_ci95_low``/``_high`` bound the gross AUPRC by a seeded bootstrap over records.
     """
     tally = ArousalTally()
     calibration = CalibrationTally()
     per_record: dict[str, dict[str, float]] = {}
     zero_filled: list[str] = []
+    positives: list[np.ndarray] = []
+    negatives: list[np.ndarray] = []
     for record in records:
         labels = read_arousal_reference(references / f"{record}-arousal.mat")
         predictions, zeroed = _prediction(
@@ -65,9 +70,10 @@ def score_physionet2018(
         )
         if zeroed:
             zero_filled.append(record)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            result = tally.add_record(predictions, labels)
+        positive, negative = class_histograms(bin_indices(predictions), labels)
+        positives.append(positive)
+        negatives.append(negative)
+        result = tally.add_histograms(positive, negative)
         per_record[record] = {"auprc": float(result.auprc), "auroc": float(result.auroc)}
         scored = ~(labels < 0)  # NaN labels count as negatives, as in the AUPRC
         calibration.add(labels[scored] > 0, predictions[scored].astype(np.float64))
@@ -76,15 +82,32 @@ def score_physionet2018(
         "auroc": float(tally.gross_auroc()),
         "brier": calibration.brier_score_loss(),
         "ece": calibration.expected_calibration_error(),
+        **_auprc_interval(positives, negatives),
         "records": float(len(records)),
         "records_zero_filled": float(len(zero_filled)),
     }
     return TaskScores(summary, per_record, tuple(zero_filled))
 
 
+def _auprc_interval(positives: list[np.ndarray], negatives: list[np.ndarray]) -> dict[str, float]:
+    if not positives:
+        return {"auprc_ci95_low": math.nan, "auprc_ci95_high": math.nan}
+    interval = bootstrap_gross_auprc(np.stack(positives), np.stack(negatives), seed=2018)
+    return {"auprc_ci95_low": float(interval.low), "auprc_ci95_high": float(interval.high)}
+
+
 SCORERS: dict[str, Scorer] = {"physionet2018": score_physionet2018}
 SCORER_METRICS: dict[str, tuple[str, ...]] = {
-    "physionet2018": ("auprc", "auroc", "brier", "ece", "records", "records_zero_filled"),
+    "physionet2018": (
+        "auprc",
+        "auroc",
+        "brier",
+        "ece",
+        "auprc_ci95_low",
+        "auprc_ci95_high",
+        "records",
+        "records_zero_filled",
+    ),
 }
 """The metrics each built-in scorer reports, in order."""
 SCORER_REFERENCES: dict[str, str] = {"physionet2018": "{record}-arousal.mat"}
