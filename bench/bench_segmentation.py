@@ -124,13 +124,15 @@ def main() -> None:
     print(f"  peak memory of -use all: {peak / 2**20:.0f} MiB = {peak / volumes:.2f}× the volumes")
 
     print("peers")
-    # scikit-learn needs ~80 s on the whole pair here; time it on 30 of the 300 slices (through
-    # the middle of both organs) and compare with our pass on the same slab.
-    slab = (slice(None), slice(None), slice(135, 165))
-    t_sk, sk = timed("scikit-learn ARI + MI (30-slice slab)",
-                     lambda: sklearn_overlap(truth[slab], segment[slab]), 1)  # fmt: skip
+    # scikit-learn needs ~80 s on the whole pair here; time it on every 10th slice (30 slices
+    # with the same mix of organ and background as the whole pair) and compare with our pass
+    # on the same slices.
+    every = (slice(None), slice(None), slice(None, None, 10))
+    truth_s, segment_s = np.ascontiguousarray(truth[every]), np.ascontiguousarray(segment[every])
+    t_sk, sk = timed("scikit-learn ARI + MI (every 10th slice)",
+                     lambda: sklearn_overlap(truth_s, segment_s), 1)  # fmt: skip
     t_ov_slab, overlap_slab = timed(
-        "ours ARI + MI (same slab)", lambda: ours_overlap(truth[slab], segment[slab]), 5
+        "ours ARI + MI (same slices)", lambda: ours_overlap(truth_s, segment_s), 5
     )
     t_sp, sp = timed("scipy EDT surface distances (DeepMind's method)",
                      lambda: scipy_surface_distances(truth, segment), 1)  # fmt: skip
@@ -145,7 +147,9 @@ def main() -> None:
     print("  DeepMind surface-distance, MONAI: not installed, skipped (scipy row uses its method)")
 
     print("ratios (peer time / our time)")
-    print(f"  overlap vs scikit-learn:      {t_sk / t_ov_slab:8.0f}×   (30-slice slab; goal 500×)")
+    ratio = t_sk / t_ov_slab
+    verdict = "met" if ratio >= 500 else "NOT met"
+    print(f"  overlap vs scikit-learn:      {ratio:8.0f}×   (every 10th slice; ≥ 500×: {verdict})")
     print(f"  whole pair: ours {t_ov:.3f} s; scikit-learn took ~81 s when tried: ≈{81 / t_ov:.0f}×")
     print(f"  distances vs scipy/DeepMind:  {t_sp / t_dist:8.1f}×   (goal ≥ 3×)")
     if mp is not None:
