@@ -169,6 +169,7 @@ def test_a_zip_slip_archive_is_rejected_at_prep(tmp_path: Path, settings: Settin
     assert report.failed_stage == "prep"
     assert "escaped.sh" in stage(report, "prep")["message"]
     assert not (tmp_path / "escaped.sh").exists()
+    assert [s["status"] for s in report.to_json()["stages"]] == ["failed"] + ["skipped"] * 3
 
 
 def test_the_stage_clock_ends_an_exam_that_runs_too_long(

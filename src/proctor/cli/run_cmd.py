@@ -69,12 +69,14 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object on stdout, no display.")
     ] = False,
-    keep: Annotated[bool, typer.Option(help="Keep the run folder (outputs) afterwards.")] = False,
+    keep: Annotated[
+        bool, typer.Option(help="Keep the run folder (entry, inputs, outputs) to inspect it.")
+    ] = False,
 ) -> None:
     """Run ENTRY through prep, quiz, exam and score in the sandbox, as the official evaluation.
 
-    Exit status: 0 scored or dry run passed, 1 the entry failed a stage, 2 usage or
-    configuration error.
+    Exit status: 0 scored or dry run passed; 1 the entry failed a stage; 2 usage or
+    configuration error; 3 host fault or internal error; 130 interrupted.
     """
     settings = Settings.from_env()
     request = RunRequest(entry=entry, challenge=challenge, phase=phase, jobs=jobs, keep=keep)
@@ -89,6 +91,8 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
         fail(error)
     except KeyboardInterrupt:
         interrupted()
+    if report.run_dir is not None:
+        typer.echo(f"run folder kept: {report.run_dir}", err=True)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
     else:

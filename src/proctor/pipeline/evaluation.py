@@ -170,6 +170,13 @@ def evaluate(
     return _finish(challenge, phase, results, dry_run=dry_run)
 
 
+def rejected(challenge: Challenge, phase: Phase, message: str) -> EvaluationReport:
+    """The report of an entry refused before it ran (e.g. an unsafe archive): prep failed."""
+    results = _Results()
+    results.add(StageReport("prep", StageStatus.FAILED, message))
+    return _finish(challenge, phase, results, dry_run=False)
+
+
 def _finish(
     challenge: Challenge, phase: Phase, results: _Results, *, dry_run: bool
 ) -> EvaluationReport:

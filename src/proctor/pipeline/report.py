@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 
@@ -121,6 +122,7 @@ class EvaluationReport:
     per_record: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
     determinism: dict[str, dict[str, float]] = field(default_factory=dict)
+    run_dir: Path | None = None
 
     @property
     def usage(self) -> Usage:

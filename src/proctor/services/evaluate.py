@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -11,9 +12,9 @@ from pathlib import Path
 from proctor.entries import unpack_entry
 from proctor.errors import ArchiveError, UsageError
 from proctor.executor.slots import claim_slot
-from proctor.pipeline.evaluation import EvaluationSetup, evaluate
+from proctor.pipeline.evaluation import EvaluationSetup, evaluate, rejected
 from proctor.pipeline.progress import ProgressListener, SilentProgress
-from proctor.pipeline.report import EvaluationReport, RunStatus, StageReport, StageStatus
+from proctor.pipeline.report import EvaluationReport
 from proctor.sandbox import create_sandbox
 from proctor.services.catalog import resolve_challenge
 from proctor.settings import Settings
@@ -60,11 +61,9 @@ def run_entry(
         try:
             entry_root = unpack_entry(request.entry, run_dir / "entry")
         except ArchiveError as err:
-            report = StageReport("prep", StageStatus.FAILED, str(err))
-            listener.stage_finished(report)
-            return EvaluationReport(
-                challenge.name, phase.name, RunStatus.FAILED, (report,), "prep failed", "prep"
-            )
+            report = rejected(challenge, phase, str(err))
+            listener.stage_finished(report.stages[0])
+            return report
         with claim_slot(settings.slot_locks) as slot:
             setup = EvaluationSetup(
                 run_dir=run_dir,
@@ -74,7 +73,8 @@ def run_entry(
                 progress=listener,
                 determinism_cases=phase.determinism_cases,
             )
-            return evaluate(challenge, phase, entry_root, setup)
+            report = evaluate(challenge, phase, entry_root, setup)
+            return dataclasses.replace(report, run_dir=run_dir) if request.keep else report
     finally:
         if not request.keep:
             shutil.rmtree(run_dir, ignore_errors=True)
