@@ -212,3 +212,21 @@ def test_the_determinism_check_catches_an_entry_that_answers_at_random(
     rerun = next(s for s in report.stages if s.name == "rerun")
     assert "NOT deterministic" in rerun.message
     assert "te0" not in rerun.message
+
+
+def test_the_organizer_keeps_every_case_with_its_resources_and_logs(
+    tmp_path: Path, settings: Settings
+) -> None:
+    entry = make_exam_entry(tmp_path / "entry", '  te02) echo "why te02 failed" >&2; exit 3 ;;')
+    challenge = make_challenge(tmp_path / "challenge")
+    report = run_entry(RunRequest(entry, str(challenge), keep=True), settings)
+    assert report.run_dir is not None
+    lines = [json.loads(x) for x in (report.run_dir / "cases.jsonl").read_text().splitlines()]
+    by_case = {(line["stage"], line["record"]): line for line in lines}
+    assert set(by_case) == {("quiz", r) for r in ("tr01", "tr02")} | {("exam", r) for r in HIDDEN}
+    failed = by_case[("exam", "te02")]
+    assert failed["ok"] is False
+    assert failed["exit_status"] == 3
+    assert "why te02 failed" in failed["stderr_tail"]
+    assert all(line["wall_s"] > 0 and line["peak_memory_bytes"] > 0 for line in lines)
+    assert "why te02 failed" not in json.dumps(report.to_json())

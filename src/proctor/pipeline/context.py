@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.progress import ProgressListener
-from proctor.protocols.records import RecordsDriver
+from proctor.protocols.records import CaseRun, RecordsDriver
 from proctor.spec.model import Challenge, Task
 
 
@@ -27,7 +28,13 @@ class TaskContext:
     driver: RecordsDriver
     jobs: int
     progress: ProgressListener
+    case_log: CaseLog | None = None
     stage_prefix: str = ""
+
+    def log_case(self, stage: str, run: CaseRun) -> None:
+        """Keep the organizer's record of a finished case (never shown to the participant)."""
+        if self.case_log is not None:
+            self.case_log.record(self.stage_name(stage), run)
 
     def stage_name(self, stage: str) -> str:
         """The stage's name in reports (``task:stage`` when a phase has several tasks)."""

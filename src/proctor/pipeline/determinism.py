@@ -33,6 +33,7 @@ def rerun_cases(ctx: TaskContext, count: int) -> tuple[StageReport, dict[str, fl
         identical += same
         timed_out += run.timed_out
         usage = usage + Usage(run.outcome.wall_s, run.outcome.cpu_s, run.outcome.peak_memory_bytes)
+        ctx.log_case("rerun", run)
         ctx.progress.case_finished(name, same)
     total = len(chosen)
     verdict = "deterministic" if identical == total else "NOT deterministic"

@@ -14,6 +14,7 @@ from pathlib import Path
 from proctor.entries import Manifest, check_manifest, entry_flags
 from proctor.errors import ManifestError
 from proctor.pipeline import stages
+from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.context import TaskContext
 from proctor.pipeline.determinism import rerun_cases
 from proctor.pipeline.inputs import stage_inputs
@@ -25,6 +26,7 @@ from proctor.sandbox.base import Sandbox
 from proctor.spec.model import Challenge, Phase, RecordsProtocol, Task
 
 STAGE_NAMES = ("prep", "quiz", "exam", "score")
+CASE_LOG = "cases.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +165,7 @@ def evaluate(
             driver=driver,
             jobs=setup.jobs,
             progress=setup.progress,
+            case_log=CaseLog(setup.run_dir / CASE_LOG),
             stage_prefix=f"{task_name}:" if several else "",
         )
         if not _run_task(ctx, setup, dry_run, results):

@@ -93,6 +93,7 @@ def _run_stage(ctx: TaskContext, stage: str, inputs: Path, *, quiz: bool) -> Sta
             (ctx.outputs / ctx.driver.protocol.output.format(record=run.record)).write_bytes(
                 run.output
             )
+        ctx.log_case(stage, run)
         ctx.progress.case_finished(ctx.stage_name(stage), run.ok)
 
     return run_cases(
