@@ -230,3 +230,20 @@ def test_the_organizer_keeps_every_case_with_its_resources_and_logs(
     assert "why te02 failed" in failed["stderr_tail"]
     assert all(line["wall_s"] > 0 and line["peak_memory_bytes"] > 0 for line in lines)
     assert "why te02 failed" not in json.dumps(report.to_json())
+
+
+def test_a_scorer_crash_shows_an_error_code_never_the_references(
+    tmp_path: Path, settings: Settings
+) -> None:
+    challenge = make_challenge(tmp_path / "challenge")
+    # a corrupt reference whose bytes a traceback could quote
+    (challenge / "refs" / "te02-arousal.mat").write_text(SECRET * 10)
+    report = run_entry(
+        RunRequest(make_entry(tmp_path / "entry"), str(challenge), keep=True), settings
+    )
+    assert report.failed_stage == "score"
+    text = json.dumps(report.to_json())
+    assert SECRET not in text
+    assert "E-SCORE" in stage(report, "score")["message"]
+    assert report.run_dir is not None
+    assert (report.run_dir / "score-error.txt").read_text()

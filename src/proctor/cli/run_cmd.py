@@ -27,6 +27,9 @@ def _number(metric: str, value: float) -> str:
     return f"{value:.6f}"
 
 
+INTERNAL_FAILURE = 3
+
+
 def print_report(report: EvaluationReport, console: Console) -> None:
     """Print the stages and scores of ``report`` as tables."""
     stages = Table(title=f"{report.challenge} · phase {report.phase} · {report.status}")
@@ -97,7 +100,18 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
         typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
     else:
         print_report(report, Console())
-    raise typer.Exit(1 if report.status is RunStatus.FAILED else 0)
+    raise typer.Exit(exit_status(report))
+
+
+def exit_status(report: EvaluationReport) -> int:
+    """The exit status of ``proctor run`` for ``report``.
+
+    0 scored or dry run; 1 the entry failed a stage; 3 scoring itself failed (not the entry's
+    fault: the references or the scorer are broken).
+    """
+    if report.status is not RunStatus.FAILED:
+        return 0
+    return INTERNAL_FAILURE if (report.failed_stage or "").endswith("score") else 1
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:

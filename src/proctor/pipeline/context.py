@@ -25,6 +25,7 @@ class TaskContext:
     entry_root: Path
     home: Path
     outputs: Path
+    run_dir: Path
     driver: RecordsDriver
     jobs: int
     progress: ProgressListener

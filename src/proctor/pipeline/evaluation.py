@@ -8,6 +8,7 @@ staged where the sandbox slot may read them.
 from __future__ import annotations
 
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,8 @@ from proctor.spec.model import Challenge, Phase, RecordsProtocol, Task
 
 STAGE_NAMES = ("prep", "quiz", "exam", "score")
 CASE_LOG = "cases.jsonl"
+SCORE_ERROR_LOG = "score-error.txt"
+SCORE_ERROR_CODE = "E-SCORE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,16 +75,31 @@ def _staged(task: Task, run_dir: Path) -> Task:
     return task.model_copy(update={"public_inputs": public, "hidden_inputs": hidden})
 
 
-def _score(ctx: TaskContext, exam: StageReport, results: _Results) -> None:
+def _score(ctx: TaskContext, exam: StageReport, results: _Results) -> bool:
+    """Score the task's exam outputs; False when scoring itself failed."""
     name = ctx.stage_name("score")
     ctx.progress.stage_started(name, 0)
     started = time.monotonic()
     task = ctx.task
     assert task.hidden_references is not None and task.hidden_inputs is not None
     records = list_records(task.hidden_inputs)
-    scored = get_scorer(task.scorer)(
-        ctx.outputs, task.hidden_references, records, ctx.driver.protocol.output
-    )
+    try:
+        scored = get_scorer(task.scorer)(
+            ctx.outputs, task.hidden_references, records, ctx.driver.protocol.output
+        )
+    except Exception:
+        # A scorer's traceback can quote reference values: the organizer gets it in the run
+        # folder, the participant an error code only.
+        (ctx.run_dir / SCORE_ERROR_LOG).write_text(traceback.format_exc())
+        report = StageReport(
+            name,
+            StageStatus.FAILED,
+            f"scoring failed with an internal error ({SCORE_ERROR_CODE}); your entry is not "
+            "at fault and the organizers have the details",
+            time.monotonic() - started,
+        )
+        ctx.progress.stage_finished(report)
+        return results.add(report)
     cases = max(exam.cases.total, 1)
     results.efficiency[task.name] = {
         "cpu_s_per_case": round(exam.usage.cpu_s / cases, 6),
@@ -98,11 +116,12 @@ def _score(ctx: TaskContext, exam: StageReport, results: _Results) -> None:
     ctx.progress.stage_finished(report)
     results.add(report)
     if level == "none":
-        return  # only whether the stage passed
+        return True  # only whether the stage passed
     wanted = task.metrics or tuple(scored.summary)
     results.scores[task.name] = {m: scored.summary[m] for m in wanted}
     if level == "full":
         results.per_record[task.name] = scored.per_record
+    return True
 
 
 def _run_task(ctx: TaskContext, setup: EvaluationSetup, dry_run: bool, results: _Results) -> bool:
@@ -133,8 +152,7 @@ def _run_task(ctx: TaskContext, setup: EvaluationSetup, dry_run: bool, results: 
             report, verdict = rerun_cases(ctx, setup.determinism_cases)
             results.add(report)
             results.determinism[ctx.task.name] = verdict
-    _score(ctx, exam, results)
-    return True
+    return _score(ctx, exam, results)
 
 
 def evaluate(
@@ -162,6 +180,7 @@ def evaluate(
             entry_root=entry_root,
             home=setup.run_dir / f"home-{task_name}",
             outputs=setup.run_dir / "outputs" / task_name,
+            run_dir=setup.run_dir,
             driver=driver,
             jobs=setup.jobs,
             progress=setup.progress,
