@@ -63,16 +63,8 @@ def run_cases(
 
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="case") as pool:
         futures: dict[Future[CaseRun | None], str] = {pool.submit(task, r): r for r in records}
-        pending = set(futures)
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    run = future.result()
-                    if run is None:
-                        skipped.append(futures[future])
-                    else:
-                        results[futures[future]] = run
+            _collect(futures, results, skipped)
         except BaseException:
             # A crash (or Ctrl-C) must not wait for the remaining cases of the stage: start no
             # new case, kill the running ones, and wait only for them to be reaped.
@@ -85,3 +77,24 @@ def run_cases(
     not_started = tuple(r for r in records if r in skipped)
     timed_out = time.monotonic() >= deadline
     return StageRun(ordered, not_started, timed_out, time.monotonic() - started)
+
+
+def _collect(
+    futures: dict[Future[CaseRun | None], str],
+    results: dict[str, CaseRun],
+    skipped: list[str],
+) -> None:
+    """Wait for every case, sorting finished runs and unstarted cases.
+
+    Finished runs go into ``results``, cases that never started into ``skipped``; the first
+    exception a case raised is raised again.
+    """
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            run = future.result()
+            if run is None:
+                skipped.append(futures[future])
+            else:
+                results[futures[future]] = run
