@@ -68,3 +68,36 @@ def test_cases_really_run_in_parallel() -> None:
 
     result = run_cases(["a", "b", "c"], run, jobs=3, case_s=5, stage_s=5, stop_on_failure=False)
     assert len(result.runs) == 3
+
+
+def test_a_case_launched_while_the_stage_is_being_cancelled_is_cancelled_too() -> None:
+    blocked: list[threading.Event] = []
+    lock = threading.Lock()
+
+    def cancel() -> None:  # like Sandbox.cancel_all: ends only the runs under way right now
+        with lock:
+            for event in blocked:
+                event.set()
+
+    def run(record: str, wall_s: float) -> CaseRun:
+        if record == "crash":
+            raise RuntimeError("worker fault")
+        time.sleep(0.2)  # still launching when the first cancel() comes
+        released = threading.Event()
+        with lock:
+            blocked.append(released)
+        assert released.wait(timeout=10), "never cancelled"
+        return case(record, ok=False)
+
+    started = time.monotonic()
+    try:
+        run_cases(
+            ["late", "crash"], run, jobs=2, case_s=30, stage_s=60, stop_on_failure=False,
+            cancel=cancel,
+        )  # fmt: skip
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the crash must propagate")
+    assert time.monotonic() - started < 5
+    assert len(blocked) == 1 and blocked[0].is_set()

@@ -69,9 +69,10 @@ def run_cases(
             # A crash (or Ctrl-C) must not wait for the remaining cases of the stage: start no
             # new case, kill the running ones, and wait only for them to be reaped.
             stop.set()
-            if cancel is not None:
-                cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=False, cancel_futures=True)
+            while cancel is not None and not all(f.done() for f in futures):
+                cancel()  # again and again: a case may have been launching during the last call
+                wait(futures, timeout=0.05)
             raise
     ordered = tuple(results[r] for r in records if r in results)
     not_started = tuple(r for r in records if r in skipped)
