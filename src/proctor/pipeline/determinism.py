@@ -25,16 +25,17 @@ def rerun_cases(ctx: TaskContext, count: int) -> tuple[StageReport, dict[str, fl
     chosen = records[:count]
     ctx.progress.stage_started(name, len(chosen))
     identical = timed_out = 0
-    usage = Usage()
+    outcomes = []
     for record in chosen:
         stored = (ctx.outputs / template.format(record=record)).read_bytes()
         run = ctx.driver.run_case(ctx.home, inputs, record, wall_s=ctx.challenge.limits.case_s)
         same = run.ok and run.output == stored
         identical += same
         timed_out += run.timed_out
-        usage = usage + Usage(run.outcome.wall_s, run.outcome.cpu_s, run.outcome.peak_memory_bytes)
+        outcomes.append(run.outcome)
         ctx.log_case("rerun", run)
         ctx.progress.case_finished(name, same)
+    usage = Usage.total(outcomes)
     total = len(chosen)
     verdict = "deterministic" if identical == total else "NOT deterministic"
     message = f"{identical} of {total} rerun cases gave identical output: {verdict}"

@@ -7,10 +7,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from proctor.sandbox.base import Outcome
 
 
 def json_number(value: float) -> float | None:
@@ -45,6 +48,19 @@ class Usage:
     wall_s: float = 0.0
     cpu_s: float = 0.0
     peak_memory_bytes: int = 0
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> Usage:
+        """The resources one sandboxed run used."""
+        return cls(outcome.wall_s, outcome.cpu_s, outcome.peak_memory_bytes)
+
+    @classmethod
+    def total(cls, outcomes: Iterable[Outcome]) -> Usage:
+        """The resources several runs used together (peak memory: the largest)."""
+        usage = cls()
+        for outcome in outcomes:
+            usage = usage + cls.of(outcome)
+        return usage
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

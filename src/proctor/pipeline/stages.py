@@ -25,10 +25,7 @@ from proctor.protocols.records import CaseRun, list_records
 
 
 def _usage(runs: tuple[CaseRun, ...]) -> Usage:
-    total = Usage()
-    for run in runs:
-        total = total + Usage(run.outcome.wall_s, run.outcome.cpu_s, run.outcome.peak_memory_bytes)
-    return total
+    return Usage.total(run.outcome for run in runs)
 
 
 def _minutes(seconds: float) -> str:
@@ -45,7 +42,7 @@ def prep(ctx: TaskContext) -> StageReport:
     level = ctx.challenge.disclosure.prep
     script = ctx.driver.protocol.setup
     outcome = ctx.driver.setup(ctx.home, ctx.task.public_inputs)
-    usage = Usage(outcome.wall_s, outcome.cpu_s, outcome.peak_memory_bytes)
+    usage = Usage.of(outcome)
     if outcome.succeeded:
         report = StageReport(name, StageStatus.PASSED, f"{script} completed", outcome.wall_s)
     else:
