@@ -97,7 +97,7 @@ def test_a_broken_challenge_file_exits_2_naming_file_and_key(
     assert done.returncode == 2
     assert done.stdout == ""
     assert str(challenge / "challenge.yaml") in done.stderr
-    assert "limits.case_seconds" in done.stderr
+    assert "protocol.case_seconds" in done.stderr
 
 
 def test_an_unknown_challenge_name_exits_2_listing_the_bundled_ones(shared_dir: Path) -> None:

@@ -1,14 +1,15 @@
 import threading
 import time
+from pathlib import Path
 
 from proctor.pipeline.cases import run_cases
-from proctor.protocols.records import CaseRun
+from proctor.protocols.base import CaseRun
 from proctor.sandbox.base import Outcome
 
 
 def case(record: str, ok: bool = True, timed_out: bool = False) -> CaseRun:
     outcome = Outcome(exit_status=0 if ok else 1, timed_out=timed_out)
-    return CaseRun(record, outcome, b"x" if ok else None, "" if ok else "failed")
+    return CaseRun(record, outcome, Path("x") if ok else None, "" if ok else "failed")
 
 
 def test_results_come_back_in_record_order_whatever_the_finishing_order() -> None:
@@ -19,7 +20,7 @@ def test_results_come_back_in_record_order_whatever_the_finishing_order() -> Non
     result = run_cases(
         [str(i) for i in range(5)], run, jobs=5, case_s=1, stage_s=10, stop_on_failure=False
     )
-    assert [r.record for r in result.runs] == ["0", "1", "2", "3", "4"]
+    assert [r.case for r in result.runs] == ["0", "1", "2", "3", "4"]
     assert not result.stage_timed_out
 
 
@@ -30,7 +31,7 @@ def test_quiz_mode_starts_no_new_case_after_a_failure() -> None:
     result = run_cases(
         [str(i) for i in range(6)], run, jobs=1, case_s=1, stage_s=10, stop_on_failure=True
     )
-    assert [r.record for r in result.runs] == ["0", "1"]
+    assert [r.case for r in result.runs] == ["0", "1"]
     assert result.not_started == ("2", "3", "4", "5")
 
 

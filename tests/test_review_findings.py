@@ -15,8 +15,8 @@ import yaml
 from proctor.errors import ConfigError
 from proctor.pipeline.cases import run_cases
 from proctor.pipeline.report import EvaluationReport, RunStatus
+from proctor.protocols.base import CaseRun
 from proctor.protocols.outputs import remove_output
-from proctor.protocols.records import CaseRun
 from proctor.sandbox.base import Outcome
 from proctor.services import catalog
 from proctor.services.evaluate import RunRequest, run_entry
@@ -75,7 +75,7 @@ def test_an_interrupt_while_waiting_stops_new_cases_from_starting() -> None:
     def run_case(record: str, wall_s: float) -> CaseRun:
         with lock:
             started.append(record)
-        return CaseRun(record, Outcome(exit_status=0), b"")
+        return CaseRun(record, Outcome(exit_status=0), Path("x"))
 
     def on_case(run: CaseRun) -> None:
         raise KeyboardInterrupt

@@ -39,8 +39,8 @@ def write(folder: Path, data: object) -> Path:
 def test_a_minimal_challenge_loads_with_defaults_and_absolute_paths(challenge_dir: Path) -> None:
     write(challenge_dir, MINIMAL)
     challenge = load_challenge(challenge_dir)
-    assert challenge.limits.setup_s == 300
-    assert challenge.limits.case_s == 20
+    assert challenge.protocol.setup_s == 300  # type: ignore[attr-defined]
+    assert challenge.protocol.case_s == 20  # type: ignore[attr-defined]
     assert challenge.disclosure.exam == "counts"
     task = challenge.task("main")
     assert task.public_inputs == (challenge_dir / "public").resolve()
@@ -102,8 +102,50 @@ def test_a_missing_challenge_file_says_what_to_pass(tmp_path: Path) -> None:
 
 
 def test_wrong_types_name_the_key(challenge_dir: Path) -> None:
-    write(challenge_dir, {**MINIMAL, "limits": {"case_s": "twenty"}})
-    with pytest.raises(ConfigError, match=r"limits\.case_s"):
+    write(challenge_dir, {**MINIMAL, "protocol": {"kind": "records", "case_s": "twenty"}})
+    with pytest.raises(ConfigError, match=r"protocol\.case_s"):
+        load_challenge(challenge_dir)
+
+
+def test_a_time_limit_under_limits_is_told_to_move_to_the_protocol(challenge_dir: Path) -> None:
+    write(challenge_dir, {**MINIMAL, "limits": {"case_s": 20}})
+    with pytest.raises(ConfigError, match=r"limits\.case_s: .*move case_s to protocol\.case_s"):
+        load_challenge(challenge_dir)
+
+
+@pytest.mark.parametrize("kind", ["command", "python_model", "predictions"])
+def test_a_protocol_kind_without_a_driver_is_refused_at_load(
+    challenge_dir: Path, kind: str
+) -> None:
+    write(challenge_dir, {**MINIMAL, "protocol": {"kind": kind}})
+    with pytest.raises(ConfigError, match=rf"protocol\.kind: protocol kind '{kind}' has no driver"):
+        load_challenge(challenge_dir)
+
+
+def test_an_unknown_protocol_kind_lists_the_runnable_ones(challenge_dir: Path) -> None:
+    write(challenge_dir, {**MINIMAL, "protocol": {"kind": "telepathy"}})
+    with pytest.raises(ConfigError, match=r"protocol\.kind: unknown protocol kind .*use one of"):
+        load_challenge(challenge_dir)
+
+
+def test_scorer_names_and_metrics_are_checked_by_the_loader_alone(challenge_dir: Path) -> None:
+    task = {**MINIMAL["tasks"][0], "metrics": ["auprc", "f1"]}  # type: ignore[dict-item]
+    write(challenge_dir, {**MINIMAL, "tasks": [task]})
+    with pytest.raises(ConfigError, match=r"tasks\[0\]\.metrics\[1\]"):
+        load_challenge(challenge_dir)
+
+
+def test_the_leaderboard_direction_comes_from_the_metric(challenge_dir: Path) -> None:
+    write(challenge_dir, {**MINIMAL, "leaderboard": {"metric": "brier"}})
+    assert not load_challenge(challenge_dir).leaderboard_direction().higher_is_better
+    write(challenge_dir, {**MINIMAL, "leaderboard": {"metric": "auprc", "higher_is_better": False}})
+    with pytest.raises(ConfigError, match=r"leaderboard\.higher_is_better: unknown key"):
+        load_challenge(challenge_dir)
+
+
+def test_a_count_cannot_rank_a_leaderboard(challenge_dir: Path) -> None:
+    write(challenge_dir, {**MINIMAL, "leaderboard": {"metric": "records"}})
+    with pytest.raises(ConfigError, match=r"leaderboard\.metric: 'records' is a count"):
         load_challenge(challenge_dir)
 
 

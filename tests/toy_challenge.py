@@ -49,6 +49,9 @@ def make_challenge(
             "kind": "records",
             "compare": {"kind": "numeric", "tolerance": 0.001},
             "required_files": ["setup.sh", "next.sh"],
+            "setup_s": setup_s,
+            "case_s": case_s,
+            "stage_s": stage_s,
         },
         "tasks": [
             {
@@ -60,9 +63,6 @@ def make_challenge(
             }
         ],
         "limits": {
-            "setup_s": setup_s,
-            "case_s": case_s,
-            "stage_s": stage_s,
             "memory_bytes": 512 * 2**20,
             "home_bytes": 64 * 2**20,
             "processes": 64,

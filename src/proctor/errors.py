@@ -81,3 +81,9 @@ class SandboxUnavailableError(PlatformError):
     """
 
     exit_code = 2
+
+
+class JobCancelledError(ProctorError):
+    """A job was cancelled on request (by a face or the service); not anyone's fault."""
+
+    exit_code = 130

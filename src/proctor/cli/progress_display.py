@@ -15,7 +15,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from proctor.pipeline.report import StageReport, StageStatus
+from proctor.pipeline.progress import StageKey
+from proctor.pipeline.report import StageReport
+from proctor.types import StageStatus
 
 _MARKS = {StageStatus.PASSED: "[green]✓", StageStatus.FAILED: "[red]✗", StageStatus.SKIPPED: "·"}
 
@@ -48,25 +50,25 @@ class RichProgress:
     ) -> None:
         self._progress.stop()
 
-    def stage_started(self, stage: str, total_cases: int) -> None:
+    def stage_started(self, key: StageKey, total_cases: int) -> None:
         """Add a bar for the stage."""
         with self._lock:
-            self._tasks[stage] = self._progress.add_task(
-                stage, total=total_cases or 1, note="running"
+            self._tasks[key.label] = self._progress.add_task(
+                key.label, total=total_cases or 1, note="running"
             )
 
-    def case_finished(self, stage: str, ok: bool) -> None:
+    def case_finished(self, key: StageKey, ok: bool) -> None:
         """Advance the stage's bar."""
         with self._lock:
-            self._progress.advance(self._tasks[stage])
+            self._progress.advance(self._tasks[key.label])
 
     def stage_finished(self, report: StageReport) -> None:
         """Complete the stage's bar with its mark."""
         with self._lock:
-            task = self._tasks.get(report.name)
+            task = self._tasks.get(report.label)
             if task is None:
-                task = self._progress.add_task(report.name, total=1, note="")
-                self._tasks[report.name] = task
+                task = self._progress.add_task(report.label, total=1, note="")
+                self._tasks[report.label] = task
             total = self._progress.tasks[task].total or 1
             first_line = report.message.splitlines()[0] if report.message else ""
             self._progress.update(

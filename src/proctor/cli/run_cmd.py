@@ -14,9 +14,10 @@ from rich.table import Table
 from proctor.cli.failure import fail, interrupted
 from proctor.cli.progress_display import RichProgress
 from proctor.errors import ProctorError
-from proctor.pipeline.report import EvaluationReport, RunStatus
+from proctor.pipeline.report import EvaluationReport
 from proctor.services.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
+from proctor.types import Failure, RunStatus
 
 
 def _number(metric: str, value: float) -> str:
@@ -40,7 +41,8 @@ def print_report(report: EvaluationReport, console: Console) -> None:
         counted = f"{cases.passed}/{cases.total}" if cases.total else ""
         if cases.timed_out:
             counted += f" ({cases.timed_out} timed out)"
-        stages.add_row(stage.name, str(stage.status), f"{stage.wall_s:.2f}", counted, stage.message)
+        wall = f"{stage.wall_s:.2f}"
+        stages.add_row(stage.label, str(stage.status), wall, counted, stage.message)
     console.print(stages)
     for task, metrics in report.scores.items():
         table = Table(title=f"scores · {task}")
@@ -106,12 +108,12 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
 def exit_status(report: EvaluationReport) -> int:
     """The exit status of ``proctor run`` for ``report``.
 
-    0 scored or dry run; 1 the entry failed a stage; 3 scoring itself failed (not the entry's
-    fault: the references or the scorer are broken).
+    0 scored or dry run; 1 the entry failed a stage; 3 the fault was not the entry's (the
+    scorer or its references, the platform).
     """
     if report.status is not RunStatus.FAILED:
         return 0
-    return INTERNAL_FAILURE if (report.failed_stage or "").endswith("score") else 1
+    return 1 if report.failure in (None, Failure.ENTRY) else INTERNAL_FAILURE
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:

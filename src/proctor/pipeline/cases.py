@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from proctor.protocols.records import CaseRun
+from proctor.protocols.base import CaseRun
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,42 +1,41 @@
-"""Everything one task's evaluation needs, handed from stage to stage."""
+"""Everything one job (an entry on one task) needs, handed from stage to stage."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.pipeline.caselog import CaseLog
-from proctor.pipeline.progress import ProgressListener
-from proctor.protocols.records import CaseRun, RecordsDriver
-from proctor.spec.model import Challenge, Task
+from proctor.protocols.base import Driver
+from proctor.scoring.base import Scorer
+from proctor.spec.model import Challenge, Phase, Task
+from proctor.store.runfolder import RunFolder
+from proctor.types import Stage
 
 
 @dataclass(frozen=True, slots=True)
 class TaskContext:
-    """One task of one entry: the challenge, the unpacked entry, its home and its run folder.
+    """One task of one entry: the challenge, the staged task, the driver and the run folder.
 
     ``entry_root`` is the unpacked entry as uploaded (host side, never written by the entry);
-    ``home`` is the entry's writable workspace; ``outputs`` is where exam outputs are kept for
-    scoring, outside every sandbox.
+    ``home`` is the entry's writable workspace; outputs are stored in ``folder`` outside
+    every sandbox. ``cancel`` kills this job's running cases (its sandbox session) only.
     """
 
     challenge: Challenge
+    phase: Phase
     task: Task
+    driver: Driver
+    scorer: Scorer
     entry_root: Path
     home: Path
-    outputs: Path
-    run_dir: Path
-    driver: RecordsDriver
+    folder: RunFolder
     jobs: int
-    progress: ProgressListener
-    case_log: CaseLog | None = None
-    stage_prefix: str = ""
 
-    def log_case(self, stage: str, run: CaseRun) -> None:
-        """Keep the organizer's record of a finished case (never shown to the participant)."""
-        if self.case_log is not None:
-            self.case_log.record(self.stage_name(stage), run)
+    def outputs(self, stage: Stage) -> Path:
+        """Where this task's collected outputs of ``stage`` are stored."""
+        return self.folder.outputs(self.task.name, stage)
 
-    def stage_name(self, stage: str) -> str:
-        """The stage's name in reports (``task:stage`` when a phase has several tasks)."""
-        return f"{self.stage_prefix}{stage}"
+    def stored(self, stage: Stage, case: str) -> Path:
+        """The stored output of ``case`` in ``stage`` (named as the scorer expects)."""
+        template = self.driver.output_template(self.challenge.protocol)
+        return self.outputs(stage) / template.format(record=case)

@@ -1,14 +1,55 @@
-"""Turn what a stage saw into what the participant may see, by the stage's disclosure level."""
+"""The one disclosure policy: turn what a stage saw into what the participant may see.
+
+Every stage produces a ``StageResult`` holding everything it knows (the failed case's logs
+included); :func:`disclose` is the only way from there to the ``StageReport`` a participant
+reads, by the stage's :class:`proctor.types.Disclosure` level:
+
+- ``full``: the headline and the failed run's log tails;
+- ``errors``: the headline only (one line, no entry output);
+- ``counts``: the counts message instead of a failed case's headline;
+- ``none``: only whether the stage passed (``quiet``), with case counts zeroed but the total.
+"""
 
 from __future__ import annotations
 
-from proctor.pipeline.report import CaseCounts
-from proctor.protocols.records import CaseRun
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from proctor.pipeline.report import CaseCounts, StageReport, Usage
+from proctor.protocols.base import CaseRun
+from proctor.types import Disclosure, Failure, Stage, StageStatus
 
 TAIL_CHARS = 4000
 
 
-def counts_of(runs: tuple[CaseRun, ...], not_started: int = 0) -> CaseCounts:
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """Everything a stage found, before disclosure (never shown to a participant as is).
+
+    ``headline``: one line without entry output; ``logs``: (name, text) pairs of the failed
+    run; ``quiet``: the message at ``none``; ``counts_replace_headline``: at ``counts``, show
+    the counts message rather than the headline (a failed case's headline names the case).
+    """
+
+    stage: Stage
+    status: StageStatus
+    headline: str
+    quiet: str
+    counts: CaseCounts = field(default_factory=CaseCounts)
+    usage: Usage = field(default_factory=Usage)
+    logs: tuple[tuple[str, str], ...] = ()
+    counts_replace_headline: bool = False
+    failure: Failure | None = None
+    wall_s: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        """True when the stage failed."""
+        return self.status is StageStatus.FAILED
+
+
+def counts_of(runs: Sequence[CaseRun], not_started: int = 0) -> CaseCounts:
     """Count passed, failed and timed-out cases (cases never started count as failed)."""
     passed = sum(1 for run in runs if run.ok)
     timed_out = sum(1 for run in runs if run.timed_out)
@@ -16,36 +57,36 @@ def counts_of(runs: tuple[CaseRun, ...], not_started: int = 0) -> CaseCounts:
     return CaseCounts(len(runs) + not_started, passed, failed, timed_out)
 
 
-def counts_message(stage: str, counts: CaseCounts) -> str:
-    """A message carrying nothing beyond counts, for ``counts`` disclosure."""
+def counts_message(stage: Stage, counts: CaseCounts) -> str:
+    """A message carrying nothing beyond counts."""
     return (
         f"{stage}: {counts.total} cases, {counts.passed} passed, {counts.failed} failed "
         f"({counts.timed_out} timed out)"
     )
 
 
-def case_diagnostics(run: CaseRun, level: str) -> str:
-    """What a participant may see of one failed case at disclosure ``level``."""
-    if level == "none":
-        return ""
-    head = f"record {run.record}: {run.problem or 'failed'}"
-    if level in {"errors", "counts"}:
-        return head
-    parts = [head]
-    for name, text in (("stdout", run.outcome.stdout), ("stderr", run.outcome.stderr)):
-        if text.strip():
-            parts.append(f"--- {name} (last {TAIL_CHARS} characters) ---\n{text[-TAIL_CHARS:]}")
-    return "\n".join(parts)
+def run_logs(stdout: str, stderr: str) -> tuple[tuple[str, str], ...]:
+    """The non-empty logs of a run, for ``full`` disclosure."""
+    return tuple((name, text) for name, text in (("stdout", stdout), ("stderr", stderr)) if text)
 
 
-def script_diagnostics(script: str, problem: str, stdout: str, stderr: str, level: str) -> str:
-    """What a participant may see of a failed setup script at disclosure ``level``."""
-    if level == "none":
-        return f"{script} failed"
-    if level in {"errors", "counts"}:
-        return f"{script}: {problem}"
-    parts = [f"{script}: {problem}"]
-    for name, text in (("stdout", stdout), ("stderr", stderr)):
-        if text.strip():
-            parts.append(f"--- {name} (last {TAIL_CHARS} characters) ---\n{text[-TAIL_CHARS:]}")
-    return "\n".join(parts)
+def disclose(result: StageResult, level: Disclosure, *, task: str | None = None) -> StageReport:
+    """The participant's view of ``result`` at disclosure ``level``."""
+    counts = result.counts
+    if level is Disclosure.NONE:
+        message = result.quiet
+        counts = dataclasses.replace(counts, passed=0, failed=0, timed_out=0)
+    elif level is Disclosure.COUNTS and result.counts_replace_headline:
+        message = counts_message(result.stage, counts)
+    elif level is Disclosure.FULL:
+        parts = [result.headline]
+        for name, text in result.logs if result.failed else ():
+            if text.strip():
+                tail = text[-TAIL_CHARS:]
+                parts.append(f"--- {name} (last {TAIL_CHARS} characters) ---\n{tail}")
+        message = "\n".join(parts)
+    else:
+        message = result.headline
+    return StageReport(
+        result.stage, result.status, message, result.wall_s, counts, result.usage, task
+    )

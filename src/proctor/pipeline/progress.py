@@ -2,19 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
-from proctor.pipeline.report import StageReport
+from proctor.pipeline.report import StageReport, stage_label
+from proctor.types import Stage
+
+
+@dataclass(frozen=True, slots=True)
+class StageKey:
+    """Which stage of which task an event is about.
+
+    ``shown_task`` is None for a phase with one task (the task is then not named in labels).
+    """
+
+    task: str
+    stage: Stage
+    shown_task: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The stage's name in displays: ``exam`` or ``TASK:exam``."""
+        return stage_label(self.stage, self.shown_task)
 
 
 class ProgressListener(Protocol):
     """Receives stage and case events; implementations must be thread-safe."""
 
-    def stage_started(self, stage: str, total_cases: int) -> None:
+    def stage_started(self, key: StageKey, total_cases: int) -> None:
         """A stage begins; ``total_cases`` is 0 for stages without cases."""
 
-    def case_finished(self, stage: str, ok: bool) -> None:
-        """One case of ``stage`` ended."""
+    def case_finished(self, key: StageKey, ok: bool) -> None:
+        """One case of the stage ended."""
 
     def stage_finished(self, report: StageReport) -> None:
         """A stage ended with ``report`` (already redacted)."""
@@ -23,10 +42,10 @@ class ProgressListener(Protocol):
 class SilentProgress:
     """A listener that ignores every event."""
 
-    def stage_started(self, stage: str, total_cases: int) -> None:
+    def stage_started(self, key: StageKey, total_cases: int) -> None:
         """Ignore."""
 
-    def case_finished(self, stage: str, ok: bool) -> None:
+    def case_finished(self, key: StageKey, ok: bool) -> None:
         """Ignore."""
 
     def stage_finished(self, report: StageReport) -> None:

@@ -1,19 +1,21 @@
 """What an evaluation reports: per-stage status, case counts, resource usage and scores.
 
-``EvaluationReport.to_json`` is the one place where the report becomes the documented JSON of
-``proctor run --json``; disclosure has already been applied when the stage reports were made.
+A ``TaskReport`` is what one job (an entry on one task) produces; an ``EvaluationReport``
+combines the task reports of a submission (:func:`combine`). ``EvaluationReport.to_json`` is the
+one place where the report becomes the documented JSON of ``proctor run --json``; disclosure
+has already been applied when the stage reports were made.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from proctor.sandbox.base import Outcome
+from proctor.types import Failure, RunStatus, Stage, StageStatus
 
 
 def json_number(value: float) -> float | None:
@@ -23,22 +25,6 @@ def json_number(value: float) -> float | None:
 
 def _json_table(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float | None]]:
     return {key: {k: json_number(v) for k, v in row.items()} for key, row in table.items()}
-
-
-class StageStatus(StrEnum):
-    """The state a stage ends in."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-
-
-class RunStatus(StrEnum):
-    """The state an evaluation ends in."""
-
-    SCORED = "scored"
-    DRY_RUN = "dry_run"
-    FAILED = "failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,21 +83,43 @@ class CaseCounts:
         }
 
 
+def stage_label(stage: Stage, shown_task: str | None) -> str:
+    """How a stage is named in reports and displays: ``exam``, or ``TASK:exam``.
+
+    The task is named only when the phase has several tasks.
+    """
+    return f"{shown_task}:{stage}" if shown_task else str(stage)
+
+
 @dataclass(frozen=True, slots=True)
 class StageReport:
-    """One stage as the participant may see it (already redacted by disclosure)."""
+    """One stage of one task as the participant may see it (already redacted by disclosure).
 
-    name: str
+    ``task`` is set when the phase has several tasks; it prefixes the stage's ``label``.
+    """
+
+    stage: Stage
     status: StageStatus
     message: str = ""
     wall_s: float = 0.0
     cases: CaseCounts = CaseCounts()
     usage: Usage = Usage()
+    task: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How the stage is named in reports and displays: ``exam`` or ``TASK:exam``."""
+        return stage_label(self.stage, self.task)
+
+    @property
+    def name(self) -> str:
+        """The stage's name in the JSON report (its label)."""
+        return self.label
 
     def to_json(self) -> dict[str, Any]:
         """The stage entry of the JSON report: name, status, message, wall_s, cases."""
         return {
-            "name": self.name,
+            "name": self.label,
             "status": str(self.status),
             "message": self.message,
             "wall_s": round(self.wall_s, 3),
@@ -120,12 +128,39 @@ class StageReport:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskReport:
+    """The outcome of one job: an entry evaluated on one task of a phase.
+
+    ``failure`` says whose fault a failed task was; ``failed_stage`` which stage failed.
+    """
+
+    task: str
+    status: RunStatus
+    stages: tuple[StageReport, ...]
+    failure: Failure | None = None
+    failed_stage: Stage | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+    per_record: dict[str, dict[str, float]] | None = None
+    efficiency: dict[str, float] | None = None
+    determinism: dict[str, float] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The task's entry under ``tasks`` in the JSON report."""
+        return {
+            "status": str(self.status),
+            "failure": str(self.failure) if self.failure else None,
+            "failed_stage": str(self.failed_stage) if self.failed_stage else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class EvaluationReport:
-    """The outcome of evaluating one entry in one phase of one challenge.
+    """The outcome of evaluating one entry in one phase of one challenge (every task).
 
     ``scores`` depend only on the entry's outputs (a rerun gives the same numbers);
     ``efficiency`` holds per-task resource use of the exam (CPU and wall seconds per case, peak
-    memory in bytes), which varies from run to run.
+    memory in bytes), which varies from run to run. ``status`` is ``scored`` only when every
+    task scored; ``tasks`` (several tasks only) gives each task's own status.
     """
 
     challenge: str
@@ -134,10 +169,12 @@ class EvaluationReport:
     stages: tuple[StageReport, ...]
     message: str = ""
     failed_stage: str | None = None
+    failure: Failure | None = None
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     per_record: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
     determinism: dict[str, dict[str, float]] = field(default_factory=dict)
+    tasks: dict[str, TaskReport] = field(default_factory=dict)
     run_dir: Path | None = None
 
     @property
@@ -154,6 +191,7 @@ class EvaluationReport:
             "challenge": self.challenge,
             "phase": self.phase,
             "status": str(self.status),
+            "failure": str(self.failure) if self.failure else None,
             "failed_stage": self.failed_stage,
             "message": self.message,
             "stages": [stage.to_json() for stage in self.stages],
@@ -161,6 +199,8 @@ class EvaluationReport:
             "usage": self.usage.to_json(),
             "efficiency": _json_table(self.efficiency),
         }
+        if len(self.tasks) > 1:
+            data["tasks"] = {name: report.to_json() for name, report in self.tasks.items()}
         if self.determinism:
             data["determinism"] = {
                 task: {key: int(value) for key, value in row.items()}
@@ -171,3 +211,35 @@ class EvaluationReport:
                 task: _json_table(records) for task, records in self.per_record.items()
             }
         return data
+
+
+def combine(challenge: str, phase: str, reports: Sequence[TaskReport]) -> EvaluationReport:
+    """The submission's report from its task reports (in the phase's task order).
+
+    ``scored`` only when every task scored; ``dry_run`` when every task stopped after a
+    passed quiz; else ``failed``, naming the first failed task's stage and whose fault it was.
+    """
+    failed = next((r for r in reports if r.status is RunStatus.FAILED), None)
+    if failed is not None:
+        status = RunStatus.FAILED
+        stage = next(s for s in failed.stages if s.status is StageStatus.FAILED)
+        failed_stage: str | None = stage.label
+        message = f"{stage.label} failed"
+    elif reports and all(r.status is RunStatus.DRY_RUN for r in reports):
+        status, failed_stage, message = RunStatus.DRY_RUN, None, "dry run completed with no error"
+    else:
+        status, failed_stage, message = RunStatus.SCORED, None, "scored"
+    return EvaluationReport(
+        challenge=challenge,
+        phase=phase,
+        status=status,
+        stages=tuple(stage for report in reports for stage in report.stages),
+        message=message,
+        failed_stage=failed_stage,
+        failure=failed.failure if failed is not None else None,
+        scores={r.task: r.scores for r in reports if r.scores},
+        per_record={r.task: r.per_record for r in reports if r.per_record is not None},
+        efficiency={r.task: r.efficiency for r in reports if r.efficiency is not None},
+        determinism={r.task: r.determinism for r in reports if r.determinism is not None},
+        tasks={r.task: r for r in reports},
+    )

@@ -1,163 +1,203 @@
-"""The stages of the records protocol: prep, quiz, exam (score lives in ``scoring``).
+"""The stage bodies of one task: prep, quiz, exam and the determinism rerun (score: ``scoring``).
 
-Each function runs one stage for one task and returns a ``StageReport`` already redacted by
-the challenge's disclosure level for that stage.
+Each body runs under ``StageRunner.run`` and returns a ``StageResult`` with everything it found;
+the runner discloses it. Bodies speak only to the ``Driver`` contract, so they serve every
+protocol.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from pathlib import Path
 
-from proctor.pipeline.cases import StageRun, run_cases
+from proctor.pipeline.cases import run_cases
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import (
-    case_diagnostics,
-    counts_message,
-    counts_of,
-    script_diagnostics,
-)
-from proctor.pipeline.report import StageReport, StageStatus, Usage
-from proctor.protocols.compare import compare_answer
-from proctor.protocols.records import CaseRun, list_records
+from proctor.pipeline.disclosure import StageResult, counts_message, counts_of, run_logs
+from proctor.pipeline.report import CaseCounts, Usage
+from proctor.pipeline.runner import CaseSink, StageRunner
+from proctor.protocols.base import CaseRun
+from proctor.types import Failure, Stage, StageStatus
 
 
-def _usage(runs: tuple[CaseRun, ...]) -> Usage:
-    return Usage.total(run.outcome for run in runs)
-
-
-def _minutes(seconds: float) -> str:
+def minutes(seconds: float) -> str:
+    """``5 minutes`` for whole minutes, else ``12.5 seconds``."""
     if seconds % 60 == 0:
-        minutes = int(seconds // 60)
-        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+        whole = int(seconds // 60)
+        return f"{whole} minute{'s' if whole != 1 else ''}"
     return f"{seconds:g} second{'s' if seconds != 1 else ''}"
 
 
-def prep(ctx: TaskContext) -> StageReport:
-    """Run the entry's setup script once in its home (the entry is already checked and copied)."""
-    name = ctx.stage_name("prep")
-    ctx.progress.stage_started(name, 0)
-    level = ctx.challenge.disclosure.prep
-    script = ctx.driver.protocol.setup
-    outcome = ctx.driver.setup(ctx.home, ctx.task.public_inputs)
-    usage = Usage.of(outcome)
-    if outcome.succeeded:
-        report = StageReport(name, StageStatus.PASSED, f"{script} completed", outcome.wall_s)
-    else:
+def case_headline(noun: str, run: CaseRun) -> str:
+    """One line naming a failed case and its problem (no entry output)."""
+    return f"{noun} {run.case}: {run.problem or 'failed'}"
+
+
+def prep(ctx: TaskContext, runner: StageRunner) -> StageResult:
+    """Run the entry's setup once in its home (the entry is already checked and copied)."""
+
+    def body(_: CaseSink) -> StageResult:
+        prepared = ctx.driver.prepare(ctx.home, ctx.task.public_inputs)
+        outcome = prepared.outcome
+        usage, logs = Usage.of(outcome), run_logs(outcome.stdout, outcome.stderr)
+        if outcome.succeeded:
+            done = f"{prepared.what} completed"
+            return StageResult(Stage.PREP, StageStatus.PASSED, done, done, usage=usage, logs=logs)
         problem = (
-            f"timed out after {_minutes(ctx.challenge.limits.setup_s)}"
+            f"timed out after {minutes(prepared.limit_s)}"
             if outcome.timed_out
             else outcome.describe()
         )
-        message = script_diagnostics(script, problem, outcome.stdout, outcome.stderr, level)
-        report = StageReport(name, StageStatus.FAILED, message, outcome.wall_s)
-    report = dataclasses.replace(report, usage=usage)
-    ctx.progress.stage_finished(report)
-    return report
-
-
-def _quiz_case(ctx: TaskContext, record: str, wall_s: float) -> CaseRun:
-    run = ctx.driver.run_case(ctx.home, ctx.task.public_inputs, record, wall_s=wall_s)
-    template = ctx.driver.protocol.answers
-    if not run.ok or run.output is None or template is None:
-        return run  # without an ``answers`` template the quiz only checks that next.sh works
-    answer = ctx.driver.answer_for(ctx.entry_root, record)
-    if answer is None:
-        expected = template.format(record=record)
-        return dataclasses.replace(
-            run, problem=f"the entry ships no answer {expected}: add the expected output"
+        return StageResult(
+            Stage.PREP,
+            StageStatus.FAILED,
+            f"{prepared.what}: {problem}",
+            f"{prepared.what} failed",
+            usage=usage,
+            logs=logs,
+            failure=Failure.ENTRY,
         )
-    difference = compare_answer(run.output, answer, ctx.driver.protocol.compare)
+
+    return runner.run(Stage.PREP, body)
+
+
+def _quiz_case(ctx: TaskContext, case: str, wall_s: float) -> CaseRun:
+    driver = ctx.driver
+    run = driver.run_case(
+        ctx.home, ctx.task.public_inputs, case, wall_s=wall_s, store=ctx.stored(Stage.QUIZ, case)
+    )
+    if not run.ok or run.output is None or not driver.answers_expected:
+        return run  # without shipped answers the quiz only checks that the entry works
+    answer = driver.expected_answer(ctx.entry_root, case)
+    if answer is None:
+        missing = (
+            f"the entry ships no answer {driver.describe_answer(case)}: add the expected output"
+        )
+        return CaseRun(case, run.outcome, None, missing)
+    difference = driver.compare(run.output.read_bytes(), answer)
     if difference is None:
         return run
-    return dataclasses.replace(run, problem=f"output differs from the shipped answer: {difference}")
+    return CaseRun(case, run.outcome, None, f"output differs from the shipped answer: {difference}")
 
 
-def _run_stage(ctx: TaskContext, stage: str, inputs: Path, *, quiz: bool) -> StageRun:
-    records = list_records(inputs)
-    ctx.progress.stage_started(ctx.stage_name(stage), len(records))
-    limits = ctx.challenge.limits
-
-    def one(record: str, wall_s: float) -> CaseRun:
-        if quiz:
-            return _quiz_case(ctx, record, wall_s)
-        return ctx.driver.run_case(ctx.home, inputs, record, wall_s=wall_s)
-
-    def finished(run: CaseRun) -> None:
-        if not quiz and run.ok and run.output is not None:
-            (ctx.outputs / ctx.driver.protocol.output.format(record=run.record)).write_bytes(
-                run.output
-            )
-        ctx.log_case(stage, run)
-        ctx.progress.case_finished(ctx.stage_name(stage), run.ok)
-
-    return run_cases(
-        records,
-        one,
-        jobs=ctx.jobs,
-        case_s=limits.case_s,
-        stage_s=limits.stage_s,
-        stop_on_failure=quiz,
-        on_case=finished,
-        cancel=ctx.driver.sandbox.cancel_all,
-    )
-
-
-def quiz(ctx: TaskContext) -> StageReport:
-    """Run every public record and compare each output with the answer the entry ships.
+def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
+    """Run every public case and compare each output with the answer the entry ships.
 
     Stops at the first failure or mismatch and reports that case's diagnostics.
     """
-    name = ctx.stage_name("quiz")
-    result = _run_stage(ctx, "quiz", ctx.task.public_inputs, quiz=True)
-    counts = counts_of(result.runs)
-    level = ctx.challenge.disclosure.quiz
-    failed = next((run for run in result.runs if not run.ok), None)
-    if failed is not None:
-        message = case_diagnostics(failed, level)
-        if level == "counts":
-            message = counts_message("quiz", counts)
-        elif level == "none":
-            message = "quiz failed"
-        status = StageStatus.FAILED
-    elif result.stage_timed_out:
-        message = f"quiz: timed out after {_minutes(ctx.challenge.limits.stage_s)}"
-        status = StageStatus.FAILED
-    else:
-        message = f"{counts.passed} records matched the shipped answers"
-        status = StageStatus.PASSED
-    if level == "none":
-        counts = dataclasses.replace(counts, passed=0, failed=0, timed_out=0)
-    report = StageReport(name, status, message, result.wall_s, counts, _usage(result.runs))
-    ctx.progress.stage_finished(report)
-    return report
+    driver = ctx.driver
+    cases = driver.list_cases(ctx.challenge.protocol, ctx.task.public_inputs)
+
+    def body(sink: CaseSink) -> StageResult:
+        found = run_cases(
+            cases,
+            lambda case, wall_s: _quiz_case(ctx, case, wall_s),
+            jobs=ctx.jobs,
+            case_s=driver.case_s,
+            stage_s=driver.stage_s,
+            stop_on_failure=True,
+            on_case=sink,
+            cancel=driver.context.session.cancel,
+        )
+        counts = counts_of(found.runs)
+        usage = Usage.total(run.outcome for run in found.runs)
+        failed = next((run for run in found.runs if not run.ok), None)
+        if failed is not None:
+            return StageResult(
+                Stage.QUIZ,
+                StageStatus.FAILED,
+                case_headline(driver.case_noun, failed),
+                "quiz failed",
+                counts,
+                usage,
+                run_logs(failed.outcome.stdout, failed.outcome.stderr),
+                counts_replace_headline=True,
+                failure=Failure.ENTRY,
+            )
+        if found.stage_timed_out:
+            late = f"quiz: timed out after {minutes(driver.stage_s)}"
+            return StageResult(
+                Stage.QUIZ, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
+            )
+        matched = f"{counts.passed} {driver.case_noun}s matched the shipped answers"
+        return StageResult(Stage.QUIZ, StageStatus.PASSED, matched, matched, counts, usage)
+
+    return runner.run(Stage.QUIZ, body, cases=len(cases))
 
 
-def exam(ctx: TaskContext) -> StageReport:
-    """Run every hidden record; failures do not stop it and only counts are disclosed."""
-    name = ctx.stage_name("exam")
-    inputs = ctx.task.hidden_inputs
-    if inputs is None:
-        report = StageReport(name, StageStatus.SKIPPED, "this task has no hidden inputs")
-        ctx.progress.stage_finished(report)
-        return report
-    ctx.outputs.mkdir(parents=True, exist_ok=True)
-    result = _run_stage(ctx, "exam", inputs, quiz=False)
-    counts = counts_of(result.runs, len(result.not_started))
-    level = ctx.challenge.disclosure.exam
-    if result.stage_timed_out:
-        status = StageStatus.FAILED
-        message = f"exam: timed out after {_minutes(ctx.challenge.limits.stage_s)}"
-    else:
-        status = StageStatus.PASSED
-        message = counts_message("exam", counts) if level != "none" else "exam completed"
-    if level == "none":
-        counts = dataclasses.replace(counts, passed=0, failed=0, timed_out=0)
-    report = StageReport(name, status, message, result.wall_s, counts, _usage(result.runs))
-    ctx.progress.stage_finished(report)
-    return report
+def exam(ctx: TaskContext, runner: StageRunner, inputs: Path) -> StageResult:
+    """Run every hidden case; failures do not stop it and only counts are disclosed."""
+    driver = ctx.driver
+    cases = driver.list_cases(ctx.challenge.protocol, inputs)
+    ctx.outputs(Stage.EXAM).mkdir(parents=True, exist_ok=True)
+
+    def one(case: str, wall_s: float) -> CaseRun:
+        return driver.run_case(
+            ctx.home, inputs, case, wall_s=wall_s, store=ctx.stored(Stage.EXAM, case)
+        )
+
+    def body(sink: CaseSink) -> StageResult:
+        found = run_cases(
+            cases,
+            one,
+            jobs=ctx.jobs,
+            case_s=driver.case_s,
+            stage_s=driver.stage_s,
+            stop_on_failure=False,
+            on_case=sink,
+            cancel=driver.context.session.cancel,
+        )
+        counts = counts_of(found.runs, len(found.not_started))
+        usage = Usage.total(run.outcome for run in found.runs)
+        if found.stage_timed_out:
+            late = f"exam: timed out after {minutes(driver.stage_s)}"
+            return StageResult(
+                Stage.EXAM, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
+            )
+        message = counts_message(Stage.EXAM, counts)
+        return StageResult(Stage.EXAM, StageStatus.PASSED, message, "exam completed", counts, usage)
+
+    return runner.run(Stage.EXAM, body, cases=len(cases))
+
+
+def rerun(ctx: TaskContext, runner: StageRunner, inputs: Path, count: int) -> dict[str, float]:
+    """Rerun up to ``count`` exam cases that gave an output; compare outputs byte for byte.
+
+    PhysioNet's organizers could not tell whether an entry gave the same answer twice. Only
+    counts are reported (the cases are hidden); returns ``{rerun, identical}``.
+    """
+    driver = ctx.driver
+    with_output = [
+        case
+        for case in driver.list_cases(ctx.challenge.protocol, inputs)
+        if ctx.stored(Stage.EXAM, case).is_file()
+    ]
+    chosen = with_output[:count]
+    identical = timed_out = 0
+
+    def body(sink: CaseSink) -> StageResult:
+        nonlocal identical, timed_out
+        outcomes = []
+        for case in chosen:
+            again = driver.run_case(
+                ctx.home, inputs, case, wall_s=driver.case_s, store=ctx.stored(Stage.RERUN, case)
+            )
+            stored = ctx.stored(Stage.EXAM, case).read_bytes()
+            identical += again.output is not None and again.output.read_bytes() == stored
+            timed_out += again.timed_out
+            outcomes.append(again.outcome)
+            sink(again)
+        total = len(chosen)
+        verdict = "deterministic" if identical == total else "NOT deterministic"
+        message = f"{identical} of {total} rerun cases gave identical output: {verdict}"
+        counts = CaseCounts(total, identical, total - identical, timed_out)
+        usage = Usage.total(outcomes)
+        return StageResult(
+            Stage.RERUN, StageStatus.PASSED, message, "rerun completed", counts, usage
+        )
+
+    runner.run(Stage.RERUN, body, cases=len(chosen))
+    return {"rerun": float(len(chosen)), "identical": float(identical)}
 
 
 def home_is_full(home: Path) -> bool:

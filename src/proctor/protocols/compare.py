@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from proctor.spec.model import CompareSpec
+from proctor.spec.protocols import CompareSpec
 
 
 def compare_answer(output: bytes, answer: bytes, spec: CompareSpec) -> str | None:

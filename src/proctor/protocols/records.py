@@ -2,41 +2,24 @@
 
 The entry's home is a size-capped writable workspace shown at ``/entry`` (also the working
 folder); the case inputs are shown read-only at ``/data`` and named by ``PROCTOR_DATA``. After a
-case, its declared output (``{record}.vec``) is taken out of the home by trusted host code.
-References are never shown to the entry.
+case, its declared output (``{record}.vec``) is taken out of the home by trusted host code and
+stored outside every sandbox. References are never shown to the entry.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from proctor.entries import Manifest
+from proctor.protocols.base import CaseRun, Driver, Preparation
+from proctor.protocols.compare import compare_answer
 from proctor.protocols.outputs import collect_output, remove_output
-from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox
-from proctor.spec.model import RecordsProtocol, StageLimits
+from proctor.sandbox.base import Limits, Mount, Outcome
+from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
 
 HOME = "/entry"
 DATA = "/data"
-
-
-@dataclass(frozen=True, slots=True)
-class CaseRun:
-    """One ``next.sh`` run: the sandbox outcome and the collected output (None if refused)."""
-
-    record: str
-    outcome: Outcome
-    output: bytes | None
-    problem: str = ""
-
-    @property
-    def ok(self) -> bool:
-        """True when next.sh succeeded and wrote an acceptable output file."""
-        return self.outcome.succeeded and self.output is not None and not self.problem
-
-    @property
-    def timed_out(self) -> bool:
-        """True when the case ran out of time."""
-        return self.outcome.timed_out
+MAX_ANSWER_BYTES = 1 << 30
 
 
 def list_records(folder: Path) -> list[str]:
@@ -48,76 +31,120 @@ def list_records(folder: Path) -> list[str]:
     return sorted(path.stem for path in folder.glob("*.hea"))
 
 
-class RecordsDriver:
-    """Runs one entry's scripts in the sandbox under the challenge's limits."""
+def _records_settings(settings: ProtocolSettings) -> RecordsProtocol:
+    if not isinstance(settings, RecordsProtocol):
+        raise TypeError(f"the records driver cannot run a {settings.kind!r} protocol")
+    return settings
 
-    def __init__(
-        self,
-        protocol: RecordsProtocol,
-        limits: StageLimits,
-        sandbox: Sandbox,
-        *,
-        slot: int = 0,
-        parallel_runs: int = 1,
-    ) -> None:
-        self.protocol = protocol
-        self.limits = limits
-        self.sandbox = sandbox
-        self.slot = slot
-        self.parallel_runs = max(1, parallel_runs)
+
+class RecordsDriver(Driver):
+    """Runs one entry's scripts in the job's sandbox session under the challenge's limits."""
+
+    kind = "records"
+    settings_model = RecordsProtocol
+    summary = "PhysioNet sandbox: setup.sh once, next.sh RECORD per case"
+    case_noun = "record"
+
+    @property
+    def protocol(self) -> RecordsProtocol:
+        """The challenge's records settings."""
+        return _records_settings(self.context.settings)
+
+    @classmethod
+    def list_cases(cls, settings: ProtocolSettings, folder: Path) -> list[str]:
+        """The records of ``folder`` (``RECORDS``, else every ``*.hea``)."""
+        return list_records(folder)
+
+    @classmethod
+    def output_template(cls, settings: ProtocolSettings) -> str:
+        """The file ``next.sh`` writes per record, e.g. ``{record}.vec``."""
+        return _records_settings(settings).output
+
+    @classmethod
+    def manifest(cls, settings: ProtocolSettings) -> Manifest:
+        """The protocol's required and executable files."""
+        protocol = _records_settings(settings)
+        return Manifest(required=protocol.required_files, executable=protocol.executable_files)
+
+    @property
+    def case_s(self) -> float:
+        """Seconds one ``next.sh`` run may take."""
+        return self.protocol.case_s
+
+    @property
+    def stage_s(self) -> float:
+        """Seconds a whole quiz or exam may take."""
+        return self.protocol.stage_s
 
     def sandbox_limits(self, wall_s: float) -> Limits:
         """Sandbox limits of one run lasting at most ``wall_s`` seconds."""
+        limits = self.context.limits
         return Limits(
             wall_s=wall_s,
-            memory_bytes=self.limits.memory_bytes,
-            processes=self.limits.processes,
+            memory_bytes=limits.memory_bytes,
+            processes=limits.processes,
             # parallel cases share the slot uid, whose process count the kernel caps as a whole
-            uid_processes=self.limits.processes * self.parallel_runs,
-            file_size_bytes=self.limits.home_bytes,  # no single file can outgrow the home
-            tmp_bytes=self.limits.tmp_bytes,
-            log_bytes=self.limits.log_bytes,
+            uid_processes=limits.processes * max(1, self.context.parallel_runs),
+            file_size_bytes=limits.home_bytes,  # no single file can outgrow the home
+            tmp_bytes=limits.tmp_bytes,
+            log_bytes=limits.log_bytes,
         )
 
     def _env(self) -> dict[str, str]:
         return {"PROCTOR_DATA": DATA, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
 
-    def setup(self, home: Path, inputs: Path) -> Outcome:
-        """Run the entry's setup script once, with the public inputs visible."""
-        mounts = [Mount(home, HOME, writable=True), Mount(inputs, DATA)]
-        return self.sandbox.run(
-            [f"./{self.protocol.setup}"],
-            mounts=mounts,
-            limits=self.sandbox_limits(self.limits.setup_s),
-            env=self._env(),
-            cwd=HOME,
-            slot=self.slot,
-        )
-
-    def run_case(self, home: Path, inputs: Path, record: str, *, wall_s: float) -> CaseRun:
-        """Run ``next RECORD`` and take its output file out of the home."""
-        output_name = self.protocol.output.format(record=record)
-        remove_output(home, output_name)
-        outcome = self.sandbox.run(
-            [f"./{self.protocol.next}", record],
+    def _run(self, argv: list[str], home: Path, inputs: Path, wall_s: float) -> Outcome:
+        return self.context.session.run(
+            argv,
             mounts=[Mount(home, HOME, writable=True), Mount(inputs, DATA)],
             limits=self.sandbox_limits(wall_s),
             env=self._env(),
             cwd=HOME,
-            slot=self.slot,
         )
-        collected = collect_output(home, output_name, max_bytes=self.limits.output_bytes)
-        remove_output(home, output_name)
-        problem = "" if outcome.succeeded else f"{self.protocol.next} {outcome.describe()}"
-        if not problem and collected.data is None:
-            problem = collected.problem
-        return CaseRun(record, outcome, collected.data, problem)
 
-    def answer_for(self, entry_root: Path, record: str) -> bytes | None:
-        """The answer the entry ships for a quiz record, or None if it ships none."""
+    def prepare(self, home: Path, public_inputs: Path) -> Preparation:
+        """Run the entry's setup script once, with the public inputs visible."""
+        script, limit = self.protocol.setup, self.protocol.setup_s
+        return Preparation(script, limit, self._run([f"./{script}"], home, public_inputs, limit))
+
+    def run_case(
+        self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
+    ) -> CaseRun:
+        """Run ``next RECORD``, take its output out of the home and store it at ``store``."""
+        output_name = self.protocol.output.format(record=case)
+        remove_output(home, output_name)
+        outcome = self._run([f"./{self.protocol.next}", case], home, inputs, wall_s)
+        collected = collect_output(home, output_name, max_bytes=self.context.limits.output_bytes)
+        remove_output(home, output_name)
+        if not outcome.succeeded:
+            return CaseRun(case, outcome, None, f"{self.protocol.next} {outcome.describe()}")
+        if collected.data is None:
+            return CaseRun(case, outcome, None, collected.problem)
+        store.parent.mkdir(parents=True, exist_ok=True)
+        store.write_bytes(collected.data)
+        problem = self.validate_output(store)
+        if problem is not None:
+            store.unlink()
+            return CaseRun(case, outcome, None, f"{output_name}: {problem}")
+        return CaseRun(case, outcome, store)
+
+    @property
+    def answers_expected(self) -> bool:
+        """True when the protocol names shipped answers (``answers`` template)."""
+        return self.protocol.answers is not None
+
+    def describe_answer(self, case: str) -> str:
+        """The shipped answer's path for ``case``."""
+        template = self.protocol.answers or ""
+        return template.format(record=case)
+
+    def expected_answer(self, entry_root: Path, case: str) -> bytes | None:
+        """The answer the entry ships for a quiz record, read from the upload as unpacked."""
         if self.protocol.answers is None:
             return None
-        found = collect_output(
-            entry_root, self.protocol.answers.format(record=record), max_bytes=1 << 30
-        )
-        return found.data
+        name = self.protocol.answers.format(record=case)
+        return collect_output(entry_root, name, max_bytes=MAX_ANSWER_BYTES).data
+
+    def compare(self, output: bytes, answer: bytes) -> str | None:
+        """Compare under the protocol's ``compare`` rule."""
+        return compare_answer(output, answer, self.protocol.compare)

@@ -8,9 +8,8 @@ from pathlib import Path
 
 from proctor.challenges import bundled_names, bundled_root
 from proctor.errors import ConfigError, UsageError
-from proctor.pipeline.scoring import SCORER_METRICS, SCORER_REFERENCES, SCORERS
-from proctor.protocols.records import list_records
-from proctor.spec import CHALLENGE_FILE, Challenge, Task, load_challenge
+from proctor.protocols.registry import driver_for
+from proctor.spec import CHALLENGE_FILE, Challenge, load_challenge
 
 KIT_README = "KIT.md"
 BASELINE_FOLDER = "baseline"
@@ -44,56 +43,32 @@ def resolve_challenge(ref: str) -> Challenge:
 
 
 def _check_scorers(challenge: Challenge) -> None:
+    """Every hidden case has its reference, so a missing one is found before an exam.
+
+    Scorer names, metrics and the leaderboard metric were checked when the file loaded.
+    """
     path = challenge.root / CHALLENGE_FILE
+    driver = driver_for(challenge.protocol.kind)
     for index, task in enumerate(challenge.tasks):
-        if task.scorer not in SCORERS:
-            known = ", ".join(sorted(SCORERS))
-            raise ConfigError(
-                f"unknown scorer {task.scorer!r}: use one of {known}",
-                path=path,
-                location=f"tasks[{index}].scorer",
+        if task.hidden_inputs is None or task.hidden_references is None:
+            continue
+        template = task.scorer_declaration.reference
+        cases = driver.list_cases(challenge.protocol, task.hidden_inputs)
+        missing = [
+            name
+            for name in (template.format(record=case) for case in cases)
+            if not (task.hidden_references / name).is_file()
+        ]
+        if missing:
+            shown = ", ".join(missing[:5]) + (
+                f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             )
-        offered = SCORER_METRICS[task.scorer]
-        for position, metric in enumerate(task.metrics):
-            if metric not in offered:
-                raise ConfigError(
-                    f"scorer {task.scorer!r} has no metric {metric!r}: "
-                    f"choose from {', '.join(offered)}",
-                    path=path,
-                    location=f"tasks[{index}].metrics[{position}]",
-                )
-        _check_references(task, index, path)
-    board = challenge.leaderboard
-    if board is not None:
-        for task in challenge.tasks:
-            if board.metric not in (task.metrics or SCORER_METRICS[task.scorer]):
-                raise ConfigError(
-                    f"task {task.name!r} does not report {board.metric!r}",
-                    path=path,
-                    location="leaderboard.metric",
-                )
-
-
-def _check_references(task: Task, index: int, path: Path) -> None:
-    """Every hidden record has its reference, so a missing one is found before an exam."""
-    if task.hidden_inputs is None or task.hidden_references is None:
-        return
-    template = SCORER_REFERENCES[task.scorer]
-    missing = [
-        name
-        for name in (template.format(record=r) for r in list_records(task.hidden_inputs))
-        if not (task.hidden_references / name).is_file()
-    ]
-    if missing:
-        shown = ", ".join(missing[:5]) + (
-            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        )
-        raise ConfigError(
-            f"{len(missing)} hidden record(s) have no reference file in "
-            f"{task.hidden_references}: {shown}",
-            path=path,
-            location=f"tasks[{index}].hidden_references",
-        )
+            raise ConfigError(
+                f"{len(missing)} hidden record(s) have no reference file in "
+                f"{task.hidden_references}: {shown}",
+                path=path,
+                location=f"tasks[{index}].hidden_references",
+            )
 
 
 def list_challenges() -> list[ChallengeSummary]:

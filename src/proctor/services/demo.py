@@ -11,10 +11,11 @@ from pathlib import Path
 
 from proctor.challenges import bundled_names, bundled_root
 from proctor.leaderboard import Standing, build_leaderboard
-from proctor.pipeline.report import EvaluationReport, RunStatus
+from proctor.pipeline.report import EvaluationReport
 from proctor.protocols.records import list_records
 from proctor.services.catalog import BASELINE_FOLDER, resolve_challenge
 from proctor.spec import Challenge
+from proctor.types import RunStatus
 
 CONSTANT = 0.5
 CONSTANT_NEXT = f"""#!/bin/sh
@@ -71,7 +72,8 @@ def demo_leaderboard(
         for label, report in reports
         if report.status is RunStatus.SCORED
     }
-    return build_leaderboard(results, tasks=tasks, higher_is_better=board.higher_is_better)
+    direction = challenge.leaderboard_direction()
+    return build_leaderboard(results, tasks=tasks, higher_is_better=direction.higher_is_better)
 
 
 def demo_challenges() -> list[Challenge]:

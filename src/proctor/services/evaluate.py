@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.entries import unpack_entry
+from proctor.entries import entry_flags, unpack_entry
 from proctor.errors import ArchiveError, UsageError
-from proctor.executor.slots import claim_slot
-from proctor.pipeline.evaluation import EvaluationSetup, evaluate, rejected
-from proctor.pipeline.progress import ProgressListener, SilentProgress
+from proctor.pipeline.cancel import CancelToken
+from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport
+from proctor.pipeline.submission import Submission, evaluate_submission, rejected
 from proctor.sandbox import create_sandbox
 from proctor.services.catalog import resolve_challenge
 from proctor.settings import Settings
+from proctor.store.runfolder import RunFolder
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +37,16 @@ def default_jobs(requested: int | None, configured: int) -> int:
 
 
 def run_entry(
-    request: RunRequest, settings: Settings, progress: ProgressListener | None = None
+    request: RunRequest,
+    settings: Settings,
+    progress: ProgressListener | None = None,
+    cancel: CancelToken | None = None,
 ) -> EvaluationReport:
     """Evaluate ``request.entry`` as the official evaluation would, in this host's sandbox.
 
     Config and usage problems raise ``UsageError``; an entry that fails a stage is a report
-    with status ``failed``, never an exception.
+    with status ``failed``, never an exception. ``cancel`` stops this evaluation only
+    (``JobCancelledError`` is raised). The run folder is removed unless ``request.keep``.
     """
     if not request.entry.exists():
         raise UsageError(f"entry {request.entry} does not exist: pass an archive or a folder")
@@ -53,28 +56,28 @@ def run_entry(
     except KeyError as err:
         raise UsageError(str(err.args[0])) from None
     sandbox = create_sandbox(settings)
-    listener = progress or SilentProgress()
-    settings.work_root.mkdir(parents=True, exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(prefix=f"{challenge.name}-", dir=settings.work_root))
-    run_dir.chmod(0o755)  # sandbox slots (other uids) traverse it to reach their mounts
+    folder = RunFolder.create(settings.work_root, challenge.name)
     try:
+        submission = Submission(
+            challenge,
+            phase,
+            folder.entry,
+            folder,
+            jobs=default_jobs(request.jobs, challenge.parallelism.jobs),
+            cancel=cancel or CancelToken(),
+        )
         try:
-            entry_root = unpack_entry(request.entry, run_dir / "entry")
+            entry_root = unpack_entry(request.entry, folder.entry)
         except ArchiveError as err:
-            report = rejected(challenge, phase, str(err))
-            listener.stage_finished(report.stages[0])
-            return report
-        with claim_slot(settings.slot_locks) as slot:
-            setup = EvaluationSetup(
-                run_dir=run_dir,
-                sandbox=sandbox,
-                slot=slot,
-                jobs=default_jobs(request.jobs, challenge.parallelism.jobs),
-                progress=listener,
-                determinism_cases=phase.determinism_cases,
+            report = rejected(submission, str(err), progress)
+        else:
+            submission = dataclasses.replace(
+                submission, entry_root=entry_root, dry_run=entry_flags(entry_root).dry_run
             )
-            report = evaluate(challenge, phase, entry_root, setup)
-            return dataclasses.replace(report, run_dir=run_dir) if request.keep else report
+            report = evaluate_submission(submission, sandbox, progress)
+        if request.keep:
+            return dataclasses.replace(report, run_dir=folder.commit())
+        return report
     finally:
         if not request.keep:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            folder.discard()

@@ -1,14 +1,16 @@
 """The challenge description: ``challenge.yaml`` parsed once into frozen, typed objects."""
 
 from proctor.spec.loader import CHALLENGE_FILE, load_challenge
-from proctor.spec.model import Challenge, Phase, RecordsProtocol, StageLimits, Task
+from proctor.spec.model import Challenge, Phase, ResourceLimits, Task
+from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
 
 __all__ = [
     "CHALLENGE_FILE",
     "Challenge",
     "Phase",
+    "ProtocolSettings",
     "RecordsProtocol",
-    "StageLimits",
+    "ResourceLimits",
     "Task",
     "load_challenge",
 ]

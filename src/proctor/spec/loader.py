@@ -9,7 +9,8 @@ import yaml
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
-from proctor.spec.model import Challenge, LocatedError, Task
+from proctor.spec.model import Challenge, Task
+from proctor.spec.protocols import describe_error
 
 CHALLENGE_FILE = "challenge.yaml"
 
@@ -37,32 +38,8 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def yaml_location(loc: tuple[int | str, ...]) -> str:
-    """Render a pydantic error location as a YAML path, e.g. ``tasks[0].public_inputs``."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in {"records", "command", "python_model", "predictions"} and out == "protocol":
-            continue  # the discriminator tag pydantic inserts is not a YAML key
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 def _first_error(err: ValidationError, path: Path) -> ConfigError:
-    first = err.errors()[0]
-    location = yaml_location(tuple(first["loc"]))
-    cause = first.get("ctx", {}).get("error")
-    if isinstance(cause, LocatedError):
-        location = ".".join(part for part in (location, cause.location) if part)
-    kind = first["type"]
-    if kind == "extra_forbidden":
-        message = "unknown key: remove it or fix its spelling"
-    elif kind == "missing":
-        message = "required key is missing"
-    else:
-        message = first["msg"].removeprefix("Value error, ")
+    location, message = describe_error(err.errors()[0])
     more = len(err.errors()) - 1
     if more:
         message += f" (and {more} more problem{'s' if more > 1 else ''})"

@@ -2,123 +2,38 @@
 
 Every model forbids unknown keys, so a typo is an error that names its YAML path instead of a
 setting silently left at its default. Paths are relative to the challenge folder until
-``loader.load_challenge`` resolves them.
+``loader.load_challenge`` resolves them. Scorer names, their metrics and each metric's
+direction come from :mod:`proctor.types`, so every ``Challenge`` object is valid whoever built
+it; the protocol block is validated by its kind's model (``spec.protocols``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from string import Formatter
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    field_validator,
-    model_validator,
+from pydantic import Field, StringConstraints, field_validator, model_validator
+
+from proctor.spec.protocols import (
+    LocatedError,
+    ProtocolSettings,
+    RecordsProtocol,
+    Strict,
+    parse_protocol,
 )
+from proctor.types import SCORERS, Direction, Disclosure, ScorerDeclaration
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
-Disclosure = Literal["full", "errors", "counts", "none"]
-StageName = Literal["prep", "quiz", "exam", "score"]
+TIME_LIMITS = ("setup_s", "case_s", "stage_s")
 
-
-class LocatedError(ValueError):
-    """A check across keys that knows which YAML path (``phases[0].tasks[1]``) is at fault."""
-
-    def __init__(self, message: str, location: str) -> None:
-        super().__init__(message)
-        self.location = location
-
-
-def _check_record_template(template: str) -> str:
-    """A template naming one plain relative file per record: only ``{record}`` fields."""
-    fields = [name for _, name, _, _ in Formatter().parse(template) if name is not None]
-    if not fields or any(name != "record" for name in fields):
-        raise ValueError(
-            f"{template!r} must name each record's own file with {{record}} and no other field"
-        )
-    rendered = Path(template.format(record="r"))
-    if rendered.is_absolute() or ".." in rendered.parts:
-        raise ValueError(f"{template!r} must be a plain relative path inside the entry's home")
-    return template
-
-
-class Strict(BaseModel):
-    """Base of every spec model: frozen, unknown keys rejected."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CompareSpec(Strict):
-    """How quiz outputs are compared with the answers shipped in the entry.
-
-    ``exact``: byte for byte (PhysioNet 2014's ``cmp``). ``lines``: line by line, ignoring line
-    endings and surrounding white space (2017's ``answers.txt``). ``numeric``: one number per
-    line, equal within ``tolerance`` (absolute).
-    """
-
-    kind: Literal["exact", "lines", "numeric"] = "exact"
-    tolerance: float = Field(default=0.0, ge=0.0)
-
-
-class RecordsProtocol(Strict):
-    """PhysioNet sandbox: ``setup`` once, then ``next RECORD`` per case in the entry's home.
-
-    ``output`` and ``answers`` are templates with ``{record}``: the file ``next`` writes in its
-    working folder, and the expected output shipped in the entry for each quiz record.
-    """
-
-    kind: Literal["records"]
-    setup: str = "setup.sh"
-    next: str = "next.sh"
-    output: str = "{record}.vec"
-    answers: str | None = "answers/{record}.vec"
-    compare: CompareSpec = CompareSpec()
-    required_files: tuple[str, ...] = ("setup.sh", "next.sh")
-    executable_files: tuple[str, ...] = ("setup.sh", "next.sh")
-
-    @field_validator("output", "answers")
-    @classmethod
-    def _one_file_per_record(cls, template: str | None) -> str | None:
-        return None if template is None else _check_record_template(template)
-
-
-class CommandProtocol(Strict):
-    """VISCERAL-style: one argv template per case (not implemented yet)."""
-
-    kind: Literal["command"]
-    argv: tuple[str, ...]
-    output_pattern: str = ""
-
-
-class PythonModelProtocol(Strict):
-    """AutoML-style: a ``model.py`` driven by a harness (not implemented yet)."""
-
-    kind: Literal["python_model"]
-    module: str = "model.py"
-
-
-class PredictionsProtocol(Strict):
-    """Prediction files, no code (not implemented yet)."""
-
-    kind: Literal["predictions"]
-    files: tuple[str, ...] = ()
-
-
-Protocol = Annotated[
-    RecordsProtocol | CommandProtocol | PythonModelProtocol | PredictionsProtocol,
-    Field(discriminator="kind"),
-]
+__all__ = ["LocatedError", "ProtocolSettings", "RecordsProtocol"]
 
 
 class Task(Strict):
     """One dataset: public inputs (quiz), hidden inputs (exam) and hidden references (score).
 
-    ``scorer`` names a built-in scorer; ``metrics`` the subset of its metrics to report (all
-    when empty).
+    ``scorer`` names a built-in scorer (``proctor.types.SCORERS``); ``metrics`` the subset of
+    its metrics to report (all when empty).
     """
 
     name: Identifier
@@ -129,17 +44,43 @@ class Task(Strict):
     metrics: tuple[str, ...] = ()
     title: str = ""
 
+    @field_validator("scorer")
+    @classmethod
+    def _known_scorer(cls, name: str) -> str:
+        if name not in SCORERS:
+            raise ValueError(f"unknown scorer {name!r}: use one of {', '.join(sorted(SCORERS))}")
+        return name
 
-class StageLimits(Strict):
-    """Limits of the evaluation, in seconds and bytes.
+    @model_validator(mode="after")
+    def _known_metrics(self) -> Task:
+        offered = SCORERS[self.scorer].metric_names
+        for position, metric in enumerate(self.metrics):
+            if metric not in offered:
+                raise LocatedError(
+                    f"scorer {self.scorer!r} has no metric {metric!r}: "
+                    f"choose from {', '.join(offered)}",
+                    f"metrics[{position}]",
+                )
+        return self
 
-    ``setup_s``: setup script; ``case_s``: one case; ``stage_s``: a whole quiz or exam stage;
+    @property
+    def scorer_declaration(self) -> ScorerDeclaration:
+        """The declaration of this task's scorer (its metrics and their directions)."""
+        return SCORERS[self.scorer]
+
+    @property
+    def reported_metrics(self) -> tuple[str, ...]:
+        """The metrics this task reports, in order."""
+        return self.metrics or self.scorer_declaration.metric_names
+
+
+class ResourceLimits(Strict):
+    """Resource limits every protocol shares, in bytes and counts.
+
+    Time limits live in the protocol block.
     ``home_bytes``: the entry's writable home; ``output_bytes``: one case's output file.
     """
 
-    setup_s: float = Field(default=300.0, gt=0)
-    case_s: float = Field(default=20.0, gt=0)
-    stage_s: float = Field(default=3600.0, gt=0)
     memory_bytes: int = Field(default=2 * 1024**3, gt=0)
     home_bytes: int = Field(default=1024**3, gt=0)
     tmp_bytes: int = Field(default=256 * 1024**2, gt=0)
@@ -149,16 +90,12 @@ class StageLimits(Strict):
 
 
 class DisclosureSpec(Strict):
-    """What a participant sees of each stage.
+    """What a participant sees of each stage (``proctor.types.Disclosure``)."""
 
-    ``full`` diagnostics, ``errors`` only the error lines, ``counts`` only counts of failures and
-    timeouts, ``none`` only pass or fail.
-    """
-
-    prep: Disclosure = "full"
-    quiz: Disclosure = "full"
-    exam: Disclosure = "counts"
-    score: Disclosure = "full"
+    prep: Disclosure = Disclosure.FULL
+    quiz: Disclosure = Disclosure.FULL
+    exam: Disclosure = Disclosure.COUNTS
+    score: Disclosure = Disclosure.FULL
 
 
 class Parallelism(Strict):
@@ -168,10 +105,12 @@ class Parallelism(Strict):
 
 
 class LeaderboardSpec(Strict):
-    """How entries are ordered: each task's ``metric`` ranks them, the mean rank orders them."""
+    """How entries are ordered: each task's ``metric`` ranks them, the mean rank orders them.
+
+    The direction comes from the metric's declaration, never from the YAML.
+    """
 
     metric: str
-    higher_is_better: bool = True
 
 
 class Phase(Strict):
@@ -193,14 +132,30 @@ class Challenge(Strict):
     name: Identifier
     title: str
     description: str = ""
-    protocol: Protocol
+    protocol: ProtocolSettings
     tasks: tuple[Task, ...] = Field(min_length=1)
-    limits: StageLimits = StageLimits()
+    limits: ResourceLimits = ResourceLimits()
     disclosure: DisclosureSpec = DisclosureSpec()
     parallelism: Parallelism = Parallelism()
     leaderboard: LeaderboardSpec | None = None
     phases: tuple[Phase, ...] = Field(min_length=1)
     root: Path = Field(default=Path("."), exclude=True)
+
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _protocol_of_its_kind(cls, value: Any) -> ProtocolSettings:
+        return parse_protocol(value)
+
+    @field_validator("limits", mode="before")
+    @classmethod
+    def _time_limits_moved(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for key in TIME_LIMITS:
+                if key in value:
+                    raise LocatedError(
+                        f"time limits belong to the protocol: move {key} to protocol.{key}", key
+                    )
+        return value
 
     @model_validator(mode="after")
     def _names_are_consistent(self) -> Challenge:
@@ -227,6 +182,29 @@ class Challenge(Strict):
                         f"phases[{index}].tasks[{position}]",
                     )
         return self
+
+    @model_validator(mode="after")
+    def _leaderboard_metric_is_reported(self) -> Challenge:
+        board = self.leaderboard
+        if board is None:
+            return self
+        for task in self.tasks:
+            if board.metric not in task.reported_metrics:
+                raise LocatedError(
+                    f"task {task.name!r} does not report {board.metric!r}", "leaderboard.metric"
+                )
+            if not task.scorer_declaration.metric(board.metric).rankable:
+                raise LocatedError(
+                    f"{board.metric!r} is a count, not a score: rank on another metric",
+                    "leaderboard.metric",
+                )
+        return self
+
+    def leaderboard_direction(self) -> Direction:
+        """Which way the leaderboard metric improves (from the first task's scorer)."""
+        if self.leaderboard is None:
+            raise ValueError(f"challenge {self.name!r} declares no leaderboard")
+        return self.tasks[0].scorer_declaration.metric(self.leaderboard.metric).direction
 
     def task(self, name: str) -> Task:
         """The task called ``name``."""

@@ -1,16 +1,15 @@
-"""The score stage: compare collected exam outputs with hidden references, in the worker.
+"""The PhysioNet/CinC 2018 scorer: gross AUPRC of stored ``.vec`` outputs against references.
 
-Scoring runs in trusted host code, never in the entry's sandbox. A record whose entry failed
-(no output, or an output that cannot be read) is scored as all zeros, as the 2018 challenge did.
-Messages never carry reference values.
+A record whose entry failed (no output, or an output the shared check refused) is scored as all
+zeros, as the 2018 challenge did. The output check is the official parser run over every line
+of the file, so the quiz, the exam counts and the zero-fill agree on what a valid output is.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,20 +17,9 @@ import numpy as np
 from proctor.metrics.calibration import CalibrationTally
 from proctor.metrics.physionet2018 import ArousalTally, bin_indices, class_histograms
 from proctor.metrics.physionet2018_bootstrap import bootstrap_gross_auprc
-from proctor.metrics.vecfile import read_vec
+from proctor.metrics.vecfile import VecFormatError, read_vec
 from proctor.protocols.physionet_files import read_arousal_reference
-
-
-@dataclass(frozen=True, slots=True)
-class TaskScores:
-    """Summary metrics of a task and per-record values."""
-
-    summary: dict[str, float]
-    per_record: dict[str, dict[str, float]] = field(default_factory=dict)
-    zero_filled: tuple[str, ...] = ()
-
-
-Scorer = Callable[[Path, Path, Sequence[str], str], TaskScores]
+from proctor.scoring.base import TaskScores
 
 
 def _prediction(outputs: Path, name: str, length: int) -> tuple[np.ndarray, bool]:
@@ -48,7 +36,7 @@ def _prediction(outputs: Path, name: str, length: int) -> tuple[np.ndarray, bool
     return values, False
 
 
-def score_physionet2018(
+def score_task(
     outputs: Path, references: Path, records: Sequence[str], output_template: str
 ) -> TaskScores:
     """Gross AUPRC/AUROC of the 2018 challenge, plus per-record values, Brier score and ECE.
@@ -96,28 +84,28 @@ def _auprc_interval(positives: list[np.ndarray], negatives: list[np.ndarray]) ->
     return {"auprc_ci95_low": float(interval.low), "auprc_ci95_high": float(interval.high)}
 
 
-SCORERS: dict[str, Scorer] = {"physionet2018": score_physionet2018}
-SCORER_METRICS: dict[str, tuple[str, ...]] = {
-    "physionet2018": (
-        "auprc",
-        "auroc",
-        "brier",
-        "ece",
-        "auprc_ci95_low",
-        "auprc_ci95_high",
-        "records",
-        "records_zero_filled",
-    ),
-}
-"""The metrics each built-in scorer reports, in order."""
-SCORER_REFERENCES: dict[str, str] = {"physionet2018": "{record}-arousal.mat"}
-"""The reference file each built-in scorer needs per hidden record."""
+def _line_count(path: Path) -> int:
+    count, last = 0, b"\n"
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
 
 
-def get_scorer(name: str) -> Scorer:
-    """The built-in scorer called ``name``."""
+def check_vec_output(path: Path) -> str | None:
+    """None when every line of ``path`` is a probability the official scorer accepts.
+
+    An empty file is valid (the official scorer pads missing samples with zeros and warns).
+    The message names the line, never the host path.
+    """
+    lines = _line_count(path)
+    if lines == 0:
+        return None
     try:
-        return SCORERS[name]
-    except KeyError:
-        known = ", ".join(sorted(SCORERS))
-        raise KeyError(f"unknown scorer {name!r}: built-in scorers are {known}") from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            read_vec(path, lines)
+    except VecFormatError as err:
+        return str(err).removeprefix(f"{err.path}, ").removeprefix(f"{err.path}: ")
+    return None

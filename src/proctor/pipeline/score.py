@@ -1,0 +1,79 @@
+"""The score stage: stored exam outputs against hidden references, in trusted host code.
+
+A scorer crash is the scorer's fault, never the entry's: its traceback (which can quote
+reference values) goes to the run folder for the organizer, the participant gets an error code.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+
+from proctor.pipeline.context import TaskContext
+from proctor.pipeline.disclosure import StageResult
+from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
+from proctor.scoring.base import TaskScores
+from proctor.types import Disclosure, Failure, Stage, StageStatus
+
+SCORE_ERROR_CODE = "E-SCORE"
+
+
+@dataclass(frozen=True, slots=True)
+class ShownScores:
+    """The scores a participant may see, by the score stage's disclosure level."""
+
+    scores: dict[str, float] = field(default_factory=dict)
+    per_record: dict[str, dict[str, float]] | None = None
+    efficiency: dict[str, float] | None = None
+
+
+def shown_scores(scored: TaskScores, wanted: tuple[str, ...], level: Disclosure) -> ShownScores:
+    """``none`` shows no number; ``full`` adds per-case values; other levels the summary."""
+    if level is Disclosure.NONE:
+        return ShownScores()
+    summary = {metric: scored.summary[metric] for metric in wanted}
+    return ShownScores(summary, scored.per_record if level is Disclosure.FULL else None)
+
+
+def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScores | None:
+    """Score the task's stored exam outputs; None when scoring itself failed."""
+    task = ctx.task
+    assert task.hidden_references is not None and task.hidden_inputs is not None
+    cases = ctx.driver.list_cases(ctx.challenge.protocol, task.hidden_inputs)
+    template = ctx.driver.output_template(ctx.challenge.protocol)
+    scored: list[TaskScores] = []
+
+    def body(_: CaseSink) -> StageResult:
+        try:
+            result = ctx.scorer.score(
+                ctx.outputs(Stage.EXAM), task.hidden_references, cases, template
+            )
+        except Exception:
+            with ctx.folder.score_errors.open("a", encoding="utf-8") as log:
+                log.write(f"task {task.name}:\n{traceback.format_exc()}\n")
+            message = (
+                f"scoring failed with an internal error ({SCORE_ERROR_CODE}); your entry is "
+                "not at fault and the organizers have the details"
+            )
+            return StageResult(
+                Stage.SCORE, StageStatus.FAILED, message, message, failure=Failure.SCORER
+            )
+        scored.append(result)
+        noun = ctx.driver.case_noun
+        message = f"scored {len(cases)} {noun}s"
+        if result.zero_filled:
+            message += f"; {len(result.zero_filled)} without usable output scored as zeros"
+        return StageResult(Stage.SCORE, StageStatus.PASSED, message, "scored")
+
+    runner.run(Stage.SCORE, body)
+    if not scored:
+        return None
+    cases_run = max(exam.counts.total, 1)
+    efficiency = {
+        "cpu_s_per_case": round(exam.usage.cpu_s / cases_run, 6),
+        "wall_s_per_case": round(exam.usage.wall_s / cases_run, 6),
+        "peak_memory_bytes": float(exam.usage.peak_memory_bytes),
+    }
+    level = disclosure_level(ctx.challenge.disclosure, Stage.SCORE)
+    shown = shown_scores(scored[0], task.reported_metrics, level)
+    return ShownScores(shown.scores, shown.per_record, efficiency)

@@ -1,0 +1,65 @@
+"""A submission's evaluation: one ``evaluate_task`` job per task of the phase, then combined.
+
+Here the jobs run one after the other in this process (what ``proctor run`` needs); the service
+hands the same jobs to its executor instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.pipeline.cancel import CancelToken
+from proctor.pipeline.progress import ProgressListener
+from proctor.pipeline.report import EvaluationReport, combine
+from proctor.pipeline.task import TaskJob, evaluate_task, refused
+from proctor.sandbox.base import Sandbox
+from proctor.spec.model import Challenge, Phase
+from proctor.store.runfolder import RunFolder
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """An unpacked entry to evaluate in ``phase``: where it is and how to run it."""
+
+    challenge: Challenge
+    phase: Phase
+    entry_root: Path
+    folder: RunFolder
+    jobs: int = 1
+    dry_run: bool = False
+    cancel: CancelToken = field(default_factory=CancelToken)
+
+    def jobs_of(self) -> list[TaskJob]:
+        """One job per task of the phase, in the phase's order."""
+        several = len(self.phase.tasks) > 1
+        return [
+            TaskJob(
+                self.challenge,
+                self.phase,
+                task,
+                self.entry_root,
+                self.folder,
+                jobs=self.jobs,
+                dry_run=self.dry_run,
+                name_task=several,
+                cancel=self.cancel,
+            )
+            for task in self.phase.tasks
+        ]
+
+
+def evaluate_submission(
+    submission: Submission, sandbox: Sandbox, progress: ProgressListener | None = None
+) -> EvaluationReport:
+    """Evaluate every task of the submission's phase; tasks never stop one another."""
+    reports = [evaluate_task(job, sandbox, progress) for job in submission.jobs_of()]
+    return combine(submission.challenge.name, submission.phase.name, reports)
+
+
+def rejected(
+    submission: Submission, message: str, progress: ProgressListener | None = None
+) -> EvaluationReport:
+    """The report of an upload refused before anything ran (e.g. an unsafe archive)."""
+    reports = [refused(job, message, progress) for job in submission.jobs_of()]
+    return combine(submission.challenge.name, submission.phase.name, reports)

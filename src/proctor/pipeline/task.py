@@ -1,0 +1,223 @@
+"""``evaluate_task``: the one job function, an entry evaluated on one task of a phase.
+
+A local pool and a Celery worker both call it; tasks of a submission are independent jobs (a
+failed task never stops another). Each job claims its own sandbox session (one slot uid), so
+cancelling it never touches another job's processes::
+
+    manifest check → [session: home workspace → prep → quiz → (DRYRUN stop) → exam → rerun]
+                   → score (host side, after the home is released)
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.entries import check_manifest
+from proctor.errors import ManifestError, PlatformError, SandboxUnavailableError
+from proctor.pipeline import stages
+from proctor.pipeline.cancel import CancelToken
+from proctor.pipeline.caselog import CaseLog
+from proctor.pipeline.context import TaskContext
+from proctor.pipeline.disclosure import StageResult
+from proctor.pipeline.inputs import stage_inputs
+from proctor.pipeline.progress import ProgressListener, SilentProgress
+from proctor.pipeline.report import StageReport, TaskReport
+from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner
+from proctor.pipeline.score import ShownScores, score
+from proctor.protocols.base import DriverContext
+from proctor.protocols.registry import driver_for
+from proctor.sandbox.base import Sandbox
+from proctor.scoring.registry import get_scorer
+from proctor.spec.model import Challenge, Phase, Task
+from proctor.store.runfolder import RunFolder
+from proctor.types import MAIN_STAGES, Failure, RunStatus, Stage, StageStatus
+
+PLATFORM_ERROR_CODE = "E-PLATFORM"
+PLATFORM_ERROR_LOG = "platform-error.txt"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskJob:
+    """One job: the unpacked entry of a submission, evaluated on ``task`` of ``phase``.
+
+    ``jobs`` cases run at once; ``dry_run`` stops after the quiz; ``name_task`` names the task
+    in stage labels (a phase with several tasks).
+    """
+
+    challenge: Challenge
+    phase: Phase
+    task: str
+    entry_root: Path
+    folder: RunFolder
+    jobs: int = 1
+    dry_run: bool = False
+    name_task: bool = False
+    cancel: CancelToken = field(default_factory=CancelToken)
+
+
+def _staged(task: Task, folder: RunFolder) -> Task:
+    """The task with its inputs staged under the run folder (references untouched)."""
+    base = folder.inputs(task.name)
+    public = stage_inputs(task.public_inputs, base / "public")
+    hidden = stage_inputs(task.hidden_inputs, base / "hidden") if task.hidden_inputs else None
+    return task.model_copy(update={"public_inputs": public, "hidden_inputs": hidden})
+
+
+def _failed(stage: Stage, message: str, failure: Failure) -> StageResult:
+    return StageResult(stage, StageStatus.FAILED, message, message, failure=failure)
+
+
+def stage_runner(job: TaskJob, progress: ProgressListener | None) -> StageRunner:
+    """The runner of ``job``'s stages, with the progress and organizer case-log hooks."""
+    return StageRunner(
+        job.task,
+        shown_task=job.task if job.name_task else None,
+        policy=job.challenge.disclosure,
+        hooks=[
+            ProgressHook(progress or SilentProgress()),
+            CaseLogHook(CaseLog(job.folder.case_log)),
+        ],
+    )
+
+
+def refused(job: TaskJob, message: str, progress: ProgressListener | None = None) -> TaskReport:
+    """The report of a job whose upload was refused before anything ran: prep failed."""
+    runner = stage_runner(job, progress)
+    runner.finish(_failed(Stage.PREP, message, Failure.ENTRY))
+    return task_report(job, runner)
+
+
+def evaluate_task(
+    job: TaskJob, sandbox: Sandbox, progress: ProgressListener | None = None
+) -> TaskReport:
+    """Evaluate ``job`` in ``sandbox``; an entry's failure is a report, never an exception.
+
+    Raises ``JobCancelledError`` when ``job.cancel`` fires, ``SandboxUnavailableError`` when the
+    host cannot sandbox anything; another platform fault fails the task with ``platform``.
+    """
+    challenge = job.challenge
+    runner = stage_runner(job, progress)
+    driver_class = driver_for(challenge.protocol.kind)
+    try:
+        check_manifest(job.entry_root, driver_class.manifest(challenge.protocol))
+    except ManifestError as err:
+        runner.finish(_failed(Stage.PREP, str(err), Failure.ENTRY))
+        return task_report(job, runner)
+    try:
+        return _evaluate(job, sandbox, runner)
+    except SandboxUnavailableError:
+        raise
+    except PlatformError:
+        (job.folder.root / PLATFORM_ERROR_LOG).write_text(traceback.format_exc())
+        stage = runner.current or Stage.PREP
+        message = (
+            f"the platform failed during {stage} ({PLATFORM_ERROR_CODE}); your entry is not at "
+            "fault and the organizers have the details"
+        )
+        runner.finish(_failed(stage, message, Failure.PLATFORM))
+        return task_report(job, runner)
+
+
+def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport:
+    challenge = job.challenge
+    task = _staged(challenge.task(job.task), job.folder)
+    scorer = get_scorer(task.scorer)
+    job.folder.prepare_homes()
+    home = job.folder.home(task.name)
+    with sandbox.session() as session, job.cancel.listening(session.cancel):
+        context = DriverContext(
+            challenge.protocol, challenge.limits, session, job.jobs, scorer.check_output
+        )
+        ctx = TaskContext(
+            challenge=challenge,
+            phase=job.phase,
+            task=task,
+            driver=driver_for(challenge.protocol.kind)(context),
+            scorer=scorer,
+            entry_root=job.entry_root,
+            home=home,
+            folder=job.folder,
+            jobs=job.jobs,
+        )
+        with session.workspace(home, size_bytes=challenge.limits.home_bytes):
+            examined = _run_in_home(ctx, job, runner)
+    if examined is None:
+        return task_report(job, runner)
+    job.cancel.check()
+    shown = score(ctx, runner, examined.exam)
+    return task_report(job, runner, examined, shown)
+
+
+@dataclass(frozen=True, slots=True)
+class _Examined:
+    """What the stages in the home leave for scoring: the exam and the determinism verdict."""
+
+    exam: StageResult
+    determinism: dict[str, float] | None = None
+
+
+def _run_in_home(ctx: TaskContext, job: TaskJob, runner: StageRunner) -> _Examined | None:
+    """Run prep → quiz → exam → rerun in the entry's home; None when no scoring follows."""
+    try:
+        stages.reset_home(ctx.entry_root, ctx.home)
+    except OSError:
+        if not stages.home_is_full(ctx.home):
+            raise
+        size = ctx.challenge.limits.home_bytes
+        message = f"the entry does not fit in its {size}-byte home: make it smaller"
+        runner.finish(_failed(Stage.PREP, message, Failure.ENTRY))
+        return None
+    ctx.driver.context.session.give(ctx.home)
+    for body in (stages.prep, stages.quiz):
+        job.cancel.check()
+        if body(ctx, runner).failed:
+            return None
+    if job.dry_run:
+        return None
+    inputs = ctx.task.hidden_inputs
+    if inputs is None:
+        note = "this task has no hidden inputs"
+        runner.finish(StageResult(Stage.EXAM, StageStatus.SKIPPED, note, note))
+        return None
+    job.cancel.check()
+    exam = stages.exam(ctx, runner, inputs)
+    job.cancel.check()
+    if exam.failed:
+        return None
+    if not job.phase.determinism_cases:
+        return _Examined(exam)
+    verdict = stages.rerun(ctx, runner, inputs, job.phase.determinism_cases)
+    return _Examined(exam, verdict)
+
+
+def task_report(job: TaskJob, runner: StageRunner, examined: _Examined | None = None,
+            shown: ShownScores | None = None) -> TaskReport:  # fmt: skip
+    """The task's report: its disclosed stages, then the main stages it never reached."""
+    reports = runner.reports
+    failed = next((r for r in runner.results if r.failed), None)
+    seen = {r.stage for r in reports}
+    note = "DRYRUN present" if job.dry_run and failed is None else "not reached"
+    skipped = [
+        StageReport(stage, StageStatus.SKIPPED, note, task=runner.shown_task)
+        for stage in MAIN_STAGES
+        if stage not in seen
+    ]
+    if failed is not None:
+        status = RunStatus.FAILED
+    elif job.dry_run:
+        status = RunStatus.DRY_RUN
+    else:
+        status = RunStatus.SCORED
+    return TaskReport(
+        task=job.task,
+        status=status,
+        stages=(*reports, *skipped),
+        failure=failed.failure if failed is not None else None,
+        failed_stage=failed.stage if failed is not None else None,
+        scores=shown.scores if shown is not None else {},
+        per_record=shown.per_record if shown is not None else None,
+        efficiency=shown.efficiency if shown is not None else None,
+        determinism=examined.determinism if examined is not None else None,
+    )

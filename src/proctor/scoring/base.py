@@ -1,0 +1,35 @@
+"""What a scorer is: a function from stored outputs and hidden references to task scores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.types import ScorerDeclaration
+
+
+@dataclass(frozen=True, slots=True)
+class TaskScores:
+    """Summary metrics of a task, per-case values, and the cases scored as zeros."""
+
+    summary: dict[str, float]
+    per_record: dict[str, dict[str, float]] = field(default_factory=dict)
+    zero_filled: tuple[str, ...] = ()
+
+
+ScoreFunction = Callable[[Path, Path, Sequence[str], str], TaskScores]
+"""``(outputs, references, cases, output_template) -> TaskScores``: a case whose output is
+missing from ``outputs`` is scored as its scorer's failure value (zeros for 2018)."""
+
+OutputCheck = Callable[[Path], "str | None"]
+"""Whether one stored output is usable by the scorer: None, or what is wrong (no host paths)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scorer:
+    """A registered scorer: its declaration (metrics, directions, references) and functions."""
+
+    declaration: ScorerDeclaration
+    score: ScoreFunction
+    check_output: OutputCheck

@@ -1,0 +1,32 @@
+"""The one scorer registry: each name declared in ``proctor.types.SCORERS`` with its functions.
+
+A scorer name in ``challenge.yaml`` is checked against the declarations when the file loads;
+this table gives the functions. ``tests/test_scoring_registry.py`` checks both agree.
+"""
+
+from __future__ import annotations
+
+from proctor.errors import ConfigError
+from proctor.scoring import physionet2018
+from proctor.scoring.base import Scorer
+from proctor.types import SCORERS
+
+_SCORERS: dict[str, Scorer] = {
+    "physionet2018": Scorer(
+        SCORERS["physionet2018"], physionet2018.score_task, physionet2018.check_vec_output
+    ),
+}
+
+
+def get_scorer(name: str) -> Scorer:
+    """The scorer called ``name``; a ``ConfigError`` when it is declared but not registered."""
+    found = _SCORERS.get(name)
+    if found is None:
+        known = ", ".join(sorted(_SCORERS))
+        raise ConfigError(f"unknown scorer {name!r}: built-in scorers are {known}")
+    return found
+
+
+def registered_scorers() -> tuple[str, ...]:
+    """Every registered scorer name, sorted."""
+    return tuple(sorted(_SCORERS))

@@ -1,0 +1,1 @@
+"""Where evaluations keep their files (run folders); the database models come later."""

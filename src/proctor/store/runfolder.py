@@ -1,0 +1,89 @@
+"""A run folder: the files of one evaluation attempt, with a layout owned in one place.
+
+Layout (host side, outside every sandbox)::
+
+    ROOT/entry/                  the upload, unpacked (never written by the entry)
+    ROOT/inputs/TASK/{public,hidden}/   case inputs staged for the sandbox slot
+    ROOT/homes/TASK/             the entry's writable home for TASK (a capped tmpfs as root)
+    ROOT/outputs/TASK/{quiz,exam,rerun}/   collected outputs, stored by the host
+    ROOT/cases.jsonl             the organizer's log of every case and stage
+    ROOT/score-error.txt         a scorer's traceback (never shown to participants)
+
+An attempt is created under a name ending in ``.partial``; :meth:`RunFolder.commit` renames it
+to its final name in one step (so nothing half-written looks finished) and
+:meth:`RunFolder.discard` removes it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from proctor.types import Stage
+
+PARTIAL = ".partial"
+CASE_LOG = "cases.jsonl"
+SCORE_ERROR_LOG = "score-error.txt"
+
+
+class RunFolder:
+    """The folder of one evaluation attempt (see the module docstring for its layout)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def create(cls, parent: Path, prefix: str) -> RunFolder:
+        """A new, empty attempt folder under ``parent`` that sandbox slots may traverse."""
+        parent.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix=f"{prefix}-", suffix=PARTIAL, dir=parent))
+        root.chmod(0o755)  # sandbox slots (other uids) traverse it to reach their mounts
+        return cls(root)
+
+    @property
+    def entry(self) -> Path:
+        """Where the upload is unpacked."""
+        return self.root / "entry"
+
+    def inputs(self, task: str) -> Path:
+        """Where ``task``'s case inputs are staged (``public``/``hidden`` below)."""
+        return self.root / "inputs" / task
+
+    def home(self, task: str) -> Path:
+        """The entry's writable home for ``task``."""
+        return self.root / "homes" / task
+
+    def outputs(self, task: str, stage: Stage) -> Path:
+        """Where the host stores ``task``'s collected outputs of ``stage``."""
+        return self.root / "outputs" / task / str(stage)
+
+    @property
+    def case_log(self) -> Path:
+        """The organizer's log of every case (JSON lines)."""
+        return self.root / CASE_LOG
+
+    @property
+    def score_errors(self) -> Path:
+        """Where scorer tracebacks go (organizer only)."""
+        return self.root / SCORE_ERROR_LOG
+
+    def prepare_homes(self) -> None:
+        """Create the parent of the homes, traversable by sandbox slots."""
+        homes = self.root / "homes"
+        homes.mkdir(exist_ok=True)
+        homes.chmod(0o755)
+
+    def commit(self) -> Path:
+        """Give the finished attempt its final name (atomic rename) and return it."""
+        if not self.root.name.endswith(PARTIAL):
+            return self.root
+        final = self.root.with_name(self.root.name.removesuffix(PARTIAL))
+        os.rename(self.root, final)
+        self.root = final
+        return final
+
+    def discard(self) -> None:
+        """Remove the attempt and everything in it."""
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,201 @@
+"""The pipeline's rules against a scripted fake sandbox: fast, and protocol-level only.
+
+The same flows run end to end in the real sandbox in ``test_pipeline_e2e.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pipeline_fakes import ScriptedEntry, evaluate
+from proctor.errors import JobCancelledError
+from proctor.pipeline.cancel import CancelToken
+from proctor.sandbox.base import Outcome
+from proctor.types import Failure, RunStatus, StageStatus
+from toy_challenge import HIDDEN, PUBLIC, good_answer, make_challenge, make_entry
+
+BROKEN = Outcome(exit_status=2, stderr="Traceback: secret-hidden-detail\n")
+
+
+def with_yaml(challenge: Path, **changes: Any) -> Path:
+    path = challenge / "challenge.yaml"
+    data = yaml.safe_load(path.read_text())
+    data.update(changes)
+    path.write_text(yaml.safe_dump(data))
+    return challenge
+
+
+@pytest.fixture
+def challenge(tmp_path: Path) -> Path:
+    return make_challenge(tmp_path / "challenge")
+
+
+@pytest.fixture
+def entry(tmp_path: Path) -> Path:
+    return make_entry(tmp_path / "entry")
+
+
+def stage(report: Any, name: str) -> dict[str, Any]:
+    return next(s for s in report.to_json()["stages"] if s["name"] == name)
+
+
+def test_a_good_entry_is_scored_with_every_stage_passed(challenge: Path, entry: Path) -> None:
+    report = evaluate(challenge, entry, ScriptedEntry())
+    assert report.status is RunStatus.SCORED
+    assert report.failure is None
+    assert [s.status for s in report.stages] == [StageStatus.PASSED] * 4
+    assert report.scores["arousal"]["auprc"] == pytest.approx(1.0)
+    assert report.to_json()["failure"] is None
+    assert "tasks" not in report.to_json()
+
+
+def test_exam_failures_disclose_counts_only(challenge: Path, entry: Path) -> None:
+    scripted = ScriptedEntry(lambda r: BROKEN if r == "te02" else good_answer())
+    report = evaluate(challenge, entry, scripted)
+    exam = stage(report, "exam")
+    assert exam["message"] == "exam: 3 cases, 2 passed, 1 failed (0 timed out)"
+    assert "secret-hidden-detail" not in json.dumps(report.to_json())
+    assert report.scores["arousal"]["records_zero_filled"] == 1
+
+
+def test_the_quiz_shows_the_failed_cases_logs_at_full_disclosure(
+    challenge: Path, entry: Path
+) -> None:
+    report = evaluate(challenge, entry, ScriptedEntry(lambda r: BROKEN))
+    quiz = stage(report, "quiz")
+    assert quiz["message"].startswith("record tr01: next.sh exited with status 2")
+    assert "secret-hidden-detail" in quiz["message"]
+    assert report.failure is Failure.ENTRY
+    assert report.failed_stage == "quiz"
+
+
+@pytest.mark.parametrize(
+    ("level", "message", "passed"),
+    [
+        ("errors", "record tr01: next.sh exited with status 2", 0),
+        ("counts", "quiz: 1 cases, 0 passed, 1 failed (0 timed out)", 0),
+        ("none", "quiz failed", 0),
+    ],
+)
+def test_each_disclosure_level_of_a_failed_quiz(
+    challenge: Path, entry: Path, level: str, message: str, passed: int
+) -> None:
+    with_yaml(challenge, disclosure={"quiz": level})
+    report = evaluate(challenge, entry, ScriptedEntry(lambda r: BROKEN))
+    quiz = stage(report, "quiz")
+    assert quiz["message"] == message
+    assert quiz["cases"]["total"] == 1
+    if level == "none":
+        assert quiz["cases"]["failed"] == 0
+
+
+def test_the_quiz_starts_no_case_after_the_first_failure(challenge: Path, entry: Path) -> None:
+    scripted = ScriptedEntry(lambda r: BROKEN)
+    evaluate(challenge, entry, scripted, jobs=1)
+    assert scripted.ran == [PUBLIC[0]]
+
+
+def test_a_dry_run_stops_after_the_quiz(challenge: Path, entry: Path) -> None:
+    scripted = ScriptedEntry()
+    report = evaluate(challenge, entry, scripted, dry_run=True)
+    assert report.status is RunStatus.DRY_RUN
+    assert stage(report, "exam") == {**stage(report, "exam"), "status": "skipped"}
+    assert stage(report, "exam")["message"] == "DRYRUN present"
+    assert set(scripted.ran) == set(PUBLIC)
+
+
+def test_an_invalid_value_is_named_during_the_quiz(challenge: Path, entry: Path) -> None:
+    report = evaluate(challenge, entry, ScriptedEntry(lambda r: "2.0\n" * 40))
+    message = stage(report, "quiz")["message"]
+    assert "tr01.vec: line 1: the value 2 is outside [0, 1]" in message
+    assert "/tmp" not in message and str(challenge.parent) not in message
+
+
+def test_an_invalid_exam_output_is_counted_failed_and_scored_as_zeros(
+    challenge: Path, entry: Path
+) -> None:
+    report = evaluate(
+        challenge, entry, ScriptedEntry(lambda r: "nan\n" * 40 if r == "te01" else good_answer())
+    )
+    assert stage(report, "exam")["cases"]["failed"] == 1
+    assert report.scores["arousal"]["records_zero_filled"] == 1
+
+
+def test_the_rerun_reports_a_nondeterministic_entry_by_counts(tmp_path: Path, entry: Path) -> None:
+    challenge = make_challenge(tmp_path / "det", determinism_cases=2)
+    calls: dict[str, int] = {}
+
+    def flaky(record: str) -> str:
+        calls[record] = calls.get(record, 0) + 1
+        return good_answer() if calls[record] == 1 or record != HIDDEN[0] else "0.5\n" * 40
+
+    report = evaluate(challenge, entry, ScriptedEntry(flaky))
+    rerun = stage(report, "rerun")
+    assert rerun["message"] == "1 of 2 rerun cases gave identical output: NOT deterministic"
+    assert report.to_json()["determinism"] == {"arousal": {"rerun": 2, "identical": 1}}
+
+
+def test_a_failed_task_does_not_stop_the_others(tmp_path: Path, entry: Path) -> None:
+    challenge = make_challenge(tmp_path / "two")
+    data = yaml.safe_load((challenge / "challenge.yaml").read_text())
+    second = {**data["tasks"][0], "name": "second"}
+    with_yaml(challenge, tasks=[data["tasks"][0], second],
+              phases=[{"name": "final", "tasks": ["arousal", "second"]}])  # fmt: skip
+    scripted = ScriptedEntry()
+    setups = iter([Outcome(exit_status=1, stderr="no\n"), Outcome(exit_status=0)])
+    scripted.setup = Outcome(exit_status=0)
+    original = scripted.__call__
+
+    def handler(request: Any) -> Outcome:
+        if request.argv[0] == "./setup.sh":
+            return next(setups)
+        return original(request)
+
+    from proctor.sandbox.fake import FakeSandbox
+
+    from proctor.pipeline.submission import Submission, evaluate_submission
+    from proctor.spec import load_challenge
+    from proctor.store.runfolder import RunFolder
+
+    loaded = load_challenge(challenge)
+    folder = RunFolder.create(tmp_path / "runs", "two")
+    report = evaluate_submission(
+        Submission(loaded, loaded.phase(None), entry, folder), FakeSandbox(handler)
+    )
+    data = report.to_json()
+    assert data["status"] == "failed"
+    assert data["failure"] == "entry"
+    assert data["failed_stage"] == "arousal:prep"
+    assert data["tasks"] == {
+        "arousal": {"status": "failed", "failure": "entry", "failed_stage": "prep"},
+        "second": {"status": "scored", "failure": None, "failed_stage": None},
+    }
+    assert set(data["scores"]) == {"second"}
+    names = [s["name"] for s in data["stages"]]
+    assert names[:4] == ["arousal:prep", "arousal:quiz", "arousal:exam", "arousal:score"]
+    assert names[4:] == ["second:prep", "second:quiz", "second:exam", "second:score"]
+
+
+def test_a_scorer_fault_is_the_scorers_not_the_entrys(challenge: Path, entry: Path) -> None:
+    (challenge / "refs" / "te02-arousal.mat").write_text("not a mat file")
+    report = evaluate(challenge, entry, ScriptedEntry())
+    assert report.failure is Failure.SCORER
+    assert report.failed_stage == "score"
+    assert "E-SCORE" in stage(report, "score")["message"]
+
+
+def test_a_cancelled_job_raises_and_stops_running_cases(challenge: Path, entry: Path) -> None:
+    token = CancelToken()
+
+    def cancel_at_exam(record: str) -> str:
+        if record.startswith("te"):
+            token.cancel()
+        return good_answer()
+
+    with pytest.raises(JobCancelledError):
+        evaluate(challenge, entry, ScriptedEntry(cancel_at_exam), cancel=token)
