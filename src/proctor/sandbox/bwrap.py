@@ -74,11 +74,15 @@ class BwrapSandbox(Sandbox):
     def __init__(self, settings: Settings, *, bwrap: str | None = None) -> None:
         self.settings = settings
         self.bwrap = bwrap
-        self.is_root = os.geteuid() == 0
         self.cgroups = CgroupHost(settings.cgroup_root)
         self._lock = threading.Lock()
         self._ready = False
         self._seccomp = denylist_program()
+
+    @property
+    def is_root(self) -> bool:
+        """Whether runs drop to slot uids and get cgroups and tmpfs workspaces (``Settings``)."""
+        return self.settings.is_root
 
     def slot_ids(self, slot: int) -> tuple[int, int]:
         """The host uid and gid runs of ``slot`` get (the caller's own when not root)."""
@@ -230,7 +234,8 @@ class BwrapSandbox(Sandbox):
     def give_to_slot(self, path: Path, slot: int = 0) -> None:
         """Re-own ``path`` recursively to the slot uid (root only; links never followed)."""
         uid, gid = self.slot_ids(slot)
-        give_to_uid(path, uid, gid)
+        if self.is_root:
+            give_to_uid(path, uid, gid)
 
 
 def _memfd(content: bytes, opened: list[int]) -> int:

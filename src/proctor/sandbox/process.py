@@ -11,7 +11,6 @@ that leave the process group (``setsid``) escape the wall clock unless a cgroup 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -69,7 +68,7 @@ class ProcessSandbox(Sandbox):
         full_env = {"PATH": DEFAULT_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", **(env or {})}
         full_env = {key: _translate(value, mounts) for key, value in full_env.items()}
         cgroup = None
-        if os.geteuid() == 0:
+        if self.settings.is_root:
             procs = limits.processes + PROCESS_SLACK
             cgroup = self.cgroups.create(memory_bytes=limits.memory_bytes, processes=procs)
         try:
