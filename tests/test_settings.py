@@ -3,6 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from proctor.errors import UsageError
+from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
 
 
@@ -32,3 +34,19 @@ def test_as_root_runs_and_slot_locks_live_where_every_slot_uid_can_reach_them() 
 
 def test_slot_locks_follow_the_work_root_when_not_set(tmp_path: Path) -> None:
     assert Settings(work_root=tmp_path).slot_locks == tmp_path / "slots"
+
+
+def test_an_unknown_sandbox_backend_names_the_variable_and_the_choices() -> None:
+    with pytest.raises(UsageError, match=r"PROCTOR_SANDBOX='docker'.*bwrap, process"):
+        Settings.from_env({"PROCTOR_SANDBOX": "docker"})
+
+
+def test_being_root_is_read_from_the_process_once_and_can_be_overridden(tmp_path: Path) -> None:
+    assert Settings.from_env({}).is_root == (os.geteuid() == 0)
+    assert Settings(work_root=tmp_path).is_root == (os.geteuid() == 0)
+    assert not Settings(work_root=tmp_path, is_root=False).is_root
+
+
+def test_a_sandbox_told_it_is_not_root_runs_slots_as_the_caller(tmp_path: Path) -> None:
+    sandbox = BwrapSandbox(Settings(work_root=tmp_path, is_root=False))
+    assert sandbox.slot_ids(3) == (os.getuid(), os.getgid())

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
+
+from proctor.errors import UsageError
+
+SandboxBackend = Literal["bwrap", "process"]
+SANDBOX_BACKENDS: tuple[SandboxBackend, ...] = get_args(SandboxBackend)
+
+
+def running_as_root() -> bool:
+    """True when this process has the effective uid 0 (asked once, by ``Settings``)."""
+    return os.geteuid() == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,15 +25,18 @@ class Settings:
 
     ``work_root``: where run folders are created. ``sandbox_backend``: ``bwrap`` (default),
     ``process`` (trusted code only; needs ``allow_unsandboxed``). ``slot_uid_base``: first uid of
-    the unprivileged uids given to concurrent sandbox slots when running as root.
+    the unprivileged uids given to concurrent sandbox slots when running as root. ``is_root``:
+    whether this worker runs as root, which decides slot uids, cgroups and tmpfs workspaces;
+    read from the process once, and set explicitly in tests that play the other case.
     """
 
     work_root: Path
-    sandbox_backend: str = "bwrap"
+    sandbox_backend: SandboxBackend = "bwrap"
     allow_unsandboxed: bool = False
     slot_uid_base: int = 61000
     cgroup_root: Path = Path("/sys/fs/cgroup")
     slot_lock_dir: Path | None = None
+    is_root: bool = field(default_factory=running_as_root)
 
     @property
     def slot_locks(self) -> Path:
@@ -35,35 +49,51 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Read ``PROCTOR_*`` variables; unset ones take the defaults."""
+        """Read ``PROCTOR_*`` variables; unset ones take the defaults.
+
+        Raises ``UsageError`` for a value that cannot be used, naming the variable.
+        """
         env = os.environ if environ is None else environ
+        is_root = running_as_root()
         return cls(
-            work_root=Path(env.get("PROCTOR_WORK_ROOT", str(default_work_root(env)))),
-            sandbox_backend=env.get("PROCTOR_SANDBOX", "bwrap"),
+            work_root=Path(env.get("PROCTOR_WORK_ROOT", str(default_work_root(env, is_root)))),
+            sandbox_backend=sandbox_backend(env.get("PROCTOR_SANDBOX", "bwrap")),
             allow_unsandboxed=env.get("PROCTOR_ALLOW_UNSANDBOXED", "") == "1",
             slot_uid_base=int(env.get("PROCTOR_SLOT_UID_BASE", "61000")),
             cgroup_root=Path(env.get("PROCTOR_CGROUP_ROOT", "/sys/fs/cgroup")),
-            slot_lock_dir=Path(env.get("PROCTOR_SLOT_LOCKS", str(default_slot_locks()))),
+            slot_lock_dir=Path(env.get("PROCTOR_SLOT_LOCKS", str(default_slot_locks(is_root)))),
+            is_root=is_root,
         )
 
 
-def default_slot_locks() -> Path:
+def sandbox_backend(name: str) -> SandboxBackend:
+    """``name`` as a backend choice, or a UsageError naming ``PROCTOR_SANDBOX`` and the choices."""
+    for choice in SANDBOX_BACKENDS:
+        if name == choice:
+            return choice
+    raise UsageError(
+        f"PROCTOR_SANDBOX={name!r} is not a sandbox backend; "
+        f"choose one of {', '.join(SANDBOX_BACKENDS)}"
+    )
+
+
+def default_slot_locks(is_root: bool) -> Path:
     """The default slot-lock folder.
 
     As root, ``/run/lock/proctor`` (host-wide, emptied at boot); else a per-user folder, since
     without root every run uses the caller's own uid anyway.
     """
-    if os.geteuid() == 0 and Path("/run/lock").is_dir():
+    if is_root and Path("/run/lock").is_dir():
         return Path("/run/lock/proctor")
     return Path(os.environ.get("XDG_RUNTIME_DIR", "/tmp")) / f"proctor-slots-{os.getuid()}"
 
 
-def default_work_root(env: Mapping[str, str]) -> Path:
+def default_work_root(env: Mapping[str, str], is_root: bool) -> Path:
     """Where run folders go by default.
 
     As root, ``/var/tmp/proctor``: sandbox slots (other uids) must be able to traverse every
     folder above a mount, and root's home is private. Otherwise the user's cache folder.
     """
-    if os.geteuid() == 0:
+    if is_root:
         return Path("/var/tmp/proctor")
     return Path(env.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "proctor" / "runs"

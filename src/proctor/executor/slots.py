@@ -1,38 +1,9 @@
-"""Claim a sandbox slot (an unprivileged uid) that no other evaluation on this host holds.
+"""Transitional: slots moved to ``proctor.sandbox.slots`` and are claimed by ``Sandbox.session()``.
 
-Slots are exclusive ``flock`` locks on files in one folder, so they are released by the kernel
-when a holder dies: a crashed worker never leaks its slot.
+Kept only because ``services/evaluate.py`` still imports ``claim_slot`` from here; delete this
+module once it enters ``sandbox.session()`` instead.
 """
 
-from __future__ import annotations
+from proctor.sandbox.slots import claim_slot
 
-import contextlib
-import fcntl
-import os
-from collections.abc import Iterator
-from pathlib import Path
-
-from proctor.errors import PlatformError
-
-
-@contextlib.contextmanager
-def claim_slot(lock_dir: Path, *, count: int = 64) -> Iterator[int]:
-    """Hold the first free slot number in ``0..count-1`` for the duration of the block."""
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    for slot in range(count):
-        fd = os.open(lock_dir / f"slot-{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        try:
-            yield slot
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-        return
-    raise PlatformError(
-        f"all {count} sandbox slots in {lock_dir} are busy: "
-        "wait for a run to end or raise the count"
-    )
+__all__ = ["claim_slot"]

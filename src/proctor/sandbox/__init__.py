@@ -1,6 +1,34 @@
-"""Isolation backends: run one command under namespaces and limits, report an ``Outcome``."""
+"""Isolation backends: sessions that run commands under namespaces and limits.
 
-from proctor.sandbox.base import GiB, KiB, Limits, MiB, Mount, Outcome, Sandbox
+``create_sandbox(settings)`` builds the configured backend; ``FakeSandbox`` answers runs with a
+test's handler for unit tests of the layers above (no isolation).
+"""
+
+from proctor.sandbox.base import (
+    CANCELLED,
+    GiB,
+    KiB,
+    Limits,
+    MiB,
+    Mount,
+    Outcome,
+    Sandbox,
+    SandboxSession,
+)
 from proctor.sandbox.factory import create_sandbox
+from proctor.sandbox.fake import FakeRequest, FakeSandbox
 
-__all__ = ["GiB", "KiB", "Limits", "MiB", "Mount", "Outcome", "Sandbox", "create_sandbox"]
+__all__ = [
+    "CANCELLED",
+    "FakeRequest",
+    "FakeSandbox",
+    "GiB",
+    "KiB",
+    "Limits",
+    "MiB",
+    "Mount",
+    "Outcome",
+    "Sandbox",
+    "SandboxSession",
+    "create_sandbox",
+]

@@ -2,11 +2,22 @@
 
 The sandbox knows nothing of challenges, entries or storage: it receives an argv, the folders to
 show inside, the limits and the environment, and returns an ``Outcome``.
+
+Work for one job happens in a ``SandboxSession``: entering ``Sandbox.session()`` claims a slot
+(an unprivileged identity no other session on the host holds), the session's runs and
+workspaces use it, ``cancel()`` kills only that session's runs, and leaving releases the slot::
+
+    with sandbox.session() as session, session.workspace(home, size_bytes=64 * MiB) as path:
+        (path / "setup.sh").write_text("...")
+        session.give(path)
+        outcome = session.run(["sh", "setup.sh"], mounts=[Mount(path, "/home", writable=True)],
+                              limits=Limits(wall_s=60), cwd="/home")
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,10 +106,80 @@ class Outcome:
         return "succeeded"
 
 
+CANCELLED = Outcome(exit_status=None, signal=int(signal.SIGKILL), notes=("cancelled",))
+"""What a run of a cancelled session returns without starting anything."""
+
+
+class SandboxSession(ABC):
+    """The sandbox as one job sees it: a claimed ``slot``, its runs, workspaces and cancel.
+
+    Thread-safe: cases of a job may run concurrently in one session (from long-lived threads).
+    A session is valid only inside the ``with`` block of ``Sandbox.session()``; leaving it
+    cancels whatever still runs in it.
+    """
+
+    slot: int
+
+    @abstractmethod
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+    ) -> Outcome:
+        """Run ``argv`` inside the sandbox as this session's slot; wait for it or its limits.
+
+        Once the session is cancelled, returns ``CANCELLED`` at once without starting anything;
+        a run under way when ``cancel()`` is called ends killed (signal 9, note ``cancelled``).
+        """
+
+    @abstractmethod
+    def workspace(self, path: Path, *, size_bytes: int) -> contextlib.AbstractContextManager[Path]:
+        """A writable folder at ``path`` of ``size_bytes`` at most, for this session's runs.
+
+        See ``Sandbox.workspace``: leaving the context removes it, so copy out what you keep.
+        """
+
+    @abstractmethod
+    def give(self, path: Path) -> None:
+        """Make host files under ``path`` writable by this session's runs.
+
+        For files the host copied in (see ``Sandbox.give_to_slot``).
+        """
+
+    @abstractmethod
+    def cancel(self) -> None:
+        """Kill every run of this session under way, and every later one as it starts.
+
+        Other sessions, in this process or elsewhere, are untouched. Returns at once; the
+        killed runs' ``run`` calls return shortly after.
+        """
+
+    @property
+    @abstractmethod
+    def cancelled(self) -> bool:
+        """True once ``cancel()`` was called (or the session was left)."""
+
+
 class Sandbox(ABC):
-    """An isolation backend. ``slot`` selects the unprivileged identity of concurrent runs."""
+    """An isolation backend.
+
+    Jobs use ``session()``. ``run``, ``workspace`` and ``give_to_slot`` take an explicit
+    ``slot`` (the unprivileged identity of the run) for callers that hold one by other means;
+    those runs belong to no session and only ``cancel_all`` stops them.
+    """
 
     name: str = "abstract"
+
+    @abstractmethod
+    def session(self) -> contextlib.AbstractContextManager[SandboxSession]:
+        """Claim a free slot for one job; leaving cancels the session's runs and frees the slot.
+
+        Raises ``PlatformError`` when every slot is busy.
+        """
 
     @abstractmethod
     def run(
@@ -130,7 +211,10 @@ class Sandbox(ABC):
         """
 
     def cancel_all(self) -> None:  # noqa: B027 (optional hook)
-        """Kill every run this process has under way (used on Ctrl-C); they end as killed."""
+        """Kill every run of this sandbox under way now, in every session and outside them.
+
+        They end as killed; later runs start as usual. Prefer ``SandboxSession.cancel``.
+        """
 
     def check(self) -> None:  # noqa: B027 (optional hook)
         """Raise ``SandboxUnavailableError`` (with how to fix the host) if runs cannot work."""

@@ -11,8 +11,9 @@ if bubblewrap or user namespaces do not work, ``SandboxUnavailableError`` says h
 host, and no run happens.
 
 Thread safety: ``run`` may be called concurrently from long-lived worker threads; each call
-waits for its own child. A slot is one uid, so at most one run per slot at a time on a host,
-across all worker processes (RLIMIT_NPROC and cgroup-free kills are per uid).
+waits for its own child. A slot is one uid, held by one session at a time on a host, across all
+worker processes (``Sandbox.session`` claims it); the runs of that session share the uid
+(RLIMIT_NPROC and cgroup-free kills are per uid).
 
 Mount sources are opened by the slot uid: every folder above them must be traversable by
 "other" (not below ``/root`` or pytest's 0700 temporary folders), and writable mounts must
@@ -29,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from proctor.errors import SandboxUnavailableError, UsageError
-from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox, plain_workspace
+from proctor.sandbox.base import Limits, Mount, Outcome, plain_workspace
 from proctor.sandbox.bwrap_args import bwrap_args, check_reachable, check_target, synthetic_etc
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.launch import (
@@ -39,8 +40,11 @@ from proctor.sandbox.launch import (
     launcher_prefix,
     limits_mismatch,
 )
+from proctor.sandbox.runs import RunGroup
 from proctor.sandbox.seccomp import denylist_program
-from proctor.sandbox.supervise import cancel_all_runs, supervise
+from proctor.sandbox.session import SessionSandbox
+from proctor.sandbox.slots import claim_slot
+from proctor.sandbox.supervise import supervise
 from proctor.sandbox.workspace import give_to_uid, release_stale, tmpfs_workspace
 from proctor.settings import Settings
 
@@ -63,7 +67,7 @@ def _tool(name: str) -> str:
     return path
 
 
-class BwrapSandbox(Sandbox):
+class BwrapSandbox(SessionSandbox):
     """Runs commands under bubblewrap with cgroup, rlimit, seccomp and wall-clock limits.
 
     ``bwrap`` overrides the bubblewrap executable (default: found on the system PATH).
@@ -72,13 +76,18 @@ class BwrapSandbox(Sandbox):
     name = "bwrap"
 
     def __init__(self, settings: Settings, *, bwrap: str | None = None) -> None:
+        super().__init__()
         self.settings = settings
         self.bwrap = bwrap
-        self.is_root = os.geteuid() == 0
         self.cgroups = CgroupHost(settings.cgroup_root)
         self._lock = threading.Lock()
         self._ready = False
         self._seccomp = denylist_program()
+
+    @property
+    def is_root(self) -> bool:
+        """Whether runs drop to slot uids and get cgroups and tmpfs workspaces (``Settings``)."""
+        return self.settings.is_root
 
     def slot_ids(self, slot: int) -> tuple[int, int]:
         """The host uid and gid runs of ``slot`` get (the caller's own when not root)."""
@@ -103,6 +112,7 @@ class BwrapSandbox(Sandbox):
                 env={},
                 cwd="/",
                 slot=0,
+                runs=RunGroup(),  # the probe belongs to no session: nothing cancels it
             )
             if not outcome.succeeded:
                 detail = (outcome.stderr.strip() or outcome.describe())[-600:]
@@ -124,17 +134,22 @@ class BwrapSandbox(Sandbox):
         if self.is_root and self.settings.work_root.is_dir():
             release_stale(self.settings.work_root)
 
-    def run(
+    def hold_slot(self) -> contextlib.AbstractContextManager[int]:
+        """A free slot of this host (a lock in ``settings.slot_locks``)."""
+        return claim_slot(self.settings.slot_locks)
+
+    def run_in_group(
         self,
+        runs: RunGroup,
         argv: Sequence[str],
         *,
         mounts: Sequence[Mount],
         limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-        slot: int = 0,
+        env: Mapping[str, str] | None,
+        cwd: str,
+        slot: int,
     ) -> Outcome:
-        """Run ``argv`` in a fresh sandbox of ``slot`` and wait for it or its limits."""
+        """Run ``argv`` in a fresh sandbox of ``slot``, as a member of ``runs``, and wait."""
         if not argv:
             raise UsageError("argv must name a command to run")
         uid, gid = self.slot_ids(slot)
@@ -144,7 +159,13 @@ class BwrapSandbox(Sandbox):
             cwd = check_target(cwd, what="cwd")
         self.check()
         return self._launch(
-            list(argv), mounts=list(mounts), limits=limits, env=dict(env or {}), cwd=cwd, slot=slot
+            list(argv),
+            mounts=list(mounts),
+            limits=limits,
+            env=dict(env or {}),
+            cwd=cwd,
+            slot=slot,
+            runs=runs,
         )
 
     def _launch(
@@ -156,6 +177,7 @@ class BwrapSandbox(Sandbox):
         env: dict[str, str],
         cwd: str,
         slot: int,
+        runs: RunGroup,
     ) -> Outcome:
         cgroup = None
         if self.is_root:
@@ -186,7 +208,7 @@ class BwrapSandbox(Sandbox):
                 *self._drop_privileges(slot),
                 *inner,
             ]
-            return supervise(launcher, limits=limits, cgroup=cgroup, pass_fds=fds)
+            return supervise(launcher, limits=limits, cgroup=cgroup, pass_fds=fds, runs=runs)
         finally:
             for fd in fds:
                 os.close(fd)
@@ -214,10 +236,6 @@ class BwrapSandbox(Sandbox):
             "--",
         ]
 
-    def cancel_all(self) -> None:
-        """Kill every run this process has under way; each ends as killed."""
-        cancel_all_runs()
-
     def workspace(
         self, path: Path, *, size_bytes: int, slot: int = 0
     ) -> contextlib.AbstractContextManager[Path]:
@@ -230,7 +248,8 @@ class BwrapSandbox(Sandbox):
     def give_to_slot(self, path: Path, slot: int = 0) -> None:
         """Re-own ``path`` recursively to the slot uid (root only; links never followed)."""
         uid, gid = self.slot_ids(slot)
-        give_to_uid(path, uid, gid)
+        if self.is_root:
+            give_to_uid(path, uid, gid)
 
 
 def _memfd(content: bytes, opened: list[int]) -> int:

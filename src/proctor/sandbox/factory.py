@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from proctor.errors import UsageError
 from proctor.sandbox.base import Sandbox
-from proctor.settings import Settings
-
-BACKENDS = ("bwrap", "process")
+from proctor.settings import SANDBOX_BACKENDS, Settings
 
 
 def create_sandbox(settings: Settings) -> Sandbox:
@@ -25,5 +23,5 @@ def create_sandbox(settings: Settings) -> Sandbox:
         return ProcessSandbox(settings)
     raise UsageError(
         f"PROCTOR_SANDBOX={settings.sandbox_backend!r} is not a sandbox backend; "
-        f"choose one of {', '.join(BACKENDS)}"
+        f"choose one of {', '.join(SANDBOX_BACKENDS)}"
     )

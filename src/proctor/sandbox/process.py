@@ -11,15 +11,17 @@ that leave the process group (``setsid``) escape the wall clock unless a cgroup 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from proctor.errors import SandboxUnavailableError, UsageError
-from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox, plain_workspace
+from proctor.sandbox.base import Limits, Mount, Outcome, plain_workspace
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.launch import PROCESS_SLACK, find_tool, launcher_prefix
-from proctor.sandbox.supervise import cancel_all_runs, supervise
+from proctor.sandbox.runs import RunGroup
+from proctor.sandbox.session import SessionSandbox
+from proctor.sandbox.slots import claim_slot
+from proctor.sandbox.supervise import supervise
 from proctor.settings import Settings
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -34,12 +36,13 @@ def _translate(value: str, mounts: Sequence[Mount]) -> str:
     return value
 
 
-class ProcessSandbox(Sandbox):
+class ProcessSandbox(SessionSandbox):
     """Runs commands directly on the host under rlimits and a wall clock; trusted code only."""
 
     name = "process"
 
     def __init__(self, settings: Settings) -> None:
+        super().__init__()
         self.settings = settings
         self.cgroups = CgroupHost(settings.cgroup_root)
 
@@ -52,24 +55,32 @@ class ProcessSandbox(Sandbox):
                 "PROCTOR_SANDBOX=bwrap"
             )
 
-    def run(
+    def hold_slot(self) -> contextlib.AbstractContextManager[int]:
+        """A free slot of this host (a lock in ``settings.slot_locks``)."""
+        return claim_slot(self.settings.slot_locks)
+
+    def run_in_group(
         self,
+        runs: RunGroup,
         argv: Sequence[str],
         *,
         mounts: Sequence[Mount],
         limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-        slot: int = 0,
+        env: Mapping[str, str] | None,
+        cwd: str,
+        slot: int,
     ) -> Outcome:
-        """Run ``argv`` on the host (paths translated through ``mounts``) under ``limits``."""
+        """Run ``argv`` on the host (paths translated through ``mounts``) as part of ``runs``.
+
+        ``slot`` is ignored: every run is the caller's own uid.
+        """
         self.check()
         if not argv:
             raise UsageError("argv must name a command to run")
         full_env = {"PATH": DEFAULT_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", **(env or {})}
         full_env = {key: _translate(value, mounts) for key, value in full_env.items()}
         cgroup = None
-        if os.geteuid() == 0:
+        if self.settings.is_root:
             procs = limits.processes + PROCESS_SLACK
             cgroup = self.cgroups.create(memory_bytes=limits.memory_bytes, processes=procs)
         try:
@@ -85,15 +96,16 @@ class ProcessSandbox(Sandbox):
                 *[_translate(arg, mounts) for arg in argv],
             ]
             return supervise(
-                launcher, limits=limits, cgroup=cgroup, env=full_env, cwd=_translate(cwd, mounts)
+                launcher,
+                limits=limits,
+                cgroup=cgroup,
+                env=full_env,
+                cwd=_translate(cwd, mounts),
+                runs=runs,
             )
         finally:
             if cgroup is not None:
                 cgroup.remove()
-
-    def cancel_all(self) -> None:
-        """Kill every run this process has under way; each ends as killed."""
-        cancel_all_runs()
 
     def workspace(
         self, path: Path, *, size_bytes: int, slot: int = 0

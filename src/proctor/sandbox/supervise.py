@@ -15,6 +15,9 @@ run costs no sleeping and no helper thread. stdout/stderr are pipes read here: e
 first ``Limits.log_bytes`` and discards the rest (``output_exceeded``), so a child writing
 hundreds of megabytes grows neither host memory nor disk.
 
+Every run belongs to a ``RunGroup`` (the runs of one session): cancelling the group kills the
+run's tree, including a run that was still being launched, and only that group's runs.
+
 Parent-death signals are tied to the thread that forked (rule 8): call ``run`` from a
 long-lived worker thread, never from a short-lived one that ends while the run goes on.
 """
@@ -26,13 +29,13 @@ import os
 import select
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from proctor.sandbox.base import Limits, Outcome
+from proctor.sandbox.base import CANCELLED, Limits, Outcome
 from proctor.sandbox.cgroups import Cgroup
+from proctor.sandbox.runs import RunGroup
 
 READ_CHUNK = 1 << 16
 CPU_POLL_S = 0.1
@@ -78,24 +81,15 @@ class _Watch:
     started: float
     timed_out: bool = False
     cpu_exceeded: bool = False
+    cancelled: bool = False
     status: int | None = None
     rusage_cpu_s: float = 0.0
     rusage_peak_bytes: int = 0
 
-
-_ACTIVE: set[_Watch] = set()
-_ACTIVE_LOCK = threading.Lock()
-
-
-def cancel_all_runs() -> None:
-    """Kill every run this process is supervising now (Ctrl-C, shutdown).
-
-    Each cancelled run ends at once and reports itself as killed; its caller goes on.
-    """
-    with _ACTIVE_LOCK:
-        watches = list(_ACTIVE)
-    for watch in watches:
-        _kill_tree(watch)
+    def cancel(self) -> None:
+        """Kill the run's tree on behalf of its group; it reports itself as cancelled."""
+        self.cancelled = self.status is None  # a run that had ended already was not cancelled
+        _kill_tree(self)
 
 
 def supervise(
@@ -106,8 +100,16 @@ def supervise(
     env: dict[str, str] | None = None,
     cwd: str = "/",
     pass_fds: Sequence[int] = (),
+    runs: RunGroup,
 ) -> Outcome:
-    """Run the launcher ``argv`` to its end under ``limits``; the caller owns ``cgroup``."""
+    """Run the launcher ``argv`` to its end under ``limits`` as a member of ``runs``.
+
+    The caller owns ``cgroup``. When ``runs`` is cancelled already, nothing starts and the
+    result is ``CANCELLED``; when it is cancelled during the run, the tree is killed and the
+    outcome (signal 9) carries the note ``cancelled``.
+    """
+    if runs.cancelled:
+        return CANCELLED
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
@@ -132,8 +134,7 @@ def supervise(
     started = time.monotonic()
     streams = {fd: _Stream(fd, limits.log_bytes) for fd in (out_r, err_r)}
     watch = _Watch(proc, os.pidfd_open(proc.pid), streams, cgroup, started)
-    with _ACTIVE_LOCK:
-        _ACTIVE.add(watch)
+    runs.join(watch.cancel)
     try:
         _watch(watch, limits)
         wall = time.monotonic() - started
@@ -144,8 +145,7 @@ def supervise(
             _reap(watch)
         raise
     finally:
-        with _ACTIVE_LOCK:
-            _ACTIVE.discard(watch)
+        runs.leave(watch.cancel)
         os.close(watch.pidfd)
         for fd in streams:
             os.close(fd)
@@ -226,7 +226,7 @@ def _outcome(watch: _Watch, wall: float) -> Outcome:
     usage = watch.cgroup.usage() if watch.cgroup is not None else None
     cpu_s = usage.cpu_s if usage and usage.cpu_s is not None else watch.rusage_cpu_s
     peak = usage.peak_memory_bytes if usage and usage.peak_memory_bytes else 0
-    notes: list[str] = []
+    notes: list[str] = ["cancelled"] if watch.cancelled else []
     if watch.cpu_exceeded or sig == signal.SIGXCPU:
         notes.append("cpu time limit reached")
     out, err = watch.streams.values()

@@ -88,10 +88,9 @@ def give_to_uid(path: Path, uid: int, gid: int) -> None:
     """Make ``path`` and everything below it owned and writable by ``uid:gid``.
 
     Never follows symbolic links (a planted link must not hand a host file to the sandbox):
-    links are re-owned themselves and skipped for modes. Needs root; a no-op for others.
+    links are re-owned themselves and skipped for modes. Needs root (``Settings.is_root``):
+    callers without it have no other uid to give files to and skip the call.
     """
-    if os.geteuid() != 0:
-        return
     _own(path, uid, gid)
     if not path.is_symlink() and path.is_dir():
         for folder, dirs, files in os.walk(path, followlinks=False):

@@ -1,0 +1,127 @@
+"""Sessions built from two backend primitives: holding a slot and running as part of a group.
+
+A ``SessionSandbox`` backend implements ``hold_slot`` (claim a slot no other session holds) and
+``run_in_group`` (one run as a member of a ``RunGroup``). Each session gets a slot and a group of
+its own, so cancelling one session kills only its runs; runs made with an explicit ``slot=``
+share one group of session-less runs. ``cancel_all`` reaches every group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from abc import abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome, Sandbox, SandboxSession
+from proctor.sandbox.runs import RunGroup
+
+
+class SessionSandbox(Sandbox):
+    """A backend whose sessions are a held slot plus a run group."""
+
+    def __init__(self) -> None:
+        self._loose_runs = RunGroup()  # runs given an explicit slot, outside any session
+        self._groups_lock = threading.Lock()
+        self._session_runs: set[RunGroup] = set()
+
+    @abstractmethod
+    def hold_slot(self) -> contextlib.AbstractContextManager[int]:
+        """Claim a free slot for the duration of the block (``PlatformError`` if none is)."""
+
+    @abstractmethod
+    def run_in_group(
+        self,
+        runs: RunGroup,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None,
+        cwd: str,
+        slot: int,
+    ) -> Outcome:
+        """Run ``argv`` as ``slot`` and as a member of ``runs``, and wait for it.
+
+        Returns ``CANCELLED`` without starting anything when ``runs`` is cancelled already;
+        registers the run with ``runs.join`` as soon as it can be killed.
+        """
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+        slot: int = 0,
+    ) -> Outcome:
+        """Run ``argv`` as ``slot``, outside any session, and wait for it or its limits."""
+        return self.run_in_group(
+            self._loose_runs, argv, mounts=mounts, limits=limits, env=env, cwd=cwd, slot=slot
+        )
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[SandboxSession]:
+        """Hold a free slot and a run group of its own; leaving cancels what still runs."""
+        with self.hold_slot() as slot:
+            runs = RunGroup()
+            with self._groups_lock:
+                self._session_runs.add(runs)
+            try:
+                yield GroupSession(self, slot, runs)
+            finally:
+                runs.cancel()  # a run still going would outlive the slot it holds
+                with self._groups_lock:
+                    self._session_runs.discard(runs)
+
+    def cancel_all(self) -> None:
+        """Kill every run under way now, in every session and outside them."""
+        with self._groups_lock:
+            groups = [self._loose_runs, *self._session_runs]
+        for runs in groups:
+            runs.kill_running()
+
+
+class GroupSession(SandboxSession):
+    """One session of a ``SessionSandbox``: its slot and its run group."""
+
+    def __init__(self, sandbox: SessionSandbox, slot: int, runs: RunGroup) -> None:
+        self.slot = slot
+        self._sandbox = sandbox
+        self._runs = runs
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+    ) -> Outcome:
+        """Run ``argv`` as this session's slot; ``CANCELLED`` at once after ``cancel()``."""
+        if self._runs.cancelled:
+            return CANCELLED
+        return self._sandbox.run_in_group(
+            self._runs, argv, mounts=mounts, limits=limits, env=env, cwd=cwd, slot=self.slot
+        )
+
+    def workspace(self, path: Path, *, size_bytes: int) -> contextlib.AbstractContextManager[Path]:
+        """The backend's workspace for this session's slot."""
+        return self._sandbox.workspace(path, size_bytes=size_bytes, slot=self.slot)
+
+    def give(self, path: Path) -> None:
+        """Hand ``path`` to this session's slot (``Sandbox.give_to_slot``)."""
+        self._sandbox.give_to_slot(path, self.slot)
+
+    def cancel(self) -> None:
+        """Kill this session's runs, now and from now on."""
+        self._runs.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        """True once ``cancel()`` was called or the session was left."""
+        return self._runs.cancelled
