@@ -201,7 +201,7 @@ def test_the_determinism_check_catches_an_entry_that_answers_at_random(
     entry = make_exam_entry(
         tmp_path / "entry",
         """\
-  te*) od -An -N16 -tu8 /dev/urandom > "$1.vec" ;;
+  te*) od -An -N2 -tu2 /dev/urandom | awk '{printf "0.%03d\\n", $1 % 1000}' > "$1.vec" ;;
 """,
     )
     challenge = make_challenge(tmp_path / "challenge", determinism_cases=3)
@@ -221,8 +221,12 @@ def test_the_organizer_keeps_every_case_with_its_resources_and_logs(
     challenge = make_challenge(tmp_path / "challenge")
     report = run_entry(RunRequest(entry, str(challenge), keep=True), settings)
     assert report.run_dir is not None
-    lines = [json.loads(x) for x in (report.run_dir / "cases.jsonl").read_text().splitlines()]
+    logged = [json.loads(x) for x in (report.run_dir / "cases.jsonl").read_text().splitlines()]
+    lines = [line for line in logged if line["record"] is not None]
     by_case = {(line["stage"], line["record"]): line for line in lines}
+    stages = {line["stage"]: line for line in logged if line["record"] is None}
+    assert set(stages) == {"prep", "quiz", "exam", "score"}
+    assert "setting up" in stages["prep"]["stdout_tail"]  # setup.sh's output, organizer only
     assert set(by_case) == {("quiz", r) for r in ("tr01", "tr02")} | {("exam", r) for r in HIDDEN}
     failed = by_case[("exam", "te02")]
     assert failed["ok"] is False

@@ -112,7 +112,7 @@ def test_a_dry_run_stops_after_the_quiz(challenge: Path, entry: Path) -> None:
 def test_an_invalid_value_is_named_during_the_quiz(challenge: Path, entry: Path) -> None:
     report = evaluate(challenge, entry, ScriptedEntry(lambda r: "2.0\n" * 40))
     message = stage(report, "quiz")["message"]
-    assert "tr01.vec: line 1: the value 2 is outside [0, 1]" in message
+    assert "tr01.vec: line 1: the value 2. is outside [0, 1]" in message
     assert "/tmp" not in message and str(challenge.parent) not in message
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from proctor.protocols.compare import compare_answer
-from proctor.spec.model import CompareSpec
+from proctor.spec.protocols import CompareSpec
 
 
 @pytest.mark.parametrize(

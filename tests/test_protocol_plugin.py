@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from proctor.sandbox.fake import FakeRequest, FakeSandbox
 
 from proctor.errors import ConfigError
 from proctor.pipeline.submission import Submission, evaluate_submission
 from proctor.protocols.physionet_files import write_arousal_reference
 from proctor.protocols.registry import register_driver, registered_kinds, unregister_driver
 from proctor.sandbox.base import Outcome
+from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.spec import load_challenge
 from proctor.store.runfolder import RunFolder
 from proctor.types import RUNNABLE_BUILTIN_PROTOCOLS, RunStatus

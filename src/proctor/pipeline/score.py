@@ -38,15 +38,17 @@ def shown_scores(scored: TaskScores, wanted: tuple[str, ...], level: Disclosure)
 def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScores | None:
     """Score the task's stored exam outputs; None when scoring itself failed."""
     task = ctx.task
-    assert task.hidden_references is not None and task.hidden_inputs is not None
-    cases = ctx.driver.list_cases(ctx.challenge.protocol, task.hidden_inputs)
+    references, inputs = task.hidden_references, task.hidden_inputs
+    if references is None or inputs is None:
+        raise ValueError(f"task {task.name!r} has no hidden data to score")
+    cases = ctx.driver.list_cases(ctx.challenge.protocol, inputs)
     template = ctx.driver.output_template(ctx.challenge.protocol)
     scored: list[TaskScores] = []
 
     def body(_: CaseSink) -> StageResult:
         try:
             result = ctx.scorer.score(
-                ctx.outputs(Stage.EXAM), task.hidden_references, cases, template
+                ctx.outputs(Stage.EXAM), references, cases, template
             )
         except Exception:
             with ctx.folder.score_errors.open("a", encoding="utf-8") as log:
