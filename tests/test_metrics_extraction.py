@@ -15,6 +15,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from proctor.formats.brat import (
+    SCENARIO_FOLDERS,
+    ExtractionFormatError,
+    read_collection,
+    read_gold,
+    score_submission,
+    word_spans,
+)
 from proctor.metrics.extraction import (
     ExtractionCounts,
     ExtractionWarning,
@@ -25,14 +33,6 @@ from proctor.metrics.extraction import (
     extraction_counts,
     precision_recall_f1,
     score_scenario,
-)
-from proctor.metrics.extraction_io import (
-    SCENARIO_FOLDERS,
-    ExtractionFormatError,
-    read_collection,
-    read_gold,
-    score_submission,
-    word_spans,
 )
 
 

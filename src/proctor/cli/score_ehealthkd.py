@@ -25,9 +25,9 @@ from typing import Annotated
 import typer
 
 from proctor.errors import InputFileError, UsageError
+from proctor.formats.brat import read_gold, score_submission
 from proctor.metrics._validation import MetricInputError
 from proctor.metrics.extraction import Scenario, Sentence
-from proctor.metrics.extraction_io import read_gold, score_submission
 
 Record = dict[str, float | str]
 """One scenario's official result: eight counts, recall, precision, f1 and ``submit``."""

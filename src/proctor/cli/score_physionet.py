@@ -17,11 +17,11 @@ from typing import Annotated, Any
 import typer
 
 from proctor.errors import InputFileError
+from proctor.formats.arousal_mat import read_arousal_reference
+from proctor.formats.vec import VecFormatError, VecLengthWarning, read_vec_histograms
 from proctor.metrics._validation import MetricInputError
 from proctor.metrics.physionet2018 import ArousalTally, RecordScore
 from proctor.metrics.physionet_scores import LABELS_2017, parse_answer_lines, score_2017
-from proctor.metrics.vecfile import VecFormatError, VecLengthWarning, read_vec_histograms
-from proctor.protocols.physionet_files import read_arousal_reference
 
 _RULE = "_______________________________"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from proctor.errors import InputFileError, UsageError
+from proctor.formats.volumes import VolumeReadError, read_tool_volume
 from proctor.metrics.segmentation import METRICS
 from proctor.metrics.segmentation_compat import (
     SingularCovarianceError,
@@ -23,7 +24,6 @@ from proctor.metrics.segmentation_compat import (
     ToolValue,
     selected_codes,
 )
-from proctor.metrics.segmentation_io import VolumeReadError, read_tool_volume
 from proctor.metrics.segmentation_report import (
     SECTIONS,
     XmlReport,
