@@ -20,7 +20,6 @@ from proctor.formats.brat import (
     ExtractionFormatError,
     read_collection,
     read_gold,
-    score_submission,
     word_spans,
 )
 from proctor.metrics.extraction import (
@@ -34,6 +33,7 @@ from proctor.metrics.extraction import (
     precision_recall_f1,
     score_scenario,
 )
+from proctor.scoring.ehealthkd import score_submission
 
 
 def write_collection(
