@@ -17,7 +17,7 @@ import numpy as np
 import typer
 
 from proctor.errors import InputFileError
-from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
+from proctor.metrics._validation import UndefinedMetricWarning
 from proctor.metrics.classification import roc_auc_score
 
 
@@ -69,21 +69,17 @@ def auc(
     as_json: Annotated[bool, typer.Option("--json", help='Print {"auc": value}.')] = False,
 ) -> None:
     """ROC AUC of an AutoWSL prediction against its solution."""
-    try:
-        truth_file = find_solution(solution)
-        truth = read_label_column(truth_file)
-        scores = read_label_column(prediction)
-        if truth.shape != scores.shape:
-            raise InputFileError(
-                f"{prediction} has {scores.size} rows but {truth_file} has {truth.size}: "
-                "shapes must match (one prediction per test row, in order)"
-            )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedMetricWarning)
-            value = roc_auc_score(truth, scores)
-    except (InputFileError, MetricInputError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+    truth_file = find_solution(solution)
+    truth = read_label_column(truth_file)
+    scores = read_label_column(prediction)
+    if truth.shape != scores.shape:
+        raise InputFileError(
+            f"{prediction} has {scores.size} rows but {truth_file} has {truth.size}: "
+            "shapes must match (one prediction per test row, in order)"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        value = roc_auc_score(truth, scores)
     if as_json:
         typer.echo(json.dumps({"auc": None if math.isnan(value) else value}))
     else:

@@ -24,8 +24,7 @@ from typing import Annotated
 
 import typer
 
-from proctor.errors import InputFileError, UsageError
-from proctor.metrics._validation import MetricInputError
+from proctor.errors import UsageError
 from proctor.scoring.ehealthkd import (
     SCENARIO_KEYS,
     Record,
@@ -74,23 +73,13 @@ def score_ehealthkd(
 ) -> None:
     """Score eHealth-KD 2019 submissions exactly as the official evaluation script does."""
     if as_csv and not best:
-        _fail(UsageError("--csv implies --best: add --best (the table lists best submissions)"))
+        raise UsageError("--csv implies --best: add --best (the table lists best submissions)")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            results = evaluate_participants(submissions, gold, single=single)
-        except MetricInputError as err:
-            _fail(InputFileError(str(err)))
-        except UsageError as err:
-            _fail(err)
+        results = evaluate_participants(submissions, gold, single=single)
     for message in dict.fromkeys(str(w.message) for w in caught):
         typer.echo(f"warning: {message}", err=True)
     typer.echo(render(results, best=best, as_csv=as_csv, pretty=pretty))
-
-
-def _fail(err: UsageError) -> None:
-    typer.echo(f"error: {err}", err=True)
-    raise typer.Exit(err.exit_code)
 
 
 def render(results: dict[str, list[Submission]], *, best: bool, as_csv: bool, pretty: bool) -> str:

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import typer
 
-from proctor.errors import InputFileError, UsageError
-from proctor.formats.volumes import VolumeReadError
+from proctor.errors import UsageError
 from proctor.metrics.segmentation_compat import SingularCovarianceError, selected_codes
 from proctor.metrics.segmentation_report import (
     XmlReport,
@@ -134,13 +133,6 @@ def register(app: typer.Typer, score: typer.Typer) -> None:
     def segeval(ctx: typer.Context) -> None:
         try:
             run_segeval(parse_args(list(ctx.args)))
-        except SingularCovarianceError as err:
+        except SingularCovarianceError as err:  # the tool's own abort, not an input error
             typer.echo(f"Exception: {err}", err=True)
             raise typer.Exit(ABORT_STATUS) from None
-        except (UsageError, VolumeReadError) as err:
-            code = InputFileError.exit_code if isinstance(err, VolumeReadError) else err.exit_code
-            typer.echo(f"error: {err}", err=True)
-            raise typer.Exit(code) from None
-        except ValueError as err:  # a metric refused the volumes (e.g. different grids)
-            typer.echo(f"error: {err}", err=True)
-            raise typer.Exit(InputFileError.exit_code) from None
