@@ -29,8 +29,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
+from proctor.formats.vec import read_vec_histograms
 from proctor.metrics.physionet2018 import ArousalTally
-from proctor.metrics.vecfile import read_vec_histograms
 
 TARGET_RATE = 150e6
 """Samples per second of CPU time (one core) that (a) must reach."""

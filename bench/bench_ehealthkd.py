@@ -19,8 +19,8 @@ import time
 import warnings
 from pathlib import Path
 
+from proctor.formats.brat import read_collection
 from proctor.metrics.extraction import Scenario, extraction_counts, precision_recall_f1
-from proctor.metrics.extraction_io import read_collection
 
 REPEATS = 5
 

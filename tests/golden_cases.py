@@ -25,7 +25,7 @@ from typing import Any
 import nibabel as nib
 import numpy as np
 
-from proctor.protocols.physionet_files import write_arousal_reference
+from proctor.formats.arousal_mat import write_arousal_reference
 from toy_challenge import make_challenge, make_entry, make_exam_entry
 
 PROCTOR = Path(sys.executable).parent / "proctor"

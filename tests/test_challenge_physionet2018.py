@@ -31,7 +31,7 @@ from proctor.challenges.physionet2018.generate import (
 from proctor.challenges.physionet2018.labels import arousal_labels, parse_annotations, wake_ups
 from proctor.challenges.physionet2018.signals import synthesize, to_digital
 from proctor.errors import InputFileError
-from proctor.protocols.physionet_files import read_arousal_reference
+from proctor.formats.arousal_mat import read_arousal_reference
 
 with quiet_wfdb():
     import wfdb

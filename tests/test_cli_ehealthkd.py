@@ -14,11 +14,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from proctor.cli import main as cli_main
-from proctor.cli.score_ehealthkd import register
+from proctor.cli.main import build_app
 
 SENTENCES = "ab cd ef\n"
 GOLD_A = "1\t0 2\tConcept\tab\n2\t3 5\tAction\tcd\n3\t6 8\tConcept\tef\n"
@@ -54,15 +52,7 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def invoke() -> object:
-    app = typer.Typer(add_completion=False)
-    score = typer.Typer()
-    register(app, score)
-    app.add_typer(score, name="score")
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
-
+    app = build_app()
     runner = CliRunner()
 
     def run(*args: str | Path) -> object:
@@ -71,8 +61,10 @@ def invoke() -> object:
     return run
 
 
-def test_the_command_module_is_registered_in_the_cli() -> None:
-    assert "proctor.cli.score_ehealthkd" in cli_main.COMMAND_MODULES
+def test_the_command_is_registered_in_the_cli() -> None:
+    result = CliRunner().invoke(build_app(), ["score", "--help"])
+    assert result.exit_code == 0
+    assert "ehealthkd" in result.stdout
 
 
 def test_json_lists_every_submission_with_official_keys_and_values(tree: Path, invoke) -> None:

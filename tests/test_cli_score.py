@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from proctor.cli.main import build_app
+from proctor.formats.arousal_mat import read_arousal_reference, write_arousal_reference
 from proctor.metrics.physionet2018 import ArousalTally
-from proctor.protocols.physionet_files import read_arousal_reference, write_arousal_reference
 
 PROCTOR = Path(sys.executable).parent / "proctor"
 

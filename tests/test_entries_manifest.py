@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from archive_craft import Item, build_zip
 from proctor.entries import EntryFlags, Manifest, check_manifest, entry_flags, unpack_entry
-from proctor.entries.craft import Item, build_zip
 from proctor.errors import EntryError, ManifestError
 
 PHYSIONET = Manifest(

@@ -15,6 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from proctor.formats.brat import (
+    SCENARIO_FOLDERS,
+    ExtractionFormatError,
+    read_collection,
+    read_gold,
+    word_spans,
+)
 from proctor.metrics.extraction import (
     ExtractionCounts,
     ExtractionWarning,
@@ -26,14 +33,7 @@ from proctor.metrics.extraction import (
     precision_recall_f1,
     score_scenario,
 )
-from proctor.metrics.extraction_io import (
-    SCENARIO_FOLDERS,
-    ExtractionFormatError,
-    read_collection,
-    read_gold,
-    score_submission,
-    word_spans,
-)
+from proctor.scoring.ehealthkd import score_submission
 
 
 def write_collection(

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from proctor.formats.vec import VecFormatError, VecLengthWarning, read_vec, read_vec_histograms
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 from proctor.metrics.physionet2018 import (
     ArousalTally,
@@ -17,7 +18,6 @@ from proctor.metrics.physionet2018 import (
     gross_scores,
     record_auprc_auroc,
 )
-from proctor.metrics.vecfile import VecFormatError, VecLengthWarning, read_vec, read_vec_histograms
 
 RANGE = (-0.0005, 1.0005)
 

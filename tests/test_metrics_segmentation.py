@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from sklearn.metrics import adjusted_rand_score, mutual_info_score
 
+from proctor.formats.volumes import VolumeReadError, read_tool_volume
 from proctor.metrics.segmentation import (
     METRICS,
     SegmentationInputError,
@@ -30,7 +31,6 @@ from proctor.metrics.segmentation_compat import (
     slab_bounds,
     tool_bytes,
 )
-from proctor.metrics.segmentation_io import VolumeReadError, read_tool_volume
 
 SPACING = (0.8, 0.8, 2.0)
 VOXEL_REFERENCE = {

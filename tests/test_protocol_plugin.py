@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from proctor.errors import ConfigError
+from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.pipeline.submission import Submission, evaluate_submission
-from proctor.protocols.physionet_files import write_arousal_reference
 from proctor.protocols.registry import register_driver, registered_kinds, unregister_driver
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from proctor.protocols.physionet_files import write_arousal_reference
+from proctor.formats.arousal_mat import write_arousal_reference
 
 LENGTH = 40
 PUBLIC = ("tr01", "tr02")

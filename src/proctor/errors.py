@@ -2,20 +2,22 @@
 
 Participant-facing failures (a bad entry, a wrong output) are kept apart from usage mistakes
 (a broken challenge file, a wrong command line) and from platform faults (no working sandbox).
-They become exit codes or HTTP statuses only at the edge (``cli/``, ``web/``)::
+The tree carries no exit codes or HTTP statuses: each face maps these types to its own codes in
+one table at the edge (the CLI's is ``proctor.cli.exit_status``)::
 
     ProctorError
-    ├── UsageError               exit 2: the caller must change what they asked for
+    ├── UsageError               the caller must change what they asked for
     │   ├── ConfigError          a challenge.yaml (or other config) is invalid; names file + path
     │   └── InputFileError       a file handed to a command cannot be read as what it must be
-    ├── EntryError               exit 1: the participant's entry is at fault
+    ├── EntryError               the participant's entry is at fault
     │   ├── ArchiveError         unsafe or malformed upload (zip bomb, zip-slip, links, devices)
     │   └── ManifestError        required files missing, empty or not executable
-    └── PlatformError            exit 3: the host is at fault, not the participant
-        └── SandboxUnavailableError   exit 2: no working isolation; says how to fix the host
+    └── PlatformError            the host is at fault, not the participant
+        └── SandboxUnavailableError   no working isolation; says how to fix the host
 
-Metrics raise ``ValueError`` subclasses of their own (``proctor.metrics`` imports nothing of
-Proctor); faces treat those as ``InputFileError``.
+Metrics and the file readers built on them raise ``ValueError`` subclasses of their own
+(``MetricInputError``, as ``proctor.metrics`` imports nothing of Proctor); faces treat those as
+input-file errors.
 """
 
 from __future__ import annotations
@@ -26,13 +28,9 @@ from pathlib import Path
 class ProctorError(Exception):
     """Base of every error Proctor raises on purpose."""
 
-    exit_code: int = 1
-
 
 class UsageError(ProctorError):
     """The caller asked for something that cannot be done as asked."""
-
-    exit_code = 2
 
 
 class ConfigError(UsageError):
@@ -57,8 +55,6 @@ class InputFileError(UsageError):
 class EntryError(ProctorError):
     """The participant's entry is at fault."""
 
-    exit_code = 1
-
 
 class ArchiveError(EntryError):
     """An uploaded archive is unsafe or malformed."""
@@ -71,19 +67,13 @@ class ManifestError(EntryError):
 class PlatformError(ProctorError):
     """The host, not the participant, is at fault."""
 
-    exit_code = 3
-
 
 class SandboxUnavailableError(PlatformError):
     """No working sandbox on this host; untrusted code is refused (fail closed).
 
-    Exit status 2: the operator must fix the host configuration before anything can run.
+    The operator must fix the host configuration before anything can run.
     """
-
-    exit_code = 2
 
 
 class JobCancelledError(ProctorError):
     """A job was cancelled on request (by a face or the service); not anyone's fault."""
-
-    exit_code = 130

@@ -10,10 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from proctor.cli.failure import fail, interrupted
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_report
-from proctor.errors import ProctorError
 from proctor.leaderboard import Standing
 from proctor.services.catalog import list_challenges, write_kit
 from proctor.services.demo import demo_challenges, demo_entries, demo_leaderboard
@@ -27,13 +25,7 @@ def challenges() -> None:
     table = Table(title="bundled challenges")
     for column in ("name", "protocol", "tasks", "phases", "title"):
         table.add_column(column)
-    try:
-        found = list_challenges()
-    except ProctorError as error:
-        fail(error)
-    except KeyboardInterrupt:
-        interrupted()
-    for item in found:
+    for item in list_challenges():
         table.add_row(
             item.name, item.protocol, ", ".join(item.tasks), ", ".join(item.phases), item.title
         )
@@ -45,13 +37,7 @@ def kit(
     dest: Annotated[Path, typer.Argument(help="New folder to write the kit into.")],
 ) -> None:
     """Write a participant's starting kit: DEST/entry (baseline), DEST/data, DEST/README.md."""
-    try:
-        written = write_kit(name, dest)
-    except ProctorError as error:
-        fail(error)
-    except KeyboardInterrupt:
-        interrupted()
-    for path in written:
+    for path in write_kit(name, dest):
         typer.echo(f"wrote {path}")
     typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
 
@@ -94,28 +80,21 @@ def demo() -> None:
     settings = Settings.from_env()
     console = Console()
     failures = 0
-    try:
-        for challenge in demo_challenges():
-            reports = []
-            with tempfile.TemporaryDirectory(prefix="proctor-demo-") as scratch:
-                for label, entry in demo_entries(challenge, Path(scratch)):
-                    console.rule(f"{challenge.name} · {label}")
-                    with RichProgress(Console(stderr=True)) as display:
-                        report = run_entry(
-                            RunRequest(entry, str(challenge.root)), settings, display
-                        )
-                    print_report(report, console)
-                    reports.append((label, report))
-                    failures += report.status is RunStatus.FAILED
-            board = challenge.leaderboard
-            metric = board.metric if board else ""
-            standings = demo_leaderboard(challenge, reports)
-            scores = {label: report.scores for label, report in reports}
-            print_leaderboard(challenge.name, metric, standings, scores)
-    except ProctorError as error:
-        fail(error)
-    except KeyboardInterrupt:
-        interrupted()
+    for challenge in demo_challenges():
+        reports = []
+        with tempfile.TemporaryDirectory(prefix="proctor-demo-") as scratch:
+            for label, entry in demo_entries(challenge, Path(scratch)):
+                console.rule(f"{challenge.name} · {label}")
+                with RichProgress(Console(stderr=True)) as display:
+                    report = run_entry(RunRequest(entry, str(challenge.root)), settings, display)
+                print_report(report, console)
+                reports.append((label, report))
+                failures += report.status is RunStatus.FAILED
+        board = challenge.leaderboard
+        metric = board.metric if board else ""
+        standings = demo_leaderboard(challenge, reports)
+        scores = {label: report.scores for label, report in reports}
+        print_leaderboard(challenge.name, metric, standings, scores)
     raise typer.Exit(1 if failures else 0)
 
 

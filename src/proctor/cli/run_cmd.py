@@ -11,9 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from proctor.cli.failure import fail, interrupted
 from proctor.cli.progress_display import RichProgress
-from proctor.errors import ProctorError
 from proctor.pipeline.report import EvaluationReport
 from proctor.services.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
@@ -86,16 +84,11 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
     settings = Settings.from_env()
     request = RunRequest(entry=entry, challenge=challenge, phase=phase, jobs=jobs, keep=keep)
     err = Console(stderr=True)
-    try:
-        if as_json:
-            report = run_entry(request, settings)
-        else:
-            with RichProgress(err) as display:
-                report = run_entry(request, settings, display)
-    except ProctorError as error:
-        fail(error)
-    except KeyboardInterrupt:
-        interrupted()
+    if as_json:
+        report = run_entry(request, settings)
+    else:
+        with RichProgress(err) as display:
+            report = run_entry(request, settings, display)
     if report.run_dir is not None:
         typer.echo(f"run folder kept: {report.run_dir}", err=True)
     if as_json:

@@ -24,18 +24,17 @@ from typing import Annotated
 
 import typer
 
-from proctor.errors import InputFileError, UsageError
-from proctor.metrics._validation import MetricInputError
-from proctor.metrics.extraction import Scenario, Sentence
-from proctor.metrics.extraction_io import read_gold, score_submission
-
-Record = dict[str, float | str]
-"""One scenario's official result: eight counts, recall, precision, f1 and ``submit``."""
+from proctor.errors import UsageError
+from proctor.scoring.ehealthkd import (
+    SCENARIO_KEYS,
+    Record,
+    Submission,
+    best_per_scenario,
+    evaluate_participants,
+)
 
 Cell = float | str
 """One table cell: a count, a score or a submission name."""
-
-_SCENARIO_KEYS = {scenario: f"scenario{scenario.value}" for scenario in Scenario}
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:
@@ -74,82 +73,16 @@ def score_ehealthkd(
 ) -> None:
     """Score eHealth-KD 2019 submissions exactly as the official evaluation script does."""
     if as_csv and not best:
-        _fail(UsageError("--csv implies --best: add --best (the table lists best submissions)"))
+        raise UsageError("--csv implies --best: add --best (the table lists best submissions)")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            results = evaluate_participants(submissions, gold, single=single)
-        except MetricInputError as err:
-            _fail(InputFileError(str(err)))
-        except UsageError as err:
-            _fail(err)
+        results = evaluate_participants(submissions, gold, single=single)
     for message in dict.fromkeys(str(w.message) for w in caught):
         typer.echo(f"warning: {message}", err=True)
     typer.echo(render(results, best=best, as_csv=as_csv, pretty=pretty))
 
 
-def _fail(err: UsageError) -> None:
-    typer.echo(f"error: {err}", err=True)
-    raise typer.Exit(err.exit_code)
-
-
-def evaluate_participants(
-    submissions: Path, gold_root: Path, *, single: bool
-) -> dict[str, list[dict[str, Record | str]]]:
-    """Score every submission folder; participant name → one entry per submission, name order."""
-    for path, what in ((submissions, "SUBMISSIONS"), (gold_root, "GOLD")):
-        if not path.is_dir():
-            raise UsageError(f"{what} {path} is not a folder")
-    gold = read_gold(gold_root)
-    participants = [submissions] if single else _subfolders(submissions)
-    return {
-        folder.name: [evaluate_submission(entry, gold) for entry in _subfolders(folder)]
-        for folder in participants
-    }
-
-
-def _subfolders(folder: Path) -> list[Path]:
-    entries = sorted(folder.iterdir(), key=lambda path: path.name)
-    for entry in entries:
-        if not entry.is_dir():
-            raise UsageError(
-                f"{entry} is not a folder: {folder} must hold only folders "
-                "(participants, or submissions with --single); move other files away"
-            )
-    return entries
-
-
-def evaluate_submission(
-    folder: Path, gold: dict[Scenario, list[Sentence]]
-) -> dict[str, Record | str]:
-    """The official entry of one submission: ``submit`` and one record per scenario."""
-    entry: dict[str, Record | str] = {"submit": folder.name}
-    for scenario, result in score_submission(folder, gold).items():
-        record: Record = dict(result.as_dict())
-        record["submit"] = folder.name
-        entry[_SCENARIO_KEYS[scenario]] = record
-    return entry
-
-
-def best_per_scenario(
-    results: dict[str, list[dict[str, Record | str]]],
-) -> dict[str, dict[str, Record]]:
-    """Per participant and scenario, the record with the highest F1 (the first one on ties)."""
-    best: dict[str, dict[str, Record]] = {}
-    for participant, entries in results.items():
-        best[participant] = {}
-        for key in _SCENARIO_KEYS.values():
-            records = [entry[key] for entry in entries]
-            best[participant][key] = max(
-                (record for record in records if isinstance(record, dict)),
-                key=lambda record: record["f1"],
-            )
-    return best
-
-
-def render(
-    results: dict[str, list[dict[str, Record | str]]], *, best: bool, as_csv: bool, pretty: bool
-) -> str:
+def render(results: dict[str, list[Submission]], *, best: bool, as_csv: bool, pretty: bool) -> str:
     """The text the official tool prints for these results and options."""
     if not best:
         return json.dumps(results, sort_keys=True, indent=2 if pretty else None)
@@ -165,7 +98,7 @@ def _table_rows(
     """Participants in name order, and one row per scenario and measure (official row order)."""
     participants = sorted(table)
     rows: list[tuple[str, list[Cell]]] = []
-    for key in _SCENARIO_KEYS.values():
+    for key in SCENARIO_KEYS.values():
         first = table[participants[0]][key] if participants else {}
         for measure in first:
             rows.append((f"{key}-{measure}", [table[p][key][measure] for p in participants]))

@@ -17,11 +17,11 @@ from typing import Annotated, Any
 import typer
 
 from proctor.errors import InputFileError
+from proctor.formats.arousal_mat import read_arousal_reference
+from proctor.formats.vec import VecFormatError, VecLengthWarning, read_vec_histograms
 from proctor.metrics._validation import MetricInputError
 from proctor.metrics.physionet2018 import ArousalTally, RecordScore
 from proctor.metrics.physionet_scores import LABELS_2017, parse_answer_lines, score_2017
-from proctor.metrics.vecfile import VecFormatError, VecLengthWarning, read_vec_histograms
-from proctor.protocols.physionet_files import read_arousal_reference
 
 _RULE = "_______________________________"
 
@@ -122,11 +122,7 @@ def physionet2017(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:
     """2017 AF challenge score: F1 of N, A, O averaged (noise F1 shown, not averaged)."""
-    try:
-        result = score_2017(_read_labels(reference, "reference"), _read_labels(answers, "answers"))
-    except (InputFileError, MetricInputError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+    result = score_2017(_read_labels(reference, "reference"), _read_labels(answers, "answers"))
     if as_json:
         f1 = {label: _number(value) for label, value in result.f1.items()}
         payload = {"f1": f1, "score": _number(result.score), "confusion": result.confusion}

@@ -15,17 +15,9 @@ from pathlib import Path
 
 import typer
 
-from proctor.errors import InputFileError, UsageError
-from proctor.metrics.segmentation import METRICS
-from proctor.metrics.segmentation_compat import (
-    SingularCovarianceError,
-    ToolEvaluation,
-    ToolValue,
-    selected_codes,
-)
-from proctor.metrics.segmentation_io import VolumeReadError, read_tool_volume
+from proctor.errors import UsageError
+from proctor.metrics.segmentation_compat import SingularCovarianceError, selected_codes
 from proctor.metrics.segmentation_report import (
-    SECTIONS,
     XmlReport,
     message_xml,
     metric_line,
@@ -33,6 +25,7 @@ from proctor.metrics.segmentation_report import (
     threshold_line,
     total_time_lines,
 )
+from proctor.scoring.segeval import SegevalRequest, SegevalStop, start_segeval
 
 USAGE = (
     "usage: proctor segeval TRUTH SEGMENT [-use all|CODE,CODE@param@,...] [-thd T] "
@@ -103,40 +96,29 @@ def _stop_with_message(args: SegevalArgs, message: str) -> None:
         Path(args.xml).write_text(message_xml(args.truth, args.segment, message))
 
 
-def run_segeval(args: SegevalArgs) -> int:
-    """Evaluate as the tool does, print its lines, write its XML; return the exit status."""
+def run_segeval(args: SegevalArgs) -> None:
+    """Evaluate as the tool does, print its lines as each value comes and write its XML."""
     started = time.perf_counter()
     codes = dict(selected_codes(args.use))
     if args.threshold is not None:
         typer.echo(threshold_line(args.threshold) + "\n")
-    truth = read_tool_volume(args.truth, streaming=args.streaming)
-    segment = read_tool_volume(args.segment, streaming=args.streaming)
-    if truth.data.size != segment.data.size:
-        sizes = f"fixedImage={truth.data.size} movingImage={segment.data.size}"
-        _stop_with_message(args, f"Images are from different Sizes: {sizes}")
-        return 0
-    evaluation = ToolEvaluation(truth.data, segment.data, spacing=truth.spacing,
-                                threshold=args.threshold, millimeter=args.millimeter)  # fmt: skip
-    counts = evaluation.counts()
-    for count, who in ((counts.truth, "Fixed"), (counts.segment, "Moving")):
-        if count == 0:
-            _stop_with_message(args, f"{who} image is empty!")
-            return 0
-    values: list[ToolValue] = []
-    for index, section in enumerate(SECTIONS):
+    request = SegevalRequest(args.truth, args.segment, codes, args.threshold, args.millimeter,
+                             args.streaming)  # fmt: skip
+    run = start_segeval(request)
+    if isinstance(run, SegevalStop):
+        _stop_with_message(args, run.message)
+        return
+    for index, (section, values) in enumerate(run.sections()):
         typer.echo(("\n" if index else "") + f"{section}:")
-        for code, info in METRICS.items():
-            if info.section == section and code in codes:
-                values.append(evaluation.value(code, codes[code]))
-                typer.echo(metric_line(values[-1]))
+        for value in values:
+            typer.echo(metric_line(value))
     total = int((time.perf_counter() - started) * 1000)
     typer.echo("\n".join(total_time_lines(total)))
     if args.xml is not None:
-        shape = (truth.data.shape[0], truth.data.shape[1], truth.data.shape[2])
-        report = XmlReport(args.truth, args.segment, counts, values, total, shape,
-                           evaluation.spacing)  # fmt: skip
+        result = run.result()
+        report = XmlReport(args.truth, args.segment, result.counts, result.values, total,
+                           result.shape, result.spacing)  # fmt: skip
         Path(args.xml).write_text(result_xml(report))
-    return 0
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:
@@ -150,15 +132,7 @@ def register(app: typer.Typer, score: typer.Typer) -> None:
     )
     def segeval(ctx: typer.Context) -> None:
         try:
-            status = run_segeval(parse_args(list(ctx.args)))
-        except SingularCovarianceError as err:
+            run_segeval(parse_args(list(ctx.args)))
+        except SingularCovarianceError as err:  # the tool's own abort, not an input error
             typer.echo(f"Exception: {err}", err=True)
             raise typer.Exit(ABORT_STATUS) from None
-        except (UsageError, VolumeReadError) as err:
-            code = InputFileError.exit_code if isinstance(err, VolumeReadError) else err.exit_code
-            typer.echo(f"error: {err}", err=True)
-            raise typer.Exit(code) from None
-        except ValueError as err:  # a metric refused the volumes (e.g. different grids)
-            typer.echo(f"error: {err}", err=True)
-            raise typer.Exit(InputFileError.exit_code) from None
-        raise typer.Exit(status)

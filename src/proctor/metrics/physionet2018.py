@@ -247,7 +247,7 @@ class ArousalTally:
         return self.add_binned(bin_indices(predictions), labels)
 
     def add_binned(self, bins: np.ndarray, labels: npt.ArrayLike) -> RecordScore:
-        """Like :meth:`add_record`, with the bins already known (``vecfile.read_vec_bins``)."""
+        """Like :meth:`add_record`, with the bins already known (``formats.vec.read_vec_bins``)."""
         return self.add_histograms(*class_histograms(bins, labels))
 
     def add_histograms(self, positive: np.ndarray, negative: np.ndarray) -> RecordScore:

@@ -47,9 +47,7 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
 
     def body(_: CaseSink) -> StageResult:
         try:
-            result = ctx.scorer.score(
-                ctx.outputs(Stage.EXAM), references, cases, template
-            )
+            result = ctx.scorer.score(ctx.outputs(Stage.EXAM), references, cases, template)
         except Exception:
             with ctx.folder.score_errors.open("a", encoding="utf-8") as log:
                 log.write(f"task {task.name}:\n{traceback.format_exc()}\n")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from proctor.formats.arousal_mat import read_arousal_reference
+from proctor.formats.vec import VecFormatError, read_vec
 from proctor.metrics.calibration import CalibrationTally
 from proctor.metrics.physionet2018 import ArousalTally, bin_indices, class_histograms
 from proctor.metrics.physionet2018_bootstrap import bootstrap_gross_auprc
-from proctor.metrics.vecfile import VecFormatError, read_vec
-from proctor.protocols.physionet_files import read_arousal_reference
 from proctor.scoring.base import TaskScores
 
 

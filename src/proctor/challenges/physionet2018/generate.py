@@ -27,7 +27,7 @@ import numpy as np
 from proctor.challenges.physionet2018.labels import arousal_labels, parse_annotations
 from proctor.challenges.physionet2018.schedule import Scenario, draw_scenario
 from proctor.challenges.physionet2018.signals import CHANNELS, synthesize, to_digital
-from proctor.protocols.physionet_files import write_arousal_reference
+from proctor.formats.arousal_mat import write_arousal_reference
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""Readers and writers of PhysioNet challenge reference files, shared by the pipeline and the CLI.
+"""The PhysioNet 2018 reference files: reader and writer of ``RECORD-arousal.mat``.
 
 ``RECORD-arousal.mat`` (2018) is a MATLAB v7.3 file, i.e. HDF5 behind a 512-byte MATLAB header;
 the per-sample labels are the dataset ``data/arousals`` (>0 target arousal, 0 non-arousal, <0

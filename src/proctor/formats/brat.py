@@ -27,10 +27,8 @@ from proctor.metrics.extraction import (
     Keyphrase,
     Relation,
     Scenario,
-    ScenarioScore,
     Sentence,
     Span,
-    score_scenario,
 )
 
 SCENARIO_FOLDERS = {
@@ -114,20 +112,6 @@ def submission_sentence_file(folder: Path, scenario: Scenario) -> Path:
         f"no output_scenario{scenario.value}.txt (or input_scenario{scenario.value}.txt) found; "
         "each submission folder needs scenario1-main/, scenario2-taskA/ and scenario3-taskB/",
     )
-
-
-def score_submission(
-    folder: Path, gold: dict[Scenario, list[Sentence]]
-) -> dict[Scenario, ScenarioScore]:
-    """Score one submission folder in all three scenarios against ``read_gold``'s result."""
-    return {
-        scenario: score_scenario(
-            gold[scenario],
-            read_collection(submission_sentence_file(folder, scenario)),
-            scenario=scenario,
-        )
-        for scenario in SCENARIO_FOLDERS
-    }
 
 
 def word_spans(text: str, start: int, end: int) -> tuple[Span, ...]:

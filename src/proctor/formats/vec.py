@@ -5,7 +5,7 @@ reference, pre-filled with zeros; it never parses lines beyond that length. This
 bit-identical float32 values, at several hundred million samples per second for files written
 with ``%.3f`` (every line ``d.ddd⏎``): those are recognised six bytes at a time and converted
 arithmetically. Any other layout (``0.5``, ``1``, ``1.0000``, ``5e-1``, CRLF, spaces) goes through
-:mod:`proctor.metrics._vecparse`, exact as well.
+:mod:`proctor.formats._vecparse`, exact as well.
 
 Rules: an empty or unparseable line, NaN, or a value outside [0, 1] (more than half a thousandth
 beyond, which the official histogram still counts) raises :class:`VecFormatError` naming the
@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from proctor.formats._vecparse import VecFormatError, parse_lines
 from proctor.metrics._validation import MetricInputError
-from proctor.metrics._vecparse import VecFormatError, parse_lines
 from proctor.metrics.physionet2018 import ClassCounter, bin_indices, check_labels
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Building entry archives in memory, hostile ones included, for tests and demos.
+"""Building entry archives in memory, hostile ones included, for the tests.
 
 ``build_zip`` and ``build_tar`` write whatever ``Item`` values describe (links, devices,
 duplicates, odd names) with the standard writers. ``zip_bomb`` writes a deflated file of zeros

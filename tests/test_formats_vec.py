@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.metrics.physionet2018 import bin_indices
-from proctor.metrics.vecfile import (
+from proctor.formats.vec import (
     VecFormatError,
     VecLengthWarning,
     read_vec,
     read_vec_bins,
 )
+from proctor.metrics.physionet2018 import bin_indices
 
 
 def reference(text: bytes, length: int) -> np.ndarray:

@@ -1,8 +1,7 @@
-"""The registry of Proctor's metrics: name → function, direction, input kind, bounds, symmetry.
+"""A test-side registry of Proctor's metrics: name → function, direction, input kind, bounds.
 
-Challenge files name metrics by their registry name; leaderboards read ``direction`` to sort;
-one parametrised test (``tests/test_metrics_registry.py``) checks the invariants of every entry,
-as scikit-learn's ``test_common.py`` does for its metrics.
+Only the tests use it: one parametrised test (``tests/test_metrics_registry.py``) checks the
+invariants of every entry, as scikit-learn's ``test_common.py`` does for its metrics.
 
 ``REGISTRY`` is a read-only mapping built on first use, so importing this module imports no
 metric module; :func:`get_metric` looks one up with an error that lists the known names.
