@@ -12,12 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proctor.sandbox.fake import FakeRequest, FakeSandbox
-
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission
 from proctor.sandbox.base import Outcome
+from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.spec import load_challenge
 from proctor.store.runfolder import RunFolder
 from toy_challenge import good_answer

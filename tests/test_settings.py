@@ -28,7 +28,7 @@ def test_environment_variables_override_the_defaults(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="root defaults")
 def test_as_root_runs_and_slot_locks_live_where_every_slot_uid_can_reach_them() -> None:
     settings = Settings.from_env({})
-    assert settings.work_root == Path("/var/tmp/proctor")
+    assert settings.work_root == Path("/var/lib/proctor/runs")
     assert settings.slot_locks == Path("/run/lock/proctor")
 
 

@@ -85,15 +85,19 @@ def default_slot_locks(is_root: bool) -> Path:
     """
     if is_root and Path("/run/lock").is_dir():
         return Path("/run/lock/proctor")
-    return Path(os.environ.get("XDG_RUNTIME_DIR", "/tmp")) / f"proctor-slots-{os.getuid()}"
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / f"proctor-slots-{os.getuid()}"
+    return Path.home() / ".cache" / "proctor" / "slots"
 
 
 def default_work_root(env: Mapping[str, str], is_root: bool) -> Path:
     """Where run folders go by default.
 
-    As root, ``/var/tmp/proctor``: sandbox slots (other uids) must be able to traverse every
-    folder above a mount, and root's home is private. Otherwise the user's cache folder.
+    As root, ``/var/lib/proctor/runs``: sandbox slots (other uids) must be able to traverse every
+    folder above a mount, root's home is private, and a fixed name in a world-writable folder
+    (``/var/tmp``) could be planted by another local user. Otherwise the user's cache folder.
     """
     if is_root:
-        return Path("/var/tmp/proctor")
+        return Path("/var/lib/proctor/runs")
     return Path(env.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "proctor" / "runs"

@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from proctor.errors import (
     EntryError,
+    JobCancelledError,
     PlatformError,
     ProctorError,
     SandboxUnavailableError,
@@ -40,6 +41,7 @@ EXIT_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
         MetricInputError: 2,  # a metric or file reader refused its input: an input-file error
         VolumeReadError: 2,  # an image that cannot be read (a MetricInputError, named here)
         KeyboardInterrupt: INTERRUPTED,  # not 1, which would read as a failed entry
+        JobCancelledError: INTERRUPTED,  # stopped on request, like Ctrl-C
     }
 )
 """Exit status of each exception type the CLI expects; a subclass takes its nearest ancestor's."""

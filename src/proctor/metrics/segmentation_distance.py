@@ -78,7 +78,8 @@ class SurfaceDistances:
         if self.truth_count == 0 or self.segment_count == 0:
             return
         box = union_box(nonzero_box(truth), nonzero_box(segment))
-        assert box is not None
+        if box is None:  # both counts are positive, so both masks have a box
+            raise RuntimeError("non-empty masks without a bounding box")
         a, b = truth[box], segment[box]
         step = np.asarray(spacing, dtype=np.float64)
         self.truth_to_segment = _directed(a, b, step)
@@ -164,7 +165,8 @@ def mahalanobis_distance(
     if box_a is None or box_b is None:
         return undefined("MAHLNBS", "a mask is empty")
     box = union_box(box_a, box_b)
-    assert box is not None
+    if box is None:  # both boxes exist once the empty masks returned above
+        raise RuntimeError("non-empty masks without a bounding box")
     dims = 2 if box_a[2].stop + origin[2] == 1 else 3
     n1, mean1, cov1 = _moments(truth[box], dims)
     n2, mean2, cov2 = _moments(segment[box], dims)

@@ -77,7 +77,9 @@ class ProcessSandbox(SessionSandbox):
         self.check()
         if not argv:
             raise UsageError("argv must name a command to run")
-        full_env = {"PATH": DEFAULT_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", **(env or {})}
+        # trusted code only, on the host: the caller's mounts override these defaults
+        scratch = "/tmp"  # noqa: S108
+        full_env = {"PATH": DEFAULT_PATH, "HOME": scratch, "TMPDIR": scratch, **(env or {})}
         full_env = {key: _translate(value, mounts) for key, value in full_env.items()}
         cgroup = None
         if self.settings.is_root:

@@ -113,7 +113,7 @@ def supervise(
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # noqa: S603 - an argv list built by launch.py, no shell
             list(argv),
             stdin=subprocess.DEVNULL,
             stdout=out_w,

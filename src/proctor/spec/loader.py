@@ -56,7 +56,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", path=path) from exc
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(f"not valid YAML: {exc}", path=path) from exc
     if not isinstance(data, dict):
@@ -80,7 +80,10 @@ def _check_task_folders(task: Task, index: int, root: Path, path: Path) -> Task:
             )
         resolved[key] = folder
     public = resolved["public_inputs"]
-    assert public is not None
+    if public is None:  # the model requires public_inputs
+        raise ConfigError(
+            "required key is missing", path=path, location=f"tasks[{index}].public_inputs"
+        )
     for key in ("hidden_inputs", "hidden_references"):
         hidden = resolved[key]
         if hidden is not None and hidden.is_relative_to(public):
