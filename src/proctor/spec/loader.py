@@ -9,6 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
+from proctor.spec.environment import Environment, EnvironmentSpec
 from proctor.spec.model import Challenge, Task
 from proctor.spec.protocols import describe_error
 
@@ -124,4 +125,47 @@ def load_challenge(location: Path) -> Challenge:
     except ValidationError as err:
         raise _first_error(err, path) from None
     tasks = tuple(_check_task_folders(t, i, root, path) for i, t in enumerate(challenge.tasks))
-    return challenge.model_copy(update={"tasks": tasks, "root": root})
+    tasks = tuple(
+        task.model_copy(
+            update={
+                "environment": _resolve_environment(task.environment, root, path, f"tasks[{i}]")
+            }
+        )
+        for i, task in enumerate(tasks)
+    )
+    environment = _resolve_environment(challenge.environment, root, path, "")
+    return challenge.model_copy(update={"tasks": tasks, "root": root, "environment": environment})
+
+
+def _resolve_environment(
+    environment: Environment | None, root: Path, path: Path, where: str
+) -> Environment | None:
+    """The declaration with its paths made absolute; files it needs must exist."""
+    if not isinstance(environment, EnvironmentSpec):
+        return environment
+    prefix = f"{where}.environment" if where else "environment"
+
+    def existing(rel: Path, location: str) -> Path:
+        found = (root / rel).resolve()
+        if not found.exists():
+            raise ConfigError(
+                f"{found} does not exist: create it or fix the path",
+                path=path,
+                location=f"{prefix}.{location}",
+            )
+        return found
+
+    update: dict[str, object] = {}
+    if environment.python is not None:
+        python = environment.python
+        requirements = existing(python.requirements, "python.requirements")
+        update["python"] = python.model_copy(
+            update={"requirements": requirements, "lock": (root / python.lock).resolve()}
+        )
+    update["files"] = tuple(
+        item.model_copy(update={"source": existing(item.source, f"files[{i}].source")})
+        for i, item in enumerate(environment.files)
+    )
+    if environment.lock is not None:
+        update["lock"] = (root / environment.lock).resolve()
+    return environment.model_copy(update=update)

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
+from proctor.spec.environment import HOST, Environment, EnvironmentSpec
 from proctor.spec.protocols import (
     LocatedError,
     ProtocolSettings,
@@ -43,6 +44,7 @@ class Task(Strict):
     scorer: str
     metrics: tuple[str, ...] = ()
     title: str = ""
+    environment: Environment | None = None
 
     @field_validator("scorer")
     @classmethod
@@ -139,6 +141,7 @@ class Challenge(Strict):
     parallelism: Parallelism = Parallelism()
     leaderboard: LeaderboardSpec | None = None
     phases: tuple[Phase, ...] = Field(min_length=1)
+    environment: Environment = HOST
     root: Path = Field(default=Path("."), exclude=True)
 
     @field_validator("protocol", mode="before")
@@ -205,6 +208,11 @@ class Challenge(Strict):
         if self.leaderboard is None:
             raise ValueError(f"challenge {self.name!r} declares no leaderboard")
         return self.tasks[0].scorer_declaration.metric(self.leaderboard.metric).direction
+
+    def environment_of(self, task: str) -> EnvironmentSpec | None:
+        """The environment ``task`` runs in (its own, else the challenge's); None for ``host``."""
+        chosen = self.task(task).environment or self.environment
+        return chosen if isinstance(chosen, EnvironmentSpec) else None
 
     def task(self, name: str) -> Task:
         """The task called ``name``."""

@@ -1,0 +1,119 @@
+"""The ``environment:`` block: what root filesystem an entry's sandbox sees.
+
+Either ``host`` (the host's own ``/usr``, for trusted local runs only; reported as such), or a
+declared environment built by ``proctor env build`` into an image every evaluation mounts
+read-only as its root::
+
+    environment:
+      name: reference
+      debian: {suite: bookworm, packages: [python3, gcc]}
+      python: {requirements: environment/requirements.in, lock: environment/requirements.lock}
+      files: [{source: environment/extra/tool, target: /usr/local/bin/tool}]
+      variables: {OMP_NUM_THREADS: "1"}
+      lock: environment/environment.lock
+
+Python libraries come as wheels from one lock with hashes (``proctor env lock``), never from
+Debian's ``python3-*`` packages of the same libraries (a wheel pulling numpy 2 over Debian's
+numpy breaks the Debian packages built against it): such a mix is refused at load.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from proctor.spec.protocols import LocatedError, Strict
+
+PackageName = str
+_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class DebianSpec(Strict):
+    """A Debian suite and the packages to install (``minbase`` plus these).
+
+    ``mirror``: the archive to build from; absent, the build tool's default.
+    """
+
+    suite: str = "bookworm"
+    packages: tuple[PackageName, ...] = ()
+    mirror: str | None = None
+
+    @field_validator("packages")
+    @classmethod
+    def _package_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for index, name in enumerate(names):
+            if not _PACKAGE.match(name):
+                raise LocatedError(f"{name!r} is not a Debian package name", f"[{index}]")
+        return names
+
+
+class PythonSpec(Strict):
+    """Python libraries as wheels: ``requirements`` (what you ask for) and ``lock`` (the
+    resolved closure with hashes that builds install, written by ``proctor env lock``).
+    """
+
+    requirements: Path
+    lock: Path
+
+
+class FileSpec(Strict):
+    """A file or folder of the challenge copied into the image at ``target`` (absolute)."""
+
+    source: Path
+    target: str
+
+    @field_validator("target")
+    @classmethod
+    def _absolute_target(cls, target: str) -> str:
+        path = PurePosixPath(target)
+        if not path.is_absolute() or ".." in path.parts or str(path) == "/":
+            raise ValueError(f"{target!r} must be an absolute path below '/' without '..'")
+        if path.parts[1] in {"proc", "dev", "tmp", "sys", "run"}:
+            raise ValueError(f"{target!r} would be hidden by the sandbox's own /{path.parts[1]}")
+        return str(path)
+
+
+class EnvironmentSpec(Strict):
+    """A declared environment (see the module docstring)."""
+
+    name: str = Field(default="environment", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    debian: DebianSpec = DebianSpec()
+    python: PythonSpec | None = None
+    files: tuple[FileSpec, ...] = ()
+    variables: dict[str, str] = Field(default_factory=dict)
+    lock: Path | None = None
+
+    @field_validator("variables")
+    @classmethod
+    def _variable_names(cls, variables: dict[str, str]) -> dict[str, str]:
+        for name in variables:
+            if not _VARIABLE.match(name):
+                raise LocatedError(f"{name!r} is not a variable name", name)
+        return variables
+
+    @model_validator(mode="after")
+    def _no_mixed_python_libraries(self) -> EnvironmentSpec:
+        if self.python is None:
+            return self
+        for index, name in enumerate(self.debian.packages):
+            if name.startswith("python3-") and name not in ALLOWED_DEBIAN_PYTHON:
+                raise LocatedError(
+                    f"Debian's {name} would mix with the wheel lock (a wheel pulling numpy 2 over "
+                    "Debian's numpy 1.24 breaks every Debian package built against it): list "
+                    "the library in the requirements instead",
+                    f"debian.packages[{index}]",
+                )
+        return self
+
+
+ALLOWED_DEBIAN_PYTHON = frozenset({"python3-venv", "python3-dev", "python3-distutils"})
+"""Debian ``python3-*`` packages that are tooling, not libraries a wheel could replace."""
+
+HOST: Literal["host"] = "host"
+
+Environment = EnvironmentSpec | Literal["host"]
+"""``host`` or a declared environment."""
