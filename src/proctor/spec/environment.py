@@ -52,8 +52,10 @@ class DebianSpec(Strict):
 
 
 class PythonSpec(Strict):
-    """Python libraries as wheels: ``requirements`` (what you ask for) and ``lock`` (the
-    resolved closure with hashes that builds install, written by ``proctor env lock``).
+    """Python libraries as wheels.
+
+    ``requirements``: what the organizer asks for; ``lock``: the resolved closure with hashes
+    that builds install (written by ``proctor env lock``).
     """
 
     requirements: Path
