@@ -8,12 +8,15 @@ one table at the edge (the CLI's is ``proctor.cli.exit_status``)::
     ProctorError
     ├── UsageError               the caller must change what they asked for
     │   ├── ConfigError          a challenge.yaml (or other config) is invalid; names file + path
-    │   └── InputFileError       a file handed to a command cannot be read as what it must be
+    │   ├── InputFileError       a file handed to a command cannot be read as what it must be
+    │   └── EnvironmentDeclarationError   a declared environment cannot exist as written
     ├── EntryError               the participant's entry is at fault
     │   ├── ArchiveError         unsafe or malformed upload (zip bomb, zip-slip, links, devices)
     │   └── ManifestError        required files missing, empty or not executable
-    └── PlatformError            the host is at fault, not the participant
-        └── SandboxUnavailableError   no working isolation; says how to fix the host
+    ├── PlatformError            the host is at fault, not the participant
+    │   ├── SandboxUnavailableError   no working isolation; says how to fix the host
+    │   └── EnvironmentBuildError     building an environment failed on this host
+    └── JobCancelledError        a job was stopped on request
 
 Metrics and the file readers built on them raise ``ValueError`` subclasses of their own
 (``MetricInputError``, as ``proctor.metrics`` imports nothing of Proctor); faces treat those as
@@ -77,3 +80,11 @@ class SandboxUnavailableError(PlatformError):
 
 class JobCancelledError(ProctorError):
     """A job was cancelled on request (by a face or the service); not anyone's fault."""
+
+
+class EnvironmentDeclarationError(UsageError):
+    """A declared environment cannot be built as written (no such package, no binary wheel)."""
+
+
+class EnvironmentBuildError(PlatformError):
+    """Building an environment failed on this host (disk full, a tool missing, no archive)."""
