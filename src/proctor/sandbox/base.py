@@ -23,6 +23,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.sandbox.rootfs import RootFilesystem
+
 KiB = 1024
 MiB = 1024 * KiB
 GiB = 1024 * MiB
@@ -119,6 +121,8 @@ class SandboxSession(ABC):
     """
 
     slot: int
+    private_root: bool = False
+    """True when the session's root filesystem is mounted for it alone (no shared page cache)."""
 
     @abstractmethod
     def run(
@@ -175,10 +179,14 @@ class Sandbox(ABC):
     name: str = "abstract"
 
     @abstractmethod
-    def session(self) -> contextlib.AbstractContextManager[SandboxSession]:
+    def session(
+        self, root: RootFilesystem | None = None
+    ) -> contextlib.AbstractContextManager[SandboxSession]:
         """Claim a free slot for one job; leaving cancels the session's runs and frees the slot.
 
-        Raises ``PlatformError`` when every slot is busy.
+        ``root``: the root filesystem every run of the session sees (None: the host's
+        ``/usr``); as root its image is mounted for this session alone. Raises
+        ``PlatformError`` when every slot is busy.
         """
 
     @abstractmethod

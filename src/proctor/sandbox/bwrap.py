@@ -40,6 +40,7 @@ from proctor.sandbox.launch import (
     launcher_prefix,
     limits_mismatch,
 )
+from proctor.sandbox.rootfs import AttachedRoot, RootFilesystem, attach_root, release_stale_roots
 from proctor.sandbox.runs import RunGroup
 from proctor.sandbox.seccomp import denylist_program
 from proctor.sandbox.session import SessionSandbox
@@ -129,10 +130,19 @@ class BwrapSandbox(SessionSandbox):
             self._ready = True
 
     def reconcile(self) -> None:
-        """Remove what crashed workers left: run cgroups and workspace mounts under work_root."""
+        """Remove what crashed workers left: run cgroups, workspace and root mounts."""
         self.cgroups.reconcile()
         if self.is_root and self.settings.work_root.is_dir():
+            release_stale_roots(self.settings.work_root / "roots")
             release_stale(self.settings.work_root)
+
+    def attach_root(
+        self, root: RootFilesystem, slot: int
+    ) -> contextlib.AbstractContextManager[AttachedRoot]:
+        """As root, mount ``root``'s image for this session alone; else bind its tree."""
+        return attach_root(
+            root, is_root=self.is_root, under=self.settings.work_root / "roots", tag=str(slot)
+        )
 
     def hold_slot(self) -> contextlib.AbstractContextManager[int]:
         """A free slot of this host (a lock in ``settings.slot_locks``)."""
@@ -148,6 +158,7 @@ class BwrapSandbox(SessionSandbox):
         env: Mapping[str, str] | None,
         cwd: str,
         slot: int,
+        root_dir: Path | None = None,
     ) -> Outcome:
         """Run ``argv`` in a fresh sandbox of ``slot``, as a member of ``runs``, and wait."""
         if not argv:
@@ -166,6 +177,7 @@ class BwrapSandbox(SessionSandbox):
             cwd=cwd,
             slot=slot,
             runs=runs,
+            root_dir=root_dir,
         )
 
     def _launch(
@@ -178,6 +190,7 @@ class BwrapSandbox(SessionSandbox):
         cwd: str,
         slot: int,
         runs: RunGroup,
+        root_dir: Path | None = None,
     ) -> Outcome:
         cgroup = None
         if self.is_root:
@@ -196,6 +209,7 @@ class BwrapSandbox(SessionSandbox):
                 cwd=cwd,
                 data_fds=data_fds,
                 seccomp_fd=seccomp_fd,
+                root_dir=root_dir,
             )
             launcher = [
                 *launcher_prefix(

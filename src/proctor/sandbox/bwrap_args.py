@@ -127,8 +127,13 @@ def bwrap_args(
     cwd: str,
     data_fds: Sequence[tuple[int, str]] = (),
     seccomp_fd: int | None = None,
+    root_dir: Path | None = None,
 ) -> list[str]:
-    """The full ``bwrap`` argv; ``data_fds`` pairs an open fd with the file it becomes inside."""
+    """The full ``bwrap`` argv; ``data_fds`` pairs an open fd with the file it becomes inside.
+
+    ``root_dir``: a root filesystem tree whose ``usr``, ``etc`` and ``opt`` are shown instead
+    of the host's (None: the host's ``/usr`` and a curated part of its ``/etc``).
+    """
     args = [bwrap, "--unshare-all", "--unshare-user"]
     args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--disable-userns"]
     args += [
@@ -140,12 +145,7 @@ def bwrap_args(
         "--hostname",
         HOSTNAME,
     ]
-    args += ["--ro-bind", "/usr", "/usr"]
-    for link in ("bin", "lib", "lib64", "sbin"):
-        if Path(f"/usr/{link}").is_dir():
-            args += ["--symlink", f"usr/{link}", f"/{link}"]
-    for name in ETC_FILES:
-        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    args += root_args(root_dir)
     for fd, target in data_fds:
         args += ["--ro-bind-data", str(fd), target]
     args += ["--proc", "/proc", "--dev", "/dev"]
@@ -162,6 +162,26 @@ def bwrap_args(
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     return [*args, "--", *argv]
+
+
+def root_args(root_dir: Path | None) -> list[str]:
+    """What the sandbox sees as ``/usr``, ``/bin``… and ``/etc``: the host's or ``root_dir``'s.
+
+    With an environment, its whole ``/etc`` is shown (the sandbox's own ``passwd``, ``group``
+    and ``hosts`` are bound over it); nothing comes from the host.
+    """
+    base = Path("/") if root_dir is None else root_dir
+    args = ["--ro-bind", str(base / "usr"), "/usr"]
+    for link in ("bin", "lib", "lib64", "sbin"):
+        if (base / "usr" / link).is_dir():
+            args += ["--symlink", f"usr/{link}", f"/{link}"]
+    if root_dir is None:
+        for name in ETC_FILES:
+            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        return args
+    args += ["--ro-bind", str(root_dir / "etc"), "/etc"]
+    args += ["--ro-bind-try", str(root_dir / "opt"), "/opt"]
+    return args
 
 
 def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:

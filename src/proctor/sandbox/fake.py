@@ -110,6 +110,7 @@ class FakeSandbox(SessionSandbox):
         env: Mapping[str, str] | None,
         cwd: str,
         slot: int,
+        root_dir: Path | None = None,
     ) -> Outcome:
         """Call the handler as a member of ``runs``; ``CANCELLED`` if the run was killed."""
         if runs.cancelled:

@@ -69,6 +69,7 @@ class ProcessSandbox(SessionSandbox):
         env: Mapping[str, str] | None,
         cwd: str,
         slot: int,
+        root_dir: Path | None = None,
     ) -> Outcome:
         """Run ``argv`` on the host (paths translated through ``mounts``) as part of ``runs``.
 

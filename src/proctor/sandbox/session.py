@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome, Sandbox, SandboxSession
+from proctor.sandbox.rootfs import AttachedRoot, RootFilesystem, attach_root
 from proctor.sandbox.runs import RunGroup
 
 
@@ -41,6 +42,7 @@ class SessionSandbox(Sandbox):
         env: Mapping[str, str] | None,
         cwd: str,
         slot: int,
+        root_dir: Path | None = None,
     ) -> Outcome:
         """Run ``argv`` as ``slot`` and as a member of ``runs``, and wait for it.
 
@@ -63,15 +65,23 @@ class SessionSandbox(Sandbox):
             self._loose_runs, argv, mounts=mounts, limits=limits, env=env, cwd=cwd, slot=slot
         )
 
+    def attach_root(
+        self, root: RootFilesystem, slot: int
+    ) -> contextlib.AbstractContextManager[AttachedRoot]:
+        """Make ``root`` available to one session (a backend may mount it privately)."""
+        return attach_root(root, is_root=False, under=Path("/"), tag=str(slot))
+
     @contextlib.contextmanager
-    def session(self) -> Iterator[SandboxSession]:
+    def session(self, root: RootFilesystem | None = None) -> Iterator[SandboxSession]:
         """Hold a free slot and a run group of its own; leaving cancels what still runs."""
-        with self.hold_slot() as slot:
+        with contextlib.ExitStack() as stack:
+            slot = stack.enter_context(self.hold_slot())
+            attached = stack.enter_context(self.attach_root(root, slot)) if root else None
             runs = RunGroup()
             with self._groups_lock:
                 self._session_runs.add(runs)
             try:
-                yield GroupSession(self, slot, runs)
+                yield GroupSession(self, slot, runs, attached)
             finally:
                 runs.cancel()  # a run still going would outlive the slot it holds
                 with self._groups_lock:
@@ -88,10 +98,18 @@ class SessionSandbox(Sandbox):
 class GroupSession(SandboxSession):
     """One session of a ``SessionSandbox``: its slot and its run group."""
 
-    def __init__(self, sandbox: SessionSandbox, slot: int, runs: RunGroup) -> None:
+    def __init__(
+        self,
+        sandbox: SessionSandbox,
+        slot: int,
+        runs: RunGroup,
+        root: AttachedRoot | None = None,
+    ) -> None:
         self.slot = slot
         self._sandbox = sandbox
         self._runs = runs
+        self._root = root
+        self.private_root = root is not None and root.private
 
     def run(
         self,
@@ -106,7 +124,14 @@ class GroupSession(SandboxSession):
         if self._runs.cancelled:
             return CANCELLED
         return self._sandbox.run_in_group(
-            self._runs, argv, mounts=mounts, limits=limits, env=env, cwd=cwd, slot=self.slot
+            self._runs,
+            argv,
+            mounts=mounts,
+            limits=limits,
+            env=env,
+            cwd=cwd,
+            slot=self.slot,
+            root_dir=self._root.folder if self._root is not None else None,
         )
 
     def workspace(self, path: Path, *, size_bytes: int) -> contextlib.AbstractContextManager[Path]:
