@@ -28,6 +28,7 @@ class Settings:
     the unprivileged uids given to concurrent sandbox slots when running as root. ``is_root``:
     whether this worker runs as root, which decides slot uids, cgroups and tmpfs workspaces;
     read from the process once, and set explicitly in tests that play the other case.
+    ``env_root``: the store of built environments.
     """
 
     work_root: Path
@@ -37,6 +38,12 @@ class Settings:
     cgroup_root: Path = Path("/sys/fs/cgroup")
     slot_lock_dir: Path | None = None
     is_root: bool = field(default_factory=running_as_root)
+    env_root: Path | None = None
+
+    @property
+    def environments(self) -> Path:
+        """Where built environments are stored (``PROCTOR_ENV_ROOT``)."""
+        return self.env_root or default_env_root(os.environ, self.is_root)
 
     @property
     def slot_locks(self) -> Path:
@@ -63,6 +70,7 @@ class Settings:
             cgroup_root=Path(env.get("PROCTOR_CGROUP_ROOT", "/sys/fs/cgroup")),
             slot_lock_dir=Path(env.get("PROCTOR_SLOT_LOCKS", str(default_slot_locks(is_root)))),
             is_root=is_root,
+            env_root=Path(env.get("PROCTOR_ENV_ROOT", str(default_env_root(env, is_root)))),
         )
 
 
@@ -101,3 +109,14 @@ def default_work_root(env: Mapping[str, str], is_root: bool) -> Path:
     if is_root:
         return Path("/var/lib/proctor/runs")
     return Path(env.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "proctor" / "runs"
+
+
+def default_env_root(env: Mapping[str, str], is_root: bool) -> Path:
+    """Where built environments go by default.
+
+    As root, ``/var/lib/proctor/envs`` (shared by every worker of the host); otherwise the
+    user's cache folder.
+    """
+    if is_root:
+        return Path("/var/lib/proctor/envs")
+    return Path(env.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "proctor" / "envs"

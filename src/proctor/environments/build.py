@@ -34,6 +34,8 @@ from proctor.spec.environment import EnvironmentSpec
 Step = Callable[[str], None]
 """Told the name of each build step as it starts (for a progress display)."""
 PACK_TIMEOUT_S = 600
+LOCK_INSIDE = "/usr/share/proctor/environment.lock"
+"""Where the image itself carries its lock (so an exported image documents its contents)."""
 ETC_PLACEHOLDERS = ("hosts", "passwd", "group")
 """Files the sandbox replaces with its own; they must exist in the image to be bound over."""
 
@@ -94,11 +96,14 @@ def _build_into(
     built = EnvironmentLock(spec.debian.suite, installed_packages(rootfs), wheels)
     _check_against(published, built, spec)
     (partial / LOCK).write_text(built.render(spec.name), encoding="utf-8")
+    inside = rootfs / LOCK_INSIDE.lstrip("/")
+    inside.parent.mkdir(parents=True, exist_ok=True)
+    inside.write_text(built.render(spec.name), encoding="utf-8")
     if published is None and spec.lock is not None:
         spec.lock.parent.mkdir(parents=True, exist_ok=True)
         spec.lock.write_text(built.render(spec.name), encoding="utf-8")
     step("pack")
-    _pack(rootfs, partial / IMAGE)
+    pack_image(rootfs, partial / IMAGE)
     step("digest")
     digest, size = canonical_tar(rootfs)
     return Manifest(
@@ -144,7 +149,7 @@ def _check_against(
         )
 
 
-def _pack(rootfs: Path, image: Path) -> None:
+def pack_image(rootfs: Path, image: Path) -> None:
     """Pack the tree as an lz4-compressed erofs image (seconds for a 1 GB tree)."""
     tool = shutil.which("mkfs.erofs")
     if tool is None:

@@ -7,6 +7,7 @@ a build either reproduces the lock or fails naming what the archive no longer ha
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -16,6 +17,8 @@ from proctor.errors import EnvironmentBuildError, EnvironmentDeclarationError
 from proctor.spec.environment import DebianSpec
 
 BOOTSTRAP_TIMEOUT_S = 1200
+SOURCE_DATE_EPOCH = 1_700_000_000
+"""A fixed build time, so two builds of one lock give the same files (mmdebstrap honours it)."""
 _MISSING = re.compile(r"(?:Unable to locate package|has no installation candidate)\s*:?\s*(\S+)")
 _MISSING_VERSION = re.compile(r"Version '([^']+)' for '([^']+)' was not found")
 
@@ -45,7 +48,12 @@ def bootstrap(spec: DebianSpec, root: Path, *, pins: dict[str, str] | None, is_r
         command.append(spec.mirror)
     try:
         done = subprocess.run(  # noqa: S603 - an argv list, no shell
-            command, capture_output=True, text=True, timeout=BOOTSTRAP_TIMEOUT_S, check=False
+            command,
+            capture_output=True,
+            text=True,
+            timeout=BOOTSTRAP_TIMEOUT_S,
+            check=False,
+            env={**os.environ, "SOURCE_DATE_EPOCH": str(SOURCE_DATE_EPOCH)},
         )
     except subprocess.TimeoutExpired:
         raise EnvironmentBuildError(

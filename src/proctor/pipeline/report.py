@@ -83,6 +83,37 @@ class CaseCounts:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class EnvironmentInfo:
+    """The root filesystem a task ran in, as reported.
+
+    ``name`` is ``host`` for the host's own ``/usr`` (trusted local runs). ``digest`` is the
+    image's content digest, ``declaration_digest`` the digest of what was declared;
+    ``matches_lock`` says whether the image is exactly the challenge's published
+    ``environment.lock`` (None when the challenge publishes none). ``shared_page_cache``: the
+    root was not mounted for this job alone (a local run without root, or ``host``).
+    """
+
+    name: str
+    digest: str | None = None
+    declaration_digest: str | None = None
+    matches_lock: bool | None = None
+    shared_page_cache: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``environment`` object of the JSON report."""
+        return {
+            "name": self.name,
+            "digest": self.digest,
+            "declaration_digest": self.declaration_digest,
+            "matches_lock": self.matches_lock,
+            "shared_page_cache": self.shared_page_cache,
+        }
+
+
+HOST_ENVIRONMENT = EnvironmentInfo("host")
+
+
 def stage_label(stage: Stage, shown_task: str | None) -> str:
     """How a stage is named in reports and displays: ``exam``, or ``TASK:exam``.
 
@@ -143,14 +174,18 @@ class TaskReport:
     per_record: dict[str, dict[str, float]] | None = None
     efficiency: dict[str, float] | None = None
     determinism: dict[str, float] | None = None
+    environment: EnvironmentInfo = HOST_ENVIRONMENT
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, with_environment: bool = False) -> dict[str, Any]:
         """The task's entry under ``tasks`` in the JSON report."""
-        return {
+        data: dict[str, Any] = {
             "status": str(self.status),
             "failure": str(self.failure) if self.failure else None,
             "failed_stage": str(self.failed_stage) if self.failed_stage else None,
         }
+        if with_environment:
+            data["environment"] = self.environment.to_json()
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +213,12 @@ class EvaluationReport:
     run_dir: Path | None = None
 
     @property
+    def environment(self) -> EnvironmentInfo | None:
+        """The environment every task ran in; None when tasks ran in different ones."""
+        found = {report.environment for report in self.tasks.values()}
+        return found.pop() if len(found) == 1 else None
+
+    @property
     def usage(self) -> Usage:
         """Resources used by every stage together."""
         total = Usage()
@@ -199,8 +240,14 @@ class EvaluationReport:
             "usage": self.usage.to_json(),
             "efficiency": _json_table(self.efficiency),
         }
+        shared = self.environment
+        if shared is not None:
+            data["environment"] = shared.to_json()
         if len(self.tasks) > 1:
-            data["tasks"] = {name: report.to_json() for name, report in self.tasks.items()}
+            data["tasks"] = {
+                name: report.to_json(with_environment=shared is None)
+                for name, report in self.tasks.items()
+            }
         if self.determinism:
             data["determinism"] = {
                 task: {key: int(value) for key, value in row.items()}

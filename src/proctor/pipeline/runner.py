@@ -18,7 +18,7 @@ from typing import Protocol
 from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.disclosure import StageResult, disclose
 from proctor.pipeline.progress import ProgressListener, StageKey
-from proctor.pipeline.report import StageReport
+from proctor.pipeline.report import EnvironmentInfo, StageReport
 from proctor.protocols.base import CaseRun
 from proctor.spec.model import DisclosureSpec
 from proctor.types import Disclosure, Stage
@@ -102,6 +102,7 @@ class StageRunner:
         self.reports: list[StageReport] = []
         self.results: list[StageResult] = []
         self.current: Stage | None = None
+        self.environment: EnvironmentInfo | None = None
 
     def run(self, stage: Stage, body: StageBody, *, cases: int = 0) -> StageResult:
         """Run ``body`` as ``stage`` and return what it found.

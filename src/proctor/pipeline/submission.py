@@ -6,13 +6,14 @@ hands the same jobs to its executor instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport, combine
-from proctor.pipeline.task import TaskJob, evaluate_task, refused
+from proctor.pipeline.task import JobEnvironment, TaskJob, evaluate_task, refused
 from proctor.sandbox.base import Sandbox
 from proctor.spec.model import Challenge, Phase
 from proctor.store.runfolder import RunFolder
@@ -29,6 +30,7 @@ class Submission:
     jobs: int = 1
     dry_run: bool = False
     cancel: CancelToken = field(default_factory=CancelToken)
+    environments: Mapping[str, JobEnvironment] = field(default_factory=dict)
 
     def jobs_of(self) -> list[TaskJob]:
         """One job per task of the phase, in the phase's order."""
@@ -44,6 +46,7 @@ class Submission:
                 dry_run=self.dry_run,
                 name_task=several,
                 cancel=self.cancel,
+                environment=self.environments.get(task),
             )
             for task in self.phase.tasks
         ]

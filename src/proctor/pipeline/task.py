@@ -10,7 +10,9 @@ cancelling it never touches another job's processes::
 
 from __future__ import annotations
 
+import dataclasses
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,12 +25,13 @@ from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult
 from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.progress import ProgressListener, SilentProgress
-from proctor.pipeline.report import StageReport, TaskReport
+from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo, StageReport, TaskReport
 from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner
 from proctor.pipeline.score import ShownScores, score
 from proctor.protocols.base import DriverContext
 from proctor.protocols.registry import driver_for
 from proctor.sandbox.base import Sandbox
+from proctor.sandbox.rootfs import RootFilesystem
 from proctor.scoring.registry import get_scorer
 from proctor.spec.model import Challenge, Phase, Task
 from proctor.store.runfolder import RunFolder
@@ -55,6 +58,16 @@ class TaskJob:
     dry_run: bool = False
     name_task: bool = False
     cancel: CancelToken = field(default_factory=CancelToken)
+    environment: JobEnvironment | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobEnvironment:
+    """The built environment a job runs in: its root filesystem, variables and identity."""
+
+    root: RootFilesystem
+    info: EnvironmentInfo
+    variables: Mapping[str, str] = field(default_factory=dict)
 
 
 def _staged(task: Task, folder: RunFolder) -> Task:
@@ -126,9 +139,17 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
     scorer = get_scorer(task.scorer)
     job.folder.prepare_homes()
     home = job.folder.home(task.name)
-    with sandbox.session() as session, job.cancel.listening(session.cancel):
+    environment = job.environment
+    root = environment.root if environment is not None else None
+    with sandbox.session(root) as session, job.cancel.listening(session.cancel):
+        runner.environment = _environment_info(environment, private=session.private_root)
         context = DriverContext(
-            challenge.protocol, challenge.limits, session, job.jobs, scorer.check_output
+            challenge.protocol,
+            challenge.limits,
+            session,
+            job.jobs,
+            scorer.check_output,
+            environment.variables if environment is not None else {},
         )
         ctx = TaskContext(
             challenge=challenge,
@@ -220,4 +241,11 @@ def task_report(job: TaskJob, runner: StageRunner, examined: _Examined | None = 
         per_record=shown.per_record if shown is not None else None,
         efficiency=shown.efficiency if shown is not None else None,
         determinism=examined.determinism if examined is not None else None,
+        environment=runner.environment or _environment_info(job.environment, private=False),
     )
+
+
+def _environment_info(environment: JobEnvironment | None, *, private: bool) -> EnvironmentInfo:
+    if environment is None:
+        return HOST_ENVIRONMENT
+    return dataclasses.replace(environment.info, shared_page_cache=not private)

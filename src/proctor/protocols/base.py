@@ -10,8 +10,8 @@ the run folder, never shown to another case.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -58,7 +58,8 @@ class DriverContext:
     """What a driver works with for one job.
 
     The protocol settings, the resource limits, the job's sandbox session, how many cases run
-    at once, and the scorer's output check.
+    at once, the scorer's output check, and the environment's declared variables (which the
+    protocol's own variables override).
     """
 
     settings: ProtocolSettings
@@ -66,6 +67,7 @@ class DriverContext:
     session: SandboxSession
     parallel_runs: int
     check_output: OutputCheck
+    variables: Mapping[str, str] = field(default_factory=dict)
 
 
 class Driver(ABC):

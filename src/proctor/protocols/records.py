@@ -91,7 +91,8 @@ class RecordsDriver(Driver):
         )
 
     def _env(self) -> dict[str, str]:
-        return {"PROCTOR_DATA": DATA, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+        own = {"PROCTOR_DATA": DATA, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+        return {**self.context.variables, **own}
 
     def _run(self, argv: list[str], home: Path, inputs: Path, wall_s: float) -> Outcome:
         return self.context.session.run(

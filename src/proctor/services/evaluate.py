@@ -15,6 +15,7 @@ from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission, rejected
 from proctor.sandbox import create_sandbox
 from proctor.services.catalog import resolve_challenge
+from proctor.services.environments import BuildListener, job_environments
 from proctor.settings import Settings
 from proctor.store.runfolder import RunFolder
 
@@ -41,12 +42,14 @@ def run_entry(
     settings: Settings,
     progress: ProgressListener | None = None,
     cancel: CancelToken | None = None,
+    builds: BuildListener | None = None,
 ) -> EvaluationReport:
     """Evaluate ``request.entry`` as the official evaluation would, in this host's sandbox.
 
     Config and usage problems raise ``UsageError``; an entry that fails a stage is a report
     with status ``failed``, never an exception. ``cancel`` stops this evaluation only
     (``JobCancelledError`` is raised). The run folder is removed unless ``request.keep``.
+    Declared environments not in the store yet are built first (``builds`` hears how).
     """
     if not request.entry.exists():
         raise UsageError(f"entry {request.entry} does not exist: pass an archive or a folder")
@@ -56,6 +59,7 @@ def run_entry(
     except KeyError as err:
         raise UsageError(str(err.args[0])) from None
     sandbox = create_sandbox(settings)
+    environments = job_environments(challenge, phase, settings, builds)
     folder = RunFolder.create(settings.work_root, challenge.name)
     try:
         submission = Submission(
@@ -65,6 +69,7 @@ def run_entry(
             folder,
             jobs=default_jobs(request.jobs, challenge.parallelism.jobs),
             cancel=cancel or CancelToken(),
+            environments=environments,
         )
         try:
             entry_root = unpack_entry(request.entry, folder.entry)
