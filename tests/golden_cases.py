@@ -3,7 +3,8 @@
 Each case builds its inputs deterministically under a scratch folder, runs one ``proctor``
 command in a subprocess (cwd = the scratch folder, so paths in messages are relative), and
 returns exit status, stdout and stderr with the fields that vary between runs masked:
-stage ``wall_s``, ``usage``, ``efficiency`` (``proctor run --json``), segeval's total-time line
+stage ``wall_s``, ``usage``, ``efficiency``, the environment image's ``digest`` (``proctor run
+--json``), segeval's total-time line
 and the XML execution time. ``tests/make_golden.py`` writes the files; ``test_golden.py``
 compares. Later issues change a golden file only on purpose and list the changed keys.
 """
@@ -70,6 +71,8 @@ def _mask_run_json(stdout: str) -> str:
         data["usage"] = MASK
     if "efficiency" in data:
         data["efficiency"] = {task: MASK for task in data["efficiency"]}
+    if data.get("environment", {}).get("digest"):
+        data["environment"]["digest"] = MASK  # one build's content digest
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 

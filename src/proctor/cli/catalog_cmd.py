@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_report
 from proctor.leaderboard import Standing
@@ -85,8 +86,12 @@ def demo() -> None:
         with tempfile.TemporaryDirectory(prefix="proctor-demo-") as scratch:
             for label, entry in demo_entries(challenge, Path(scratch)):
                 console.rule(f"{challenge.name} · {label}")
-                with RichProgress(Console(stderr=True)) as display:
-                    report = run_entry(RunRequest(entry, str(challenge.root)), settings, display)
+                with (
+                    RichProgress(Console(stderr=True)) as display,
+                    RichBuild(Console(stderr=True)) as builds,
+                ):
+                    request = RunRequest(entry, str(challenge.root))
+                    report = run_entry(request, settings, display, builds=builds)
                 print_report(report, console)
                 reports.append((label, report))
                 failures += report.status is RunStatus.FAILED

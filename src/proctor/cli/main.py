@@ -6,6 +6,7 @@ import typer
 
 from proctor.cli import (
     catalog_cmd,
+    env_cmd,
     run_cmd,
     score_auc,
     score_ehealthkd,
@@ -36,6 +37,7 @@ def build_app() -> typer.Typer:
     # Registration order is the order of ``proctor --help`` and ``proctor score --help``.
     run_cmd.register(app, score)
     catalog_cmd.register(app, score)
+    env_cmd.register(app, score)
     score_physionet.register(app, score)
     score_auc.register(app, score)
     score_ehealthkd.register(app, score)

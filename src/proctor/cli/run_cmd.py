@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
 from proctor.pipeline.report import EvaluationReport
 from proctor.services.evaluate import RunRequest, run_entry
@@ -51,6 +52,14 @@ def print_report(report: EvaluationReport, console: Console) -> None:
         for metric, value in report.efficiency.get(task, {}).items():
             table.add_row(f"[dim]{metric}[/]", _number(metric, value))
         console.print(table)
+    environment = report.environment
+    if environment is not None:
+        shown = environment.name
+        if environment.digest:
+            lock = {True: "matches the published lock", False: "DIFFERS from the published lock",
+                    None: "no published lock"}[environment.matches_lock]  # fmt: skip
+            shown += f" (digest {environment.digest[:12]}, {lock})"
+        console.print(f"environment: {shown}")
     usage = report.usage
     console.print(
         f"usage: {usage.wall_s:.2f} s wall, {usage.cpu_s:.2f} s CPU, "
@@ -87,8 +96,8 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
     if as_json:
         report = run_entry(request, settings)
     else:
-        with RichProgress(err) as display:
-            report = run_entry(request, settings, display)
+        with RichProgress(err) as display, RichBuild(err) as builds:
+            report = run_entry(request, settings, display, builds=builds)
     if report.run_dir is not None:
         typer.echo(f"run folder kept: {report.run_dir}", err=True)
     if as_json:

@@ -141,6 +141,21 @@ class SandboxSession(ABC):
         """
 
     @abstractmethod
+    def run_interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+    ) -> Outcome:
+        """Run ``argv`` attached to this terminal (a person's shell, never an entry under test).
+
+        Backends that cannot attach a terminal raise ``UsageError``.
+        """
+
+    @abstractmethod
     def workspace(self, path: Path, *, size_bytes: int) -> contextlib.AbstractContextManager[Path]:
         """A writable folder at ``path`` of ``size_bytes`` at most, for this session's runs.
 

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -191,6 +193,7 @@ class BwrapSandbox(SessionSandbox):
         slot: int,
         runs: RunGroup,
         root_dir: Path | None = None,
+        interactive: bool = False,
     ) -> Outcome:
         cgroup = None
         if self.is_root:
@@ -222,12 +225,34 @@ class BwrapSandbox(SessionSandbox):
                 *self._drop_privileges(slot),
                 *inner,
             ]
+            if interactive:
+                return _attended(launcher, fds)
             return supervise(launcher, limits=limits, cgroup=cgroup, pass_fds=fds, runs=runs)
         finally:
             for fd in fds:
                 os.close(fd)
             if cgroup is not None:
                 cgroup.remove()
+
+    def run_interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None,
+        cwd: str,
+        slot: int,
+        root_dir: Path | None = None,
+    ) -> Outcome:
+        """Run ``argv`` with this terminal as its stdin/stdout/stderr (``proctor env shell``)."""
+        uid, gid = self.slot_ids(slot)
+        for mount in mounts:
+            check_reachable(mount, uid, gid)
+        self.check()
+        return self._launch(list(argv), mounts=list(mounts), limits=limits, env=dict(env or {}),
+                            cwd=cwd, slot=slot, runs=RunGroup(), root_dir=root_dir,
+                            interactive=True)  # fmt: skip
 
     def _drop_privileges(self, slot: int) -> list[str]:
         """``setpriv`` to the slot uid (root only).
@@ -273,3 +298,13 @@ def _memfd(content: bytes, opened: list[int]) -> int:
     os.write(fd, content)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
+
+
+def _attended(launcher: list[str], fds: list[int]) -> Outcome:
+    """Run the launcher attached to this terminal and wait (an interactive shell)."""
+    started = time.monotonic()
+    done = subprocess.run(launcher, pass_fds=tuple(fds), check=False, env={})  # noqa: S603
+    status = done.returncode
+    if status < 0:
+        return Outcome(exit_status=None, signal=-status, wall_s=time.monotonic() - started)
+    return Outcome(exit_status=status, wall_s=time.monotonic() - started)

@@ -14,6 +14,7 @@ from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from proctor.errors import UsageError
 from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome, Sandbox, SandboxSession
 from proctor.sandbox.rootfs import AttachedRoot, RootFilesystem, attach_root
 from proctor.sandbox.runs import RunGroup
@@ -87,6 +88,20 @@ class SessionSandbox(Sandbox):
                 with self._groups_lock:
                     self._session_runs.discard(runs)
 
+    def run_interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None,
+        cwd: str,
+        slot: int,
+        root_dir: Path | None = None,
+    ) -> Outcome:
+        """Run ``argv`` attached to this terminal; backends that cannot, refuse."""
+        raise UsageError(f"the {self.name} sandbox cannot open an interactive shell: use bwrap")
+
     def cancel_all(self) -> None:
         """Kill every run under way now, in every session and outside them."""
         with self._groups_lock:
@@ -125,6 +140,26 @@ class GroupSession(SandboxSession):
             return CANCELLED
         return self._sandbox.run_in_group(
             self._runs,
+            argv,
+            mounts=mounts,
+            limits=limits,
+            env=env,
+            cwd=cwd,
+            slot=self.slot,
+            root_dir=self._root.folder if self._root is not None else None,
+        )
+
+    def run_interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+    ) -> Outcome:
+        """Run ``argv`` attached to this terminal (for people, never for entries under test)."""
+        return self._sandbox.run_interactive(
             argv,
             mounts=mounts,
             limits=limits,

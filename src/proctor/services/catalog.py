@@ -114,3 +114,8 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
         shutil.copy2(readme, dest / "README.md")
         written.append(dest / "README.md")
     return written
+
+
+def bundled_challenges() -> list[Challenge]:
+    """Every bundled challenge, loaded and checked."""
+    return [resolve_challenge(str(bundled_root() / name)) for name in bundled_names()]

@@ -6,6 +6,8 @@ not in the store yet, with progress), so every stage mounts it as the sandbox ro
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,11 +16,14 @@ from typing import Protocol
 from proctor.environments.build import build_environment
 from proctor.environments.digests import declaration_digest
 from proctor.environments.lockfile import read_lock
+from proctor.environments.oci import export_oci, import_oci
 from proctor.environments.store import BuiltEnvironment, EnvironmentStore
 from proctor.environments.wheels import Target, lock_requirements
 from proctor.errors import UsageError
 from proctor.pipeline.report import EnvironmentInfo
 from proctor.pipeline.task import JobEnvironment
+from proctor.sandbox import create_sandbox
+from proctor.sandbox.base import Limits, Mount
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.settings import Settings
 from proctor.spec import Challenge, Phase
@@ -159,3 +164,81 @@ def prune_environments(settings: Settings, keep: set[str]) -> list[Path]:
             store.remove(built)
             removed.append(built.folder)
     return removed
+
+
+def export_environment(
+    spec: EnvironmentSpec, archive: Path, settings: Settings, listener: BuildListener | None = None
+) -> tuple[BuiltEnvironment, str]:
+    """Write ``spec``'s environment (built first if needed) as an OCI image archive."""
+    built = ensure_environment(spec, settings, listener).built
+    if archive.is_dir():
+        raise UsageError(f"{archive} is a folder: name the .tar file to write")
+    if not archive.parent.is_dir():
+        raise UsageError(f"{archive.parent} does not exist: create it first")
+    return built, export_oci(built, archive)
+
+
+def import_environment(
+    archive: Path, settings: Settings, *, expect: str | None = None
+) -> BuiltEnvironment:
+    """Load a published OCI image archive into the store, checking its digests."""
+    return import_oci(archive, store_of(settings), expect=expect)
+
+
+SHELL_LIMITS = Limits(wall_s=8 * 3600.0, memory_bytes=4 * 1024**3, processes=256)
+"""Limits of an interactive shell (a person at the keyboard, not an entry under test)."""
+
+
+def open_shell(
+    challenge: Challenge,
+    task: str | None,
+    settings: Settings,
+    entry: Path | None,
+    listener: BuildListener | None = None,
+) -> int:
+    """An interactive shell in the sandbox with the environment as root; its exit status.
+
+    The entry (a copy, so nothing of the original changes) is the home at ``/entry``, the
+    task's public inputs are at ``/data``, as in the quiz.
+    """
+    spec = declared_environment(challenge, task)
+    environment = job_environment(spec, ensure_environment(spec, settings, listener).built)
+    chosen = challenge.task(task or challenge.tasks[0].name)
+    sandbox = create_sandbox(settings)
+    with tempfile.TemporaryDirectory(prefix="proctor-shell-", dir=_shell_parent(settings)) as tmp:
+        Path(tmp).chmod(0o755)  # the slot uid traverses it to reach the home
+        home = Path(tmp) / "entry"
+        with (
+            sandbox.session(environment.root) as session,
+            session.workspace(home, size_bytes=challenge.limits.home_bytes),
+        ):
+            if entry is not None:
+                shutil.copytree(entry, home, symlinks=True, dirs_exist_ok=True)
+            session.give(home)
+            mounts = [
+                Mount(home, "/entry", writable=True),
+                Mount(chosen.public_inputs, "/data"),
+            ]
+            variables = {**environment.variables, "PROCTOR_DATA": "/data", "HOME": "/entry"}
+            outcome = session.run_interactive(
+                ["/bin/bash", "-i"] if (environment.root.tree / "usr/bin/bash").exists()
+                else ["/bin/sh", "-i"],
+                mounts=mounts, limits=SHELL_LIMITS, env=variables, cwd="/entry",
+            )  # fmt: skip
+    return outcome.exit_status if outcome.exit_status is not None else 128 + (outcome.signal or 0)
+
+
+def _shell_parent(settings: Settings) -> Path:
+    settings.work_root.mkdir(parents=True, exist_ok=True)
+    return settings.work_root
+
+
+def declared_digests(challenges: list[Challenge]) -> set[str]:
+    """The declaration digests of every environment these challenges (and tasks) declare."""
+    found = set()
+    for challenge in challenges:
+        for task in challenge.tasks:
+            spec = challenge.environment_of(task.name)
+            if spec is not None:
+                found.add(declaration_digest(spec))
+    return found
