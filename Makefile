@@ -4,9 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SYSTEM_PACKAGES := bubblewrap util-linux
+SYSTEM_PACKAGES := bubblewrap util-linux mmdebstrap erofs-utils skopeo
 
-.PHONY: demo test check bench system venv clean format
+.PHONY: demo test test-slow check bench system venv clean format
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 
 test: system check
+	$(BIN)/pytest -q -p no:cacheprovider -m "not very_slow"
+
+# Also builds the classic PhysioNet environment (octave, R, a JDK: a few minutes, ~2 GB).
+test-slow: system check
 	$(BIN)/pytest -q -p no:cacheprovider
 
 bench: system $(STAMP)

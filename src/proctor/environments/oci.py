@@ -198,6 +198,16 @@ def _import(
     return store.commit(partial, key)
 
 
+def _safe_paths_keep_modes(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
+    """The ``tar`` filter's path checks (nothing outside ``dest``), keeping every mode bit.
+
+    An environment's setuid programs keep their modes, so the tree reproduces its digest;
+    inside the sandbox they give no privilege (no capabilities, a user namespace).
+    """
+    checked = tarfile.tar_filter(member, dest)
+    return checked.replace(mode=member.mode, deep=False)
+
+
 def _unpack(
     archive: tarfile.TarFile,
     image: dict[str, Any],
@@ -227,7 +237,7 @@ def _unpack(
             )
         plain.seek(0)
         with tarfile.open(fileobj=plain, mode="r:") as tree:
-            tree.extractall(rootfs, filter="tar")
+            tree.extractall(rootfs, filter=_safe_paths_keep_modes)
     digest, size = canonical_tar(rootfs)
     if digest != diff_id:
         raise InputFileError(f"{path}: the unpacked tree does not reproduce {diff_id}")

@@ -80,8 +80,8 @@ def _explain(stderr: str, what: str) -> Exception:
     if missing:
         return EnvironmentDeclarationError(
             f"{what}: no binary wheel of {missing.group(1)} for this environment's Python and "
-            "platform (source builds are not allowed): pick a version that ships a wheel or "
-            "drop it"
+            "platform (the name may be wrong, or the project ships only sources, which are "
+            "never built): fix the name, pick a version that ships a wheel, or drop it"
         )
     tail = "\n".join(stderr.strip().splitlines()[-6:])
     return EnvironmentBuildError(f"{what} failed:\n{tail}")

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from proctor.errors import ConfigError
 from proctor.spec.environment import Environment, EnvironmentSpec
 from proctor.spec.model import Challenge, Task
-from proctor.spec.protocols import describe_error
+from proctor.spec.protocols import describe_error, is_other_branch
 
 CHALLENGE_FILE = "challenge.yaml"
 
@@ -40,8 +40,9 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 
 def _first_error(err: ValidationError, path: Path) -> ConfigError:
-    location, message = describe_error(err.errors()[0])
-    more = len(err.errors()) - 1
+    errors = [e for e in err.errors() if not is_other_branch(e)] or err.errors()
+    location, message = describe_error(errors[0])
+    more = len(errors) - 1
     if more:
         message += f" (and {more} more problem{'s' if more > 1 else ''})"
     return ConfigError(message, path=path, location=location)

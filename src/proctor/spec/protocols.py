@@ -140,9 +140,20 @@ def yaml_location(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif _is_union_tag(part):
+            continue  # pydantic names the branch of a union it tried; not a YAML key
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+def _is_union_tag(part: str) -> bool:
+    return "[" in part or "(" in part or part[:1].isupper()
+
+
+def is_other_branch(error: Any) -> bool:
+    """True for the error of a union branch the value was not meant for (``literal['host']``)."""
+    return any(isinstance(p, str) and p.startswith("literal[") for p in error["loc"])
 
 
 def parse_protocol(value: Any) -> ProtocolSettings:

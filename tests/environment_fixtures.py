@@ -1,0 +1,29 @@
+"""The reference environment, built once per test session (a cache hit when already stored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proctor.environments.store import BuiltEnvironment
+from proctor.services.catalog import resolve_challenge
+from proctor.services.environments import declared_environment, ensure_environment
+from proctor.settings import Settings
+from proctor.spec.environment import EnvironmentSpec
+
+
+@pytest.fixture(scope="session")
+def reference_spec() -> EnvironmentSpec:
+    return declared_environment(resolve_challenge("physionet2018"), None)
+
+
+@pytest.fixture(scope="session")
+def reference_env(reference_spec: EnvironmentSpec) -> BuiltEnvironment:
+    """The bundled challenges' environment in the default store (built on first use)."""
+    return ensure_environment(reference_spec, Settings.from_env()).built
+
+
+@pytest.fixture
+def env_settings(shared_dir: Path) -> Settings:
+    return Settings(work_root=shared_dir / "work", slot_uid_base=61000)
