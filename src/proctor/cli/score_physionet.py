@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from proctor.errors import InputFileError
-from proctor.formats.arousal_mat import read_arousal_reference
-from proctor.formats.vec import VecFormatError, VecLengthWarning, read_vec_histograms
+from proctor.formats.vec import VecFormatError
 from proctor.metrics._validation import MetricInputError
 from proctor.metrics.physionet2018 import ArousalTally, RecordScore
 from proctor.metrics.physionet_scores import LABELS_2017, parse_answer_lines, score_2017
+from proctor.scoring.physionet2018 import record_name, score_vec_file
 
 _RULE = "_______________________________"
 
@@ -35,37 +33,21 @@ def _row(name: str, auroc: float, auprc: float) -> str:
     return f"{name:<11}  {auroc:8.6f}  {auprc:8.6f}"
 
 
-def _reference_file(reference_dir: Path, record: str) -> Path:
-    """``DIR/RECORD/RECORD-arousal.mat`` as the official layout has it, else ``DIR/RECORD-...``."""
-    nested = reference_dir / record / f"{record}-arousal.mat"
-    flat = reference_dir / f"{record}-arousal.mat"
-    return flat if not nested.exists() and flat.exists() else nested
-
-
-def _record_name(vec_file: str) -> str:
-    """``RECORD`` of ``DIR/RECORD.vec``, taken from the path exactly as the official scorer."""
-    return os.path.basename(vec_file).removesuffix(".vec")
-
-
 def _score_one(tally: ArousalTally, vec_file: str, reference_dir: Path) -> RecordScore:
-    """Score one ``.vec`` file into ``tally`` and return its :class:`RecordScore`.
+    """Score one ``.vec`` file into ``tally``, printing the official length warning first.
 
-    The length warning names the file as given on the command line (not normalised), as the
-    official scorer prints it; it precedes the error of a bad value, as there.
+    The warning names the file as given on the command line (not normalised), as the official
+    scorer prints it; it precedes the error of a bad value, as there.
     """
-    record = _record_name(vec_file)
-    truth = read_arousal_reference(_reference_file(reference_dir, record))
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VecLengthWarning)
-            positive, negative, notes = read_vec_histograms(Path(vec_file), truth)
+        score, warned = score_vec_file(tally, vec_file, reference_dir)
     except VecFormatError as err:
         if err.length_notes:
             typer.echo(f"Warning: wrong number of samples in {vec_file}")
         raise
-    if notes:
+    if warned:
         typer.echo(f"Warning: wrong number of samples in {vec_file}")
-    return tally.add_histograms(positive, negative)
+    return score
 
 
 def physionet2018(
@@ -85,7 +67,7 @@ def physionet2018(
         typer.echo("Record          AUROC     AUPRC")
         typer.echo(_RULE)
     for vec_file in vecfiles:
-        record = _record_name(vec_file)
+        record = record_name(vec_file)
         try:
             score = _score_one(tally, vec_file, reference_dir)
         except (InputFileError, MetricInputError) as err:
