@@ -19,8 +19,8 @@ one table at the edge (the CLI's is ``proctor.cli.exit_status``)::
     └── JobCancelledError        a job was stopped on request
 
 Metrics and the file readers built on them raise ``ValueError`` subclasses of their own
-(``MetricInputError``, as ``proctor.metrics`` imports nothing of Proctor); faces treat those as
-input-file errors.
+(``MetricInputError``, as ``proctor.metrics`` imports nothing of Proctor); the services turn
+them into ``InputFileError`` or ``UsageError`` (``proctor.services.input_errors``).
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from rich.table import Table
 from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_report
-from proctor.leaderboard import Standing
 from proctor.services.catalog import list_challenges, write_kit
 from proctor.services.demo import demo_challenges, demo_entries, demo_leaderboard
 from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.reports import Standing
 from proctor.settings import Settings
 from proctor.types import RunStatus
 

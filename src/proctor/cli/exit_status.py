@@ -5,6 +5,11 @@ handler looks the exception's type up along its MRO in :data:`EXIT_STATUSES` (th
 listed wins), prints ``error: MESSAGE`` on stderr and exits with that status. An exception of no
 listed type is a bug in Proctor: its traceback is printed, then a request to report it, exit 3.
 Typer's own control flow (``--help``, usage errors, ``typer.Exit``) passes through untouched.
+
+The table lists :mod:`proctor.errors` types: the services translate the refusals of metrics and
+file readers into ``InputFileError`` or ``UsageError`` at their boundary. Their common base,
+``MetricInputError``, is listed too (through the services) as a safety net for a refusal no
+service can translate, such as a value a command takes lazily from segeval's evaluation.
 """
 
 from __future__ import annotations
@@ -25,8 +30,7 @@ from proctor.errors import (
     SandboxUnavailableError,
     UsageError,
 )
-from proctor.formats.volumes import VolumeReadError
-from proctor.metrics._validation import MetricInputError
+from proctor.services.input_errors import MetricInputError
 
 INTERNAL_ERROR = 3
 INTERRUPTED = 130
@@ -39,7 +43,6 @@ EXIT_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
         SandboxUnavailableError: 2,  # the operator must fix the host before anything runs
         ProctorError: 1,  # the bare base is never raised; kept at its former status
         MetricInputError: 2,  # a metric or file reader refused its input: an input-file error
-        VolumeReadError: 2,  # an image that cannot be read (a MetricInputError, named here)
         KeyboardInterrupt: INTERRUPTED,  # not 1, which would read as a failed entry
         JobCancelledError: INTERRUPTED,  # stopped on request, like Ctrl-C
     }

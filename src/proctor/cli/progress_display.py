@@ -15,15 +15,17 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from proctor.pipeline.progress import StageKey
-from proctor.pipeline.report import StageReport
+from proctor.services.reports import StageKey, StageReport
 from proctor.types import StageStatus
 
 _MARKS = {StageStatus.PASSED: "[green]✓", StageStatus.FAILED: "[red]✗", StageStatus.SKIPPED: "·"}
 
 
 class RichProgress:
-    """Shows one bar per stage; thread-safe (cases finish on worker threads)."""
+    """Shows one bar per stage; thread-safe (cases finish on worker threads).
+
+    A ``services.reports.ProgressListener``.
+    """
 
     def __init__(self, console: Console) -> None:
         self._progress = Progress(

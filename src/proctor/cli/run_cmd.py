@@ -13,8 +13,8 @@ from rich.table import Table
 
 from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
-from proctor.pipeline.report import EvaluationReport
 from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.reports import EvaluationReport
 from proctor.settings import Settings
 from proctor.types import Failure, RunStatus
 

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from proctor.errors import InputFileError
-from proctor.formats.label_csv import find_solution, read_label_column
-from proctor.metrics._validation import UndefinedMetricWarning
-from proctor.metrics.classification import roc_auc_score
+from proctor.services.autowsl import score_auc
 
 
 def auc(
@@ -27,17 +23,7 @@ def auc(
     as_json: Annotated[bool, typer.Option("--json", help='Print {"auc": value}.')] = False,
 ) -> None:
     """ROC AUC of an AutoWSL prediction against its solution."""
-    truth_file = find_solution(solution)
-    truth = read_label_column(truth_file)
-    scores = read_label_column(prediction)
-    if truth.shape != scores.shape:
-        raise InputFileError(
-            f"{prediction} has {scores.size} rows but {truth_file} has {truth.size}: "
-            "shapes must match (one prediction per test row, in order)"
-        )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        value = roc_auc_score(truth, scores)
+    value = score_auc(solution, prediction)
     if as_json:
         typer.echo(json.dumps({"auc": None if math.isnan(value) else value}))
     else:

@@ -18,19 +18,18 @@ import csv
 import html
 import io
 import json
-import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from proctor.errors import UsageError
-from proctor.scoring.ehealthkd import (
+from proctor.services.ehealthkd import (
     SCENARIO_KEYS,
     Record,
     Submission,
     best_per_scenario,
-    evaluate_participants,
+    score_participants,
 )
 
 Cell = float | str
@@ -74,12 +73,10 @@ def score_ehealthkd(
     """Score eHealth-KD 2019 submissions exactly as the official evaluation script does."""
     if as_csv and not best:
         raise UsageError("--csv implies --best: add --best (the table lists best submissions)")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        results = evaluate_participants(submissions, gold, single=single)
-    for message in dict.fromkeys(str(w.message) for w in caught):
+    scored = score_participants(submissions, gold, single=single)
+    for message in scored.warnings:
         typer.echo(f"warning: {message}", err=True)
-    typer.echo(render(results, best=best, as_csv=as_csv, pretty=pretty))
+    typer.echo(render(scored.submissions, best=best, as_csv=as_csv, pretty=pretty))
 
 
 def render(results: dict[str, list[Submission]], *, best: bool, as_csv: bool, pretty: bool) -> str:

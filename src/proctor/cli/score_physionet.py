@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from proctor.errors import InputFileError
-from proctor.formats.arousal_mat import read_arousal_reference
-from proctor.formats.vec import VecFormatError, VecLengthWarning, read_vec_histograms
-from proctor.metrics._validation import MetricInputError
-from proctor.metrics.physionet2018 import ArousalTally, RecordScore
-from proctor.metrics.physionet_scores import LABELS_2017, parse_answer_lines, score_2017
+from proctor.services.physionet import (
+    LABELS_2017,
+    ArousalScoring,
+    RecordRow,
+    score_physionet2017,
+)
 
 _RULE = "_______________________________"
 
@@ -35,37 +33,22 @@ def _row(name: str, auroc: float, auprc: float) -> str:
     return f"{name:<11}  {auroc:8.6f}  {auprc:8.6f}"
 
 
-def _reference_file(reference_dir: Path, record: str) -> Path:
-    """``DIR/RECORD/RECORD-arousal.mat`` as the official layout has it, else ``DIR/RECORD-...``."""
-    nested = reference_dir / record / f"{record}-arousal.mat"
-    flat = reference_dir / f"{record}-arousal.mat"
-    return flat if not nested.exists() and flat.exists() else nested
+def _print_record(vec_file: str, row: RecordRow, as_json: bool) -> dict[str, float | str | None]:
+    """Print a record's lines and return its JSON entry.
 
-
-def _record_name(vec_file: str) -> str:
-    """``RECORD`` of ``DIR/RECORD.vec``, taken from the path exactly as the official scorer."""
-    return os.path.basename(vec_file).removesuffix(".vec")
-
-
-def _score_one(tally: ArousalTally, vec_file: str, reference_dir: Path) -> RecordScore:
-    """Score one ``.vec`` file into ``tally`` and return its :class:`RecordScore`.
-
-    The length warning names the file as given on the command line (not normalised), as the
-    official scorer prints it; it precedes the error of a bad value, as there.
+    The length warning names the file as given on the command line and is printed with
+    ``--json`` too; without ``--json`` the record's line follows, or its error and ``error``.
     """
-    record = _record_name(vec_file)
-    truth = read_arousal_reference(_reference_file(reference_dir, record))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VecLengthWarning)
-            positive, negative, notes = read_vec_histograms(Path(vec_file), truth)
-    except VecFormatError as err:
-        if err.length_notes:
-            typer.echo(f"Warning: wrong number of samples in {vec_file}")
-        raise
-    if notes:
+    if row.warned:
         typer.echo(f"Warning: wrong number of samples in {vec_file}")
-    return tally.add_histograms(positive, negative)
+    if row.error is not None:
+        if not as_json:
+            typer.echo(row.error)
+            typer.echo(f"{row.record:<11}  {'error':>8}  {'error':>8}")
+        return {"error": row.error}
+    if not as_json:
+        typer.echo(_row(row.record, row.auroc, row.auprc))
+    return {"auroc": _number(row.auroc), "auprc": _number(row.auprc)}
 
 
 def physionet2018(
@@ -78,42 +61,24 @@ def physionet2018(
     ),
 ) -> None:
     """Gross AUROC/AUPRC of 2018 arousal predictions, exactly as the official score2018.py."""
-    tally = ArousalTally()
+    scoring = ArousalScoring(reference_dir)
     results: dict[str, Any] = {}
     failed = False
     if not as_json:
         typer.echo("Record          AUROC     AUPRC")
         typer.echo(_RULE)
     for vec_file in vecfiles:
-        record = _record_name(vec_file)
-        try:
-            score = _score_one(tally, vec_file, reference_dir)
-        except (InputFileError, MetricInputError) as err:
-            failed = True
-            results[record] = {"error": str(err)}
-            if not as_json:
-                typer.echo(str(err))
-                typer.echo(f"{record:<11}  {'error':>8}  {'error':>8}")
-            continue
-        results[record] = {"auroc": _number(score.auroc), "auprc": _number(score.auprc)}
-        if not as_json:
-            typer.echo(_row(record, score.auroc, score.auprc))
-    auroc, auprc = tally.gross_auroc(), tally.gross_auprc()
+        row = scoring.score(vec_file)
+        failed = failed or row.error is not None
+        results[row.record] = _print_record(vec_file, row, as_json)
+    overall = scoring.overall()
     if as_json:
-        overall = {"auroc": _number(auroc), "auprc": _number(auprc)}
-        typer.echo(json.dumps({"records": results, "overall": overall}, indent=2))
+        totals = {"auroc": _number(overall.auroc), "auprc": _number(overall.auprc)}
+        typer.echo(json.dumps({"records": results, "overall": totals}, indent=2))
     else:
         typer.echo(_RULE)
-        typer.echo(_row("Overall", auroc, auprc))
+        typer.echo(_row("Overall", overall.auroc, overall.auprc))
     raise typer.Exit(1 if failed else 0)
-
-
-def _read_labels(path: Path, what: str) -> dict[str, str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputFileError(f"{path}: cannot read the {what} file ({err})") from err
-    return parse_answer_lines(text, source=str(path))
 
 
 def physionet2017(
@@ -122,7 +87,7 @@ def physionet2017(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:
     """2017 AF challenge score: F1 of N, A, O averaged (noise F1 shown, not averaged)."""
-    result = score_2017(_read_labels(reference, "reference"), _read_labels(answers, "answers"))
+    result = score_physionet2017(answers, reference)
     if as_json:
         f1 = {label: _number(value) for label, value in result.f1.items()}
         payload = {"f1": f1, "score": _number(result.score), "confusion": result.confusion}

@@ -16,16 +16,19 @@ from pathlib import Path
 import typer
 
 from proctor.errors import UsageError
-from proctor.metrics.segmentation_compat import SingularCovarianceError, selected_codes
-from proctor.metrics.segmentation_report import (
+from proctor.services.segeval import (
+    SegevalRequest,
+    SegevalStop,
+    SingularCovarianceError,
     XmlReport,
     message_xml,
     metric_line,
     result_xml,
+    segeval_codes,
+    start_segeval,
     threshold_line,
     total_time_lines,
 )
-from proctor.scoring.segeval import SegevalRequest, SegevalStop, start_segeval
 
 USAGE = (
     "usage: proctor segeval TRUTH SEGMENT [-use all|CODE,CODE@param@,...] [-thd T] "
@@ -99,7 +102,7 @@ def _stop_with_message(args: SegevalArgs, message: str) -> None:
 def run_segeval(args: SegevalArgs) -> None:
     """Evaluate as the tool does, print its lines as each value comes and write its XML."""
     started = time.perf_counter()
-    codes = dict(selected_codes(args.use))
+    codes = segeval_codes(args.use)
     if args.threshold is not None:
         typer.echo(threshold_line(args.threshold) + "\n")
     request = SegevalRequest(args.truth, args.segment, codes, args.threshold, args.millimeter,

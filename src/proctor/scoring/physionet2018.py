@@ -3,11 +3,14 @@
 A record whose entry failed (no output, or an output the shared check refused) is scored as all
 zeros, as the 2018 challenge did. The output check is the official parser run over every line
 of the file, so the quiz, the exam counts and the zero-fill agree on what a valid output is.
+:func:`score_vec_file` scores one ``.vec`` file given by name, as the official ``score2018.py``
+does on its command line.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,9 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from proctor.formats.arousal_mat import read_arousal_reference
-from proctor.formats.vec import VecFormatError, read_vec
+from proctor.formats.vec import VecFormatError, VecLengthWarning, read_vec, read_vec_histograms
 from proctor.metrics.calibration import CalibrationTally
-from proctor.metrics.physionet2018 import ArousalTally, bin_indices, class_histograms
+from proctor.metrics.physionet2018 import (
+    ArousalTally,
+    RecordScore,
+    bin_indices,
+    class_histograms,
+)
 from proctor.metrics.physionet2018_bootstrap import bootstrap_gross_auprc
 from proctor.scoring.base import TaskScores
 
@@ -82,6 +90,37 @@ def _auprc_interval(positives: list[np.ndarray], negatives: list[np.ndarray]) ->
         return {"auprc_ci95_low": math.nan, "auprc_ci95_high": math.nan}
     interval = bootstrap_gross_auprc(np.stack(positives), np.stack(negatives), seed=2018)
     return {"auprc_ci95_low": float(interval.low), "auprc_ci95_high": float(interval.high)}
+
+
+def record_name(vec_file: str) -> str:
+    """``RECORD`` of ``DIR/RECORD.vec``, taken from the path exactly as the official scorer."""
+    return os.path.basename(vec_file).removesuffix(".vec")
+
+
+def reference_file(reference_dir: Path, record: str) -> Path:
+    """``DIR/RECORD/RECORD-arousal.mat`` as the official layout has it, else ``DIR/RECORD-...``."""
+    nested = reference_dir / record / f"{record}-arousal.mat"
+    flat = reference_dir / f"{record}-arousal.mat"
+    return flat if not nested.exists() and flat.exists() else nested
+
+
+def score_vec_file(
+    tally: ArousalTally, vec_file: str, reference_dir: Path
+) -> tuple[RecordScore, bool]:
+    """Score one ``.vec`` file into ``tally``: its :class:`RecordScore`, and whether it warned.
+
+    The reference is :func:`reference_file` of the file's :func:`record_name`. The flag is True
+    when the file does not hold one line per reference sample (the official "wrong number of
+    samples" warning; missing samples count as 0). An unreadable reference raises
+    ``InputFileError``; a bad value raises :class:`VecFormatError`, whose ``length_notes`` are
+    not empty when the line count was wrong too (the official scorer warns before that error).
+    Nothing is added to ``tally`` when an error is raised.
+    """
+    truth = read_arousal_reference(reference_file(reference_dir, record_name(vec_file)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VecLengthWarning)
+        positive, negative, notes = read_vec_histograms(Path(vec_file), truth)
+    return tally.add_histograms(positive, negative), bool(notes)
 
 
 def _line_count(path: Path) -> int:
