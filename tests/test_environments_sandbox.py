@@ -148,3 +148,20 @@ def test_proctor_run_works_as_an_unprivileged_user(
     assert report["scores"]["arousal"]["auprc"] == pytest.approx(0.7840698939253967, abs=1e-12)
     assert report["environment"]["name"] == "proctor-reference"
     assert report["environment"]["shared_page_cache"] is True  # no private mount without root
+
+
+def test_a_second_build_from_the_published_lock_lists_the_same_packages(
+    reference_env: BuiltEnvironment, reference_spec: object, tmp_path: Path
+) -> None:
+    """What a second machine does: build from the shipped environment.lock into its own store."""
+    from dataclasses import replace
+
+    from proctor.environments.lockfile import read_lock
+    from proctor.services.environments import ensure_environment
+
+    settings = replace(Settings.from_env(), env_root=tmp_path / "store")
+    again = ensure_environment(reference_spec, settings).built  # type: ignore[arg-type]
+    assert again.folder != reference_env.folder
+    assert again.manifest.packages == reference_env.manifest.packages
+    assert again.manifest.wheels == reference_env.manifest.wheels
+    assert not read_lock(reference_env.lock).differences(read_lock(again.lock))
