@@ -140,6 +140,7 @@ def main() -> int:
     rounds = int(args[0]) if args else 100
     breakdown = "--breakdown" in sys.argv[1:]
     work = Path(tempfile.mkdtemp(prefix="proctor-bench-"))
+    work.chmod(0o755)  # sandbox slots traverse it to reach the mounted image
     sandbox = BwrapSandbox(Settings(work_root=work))
     limits = Limits(wall_s=20)
     sandbox.check()
