@@ -10,9 +10,13 @@ import pytest
 
 from proctor.sandbox.base import Mount, Outcome
 from proctor.sandbox.bwrap import BwrapSandbox
+from sandbox_fixtures import ROOTS
 from sandbox_helpers import run_py, run_sh, wait_until
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.parametrize("sandbox", ROOTS, indirect=True),
+]
 
 
 def test_a_host_secret_file_is_absent_at_its_host_path(

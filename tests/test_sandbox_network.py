@@ -9,9 +9,13 @@ import pytest
 
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.seccomp import denylist_program
+from sandbox_fixtures import ROOTS
 from sandbox_helpers import run_py
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.parametrize("sandbox", ROOTS, indirect=True),
+]
 
 
 @pytest.fixture

@@ -12,9 +12,13 @@ import pytest
 
 from proctor.sandbox.base import MiB, Mount
 from proctor.sandbox.bwrap import BwrapSandbox
+from sandbox_fixtures import ROOTS
 from sandbox_helpers import FAST, run_py, run_sh
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.parametrize("sandbox", ROOTS, indirect=True),
+]
 
 WORKSPACE_BYTES = 4 * MiB
 

@@ -38,6 +38,8 @@ LOCK_INSIDE = "/usr/share/proctor/environment.lock"
 """Where the image itself carries its lock (so an exported image documents its contents)."""
 ETC_PLACEHOLDERS = ("hosts", "passwd", "group")
 """Files the sandbox replaces with its own; they must exist in the image to be bound over."""
+ETC_REMOVED = ("shadow", "shadow-", "gshadow", "gshadow-")
+"""Password hashes have no use in a sandbox: the image carries none."""
 
 
 def _no_step(_: str) -> None:
@@ -131,6 +133,8 @@ def _add_files(spec: EnvironmentSpec, rootfs: Path) -> None:
         placeholder = rootfs / "etc" / name
         if not placeholder.exists():
             placeholder.write_text("")
+    for name in ETC_REMOVED:
+        (rootfs / "etc" / name).unlink(missing_ok=True)
 
 
 def _check_against(

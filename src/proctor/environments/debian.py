@@ -19,7 +19,9 @@ from proctor.spec.environment import DebianSpec
 BOOTSTRAP_TIMEOUT_S = 1200
 SOURCE_DATE_EPOCH = 1_700_000_000
 """A fixed build time, so two builds of one lock give the same files (mmdebstrap honours it)."""
-_MISSING = re.compile(r"(?:Unable to locate package|has no installation candidate)\s*:?\s*(\S+)")
+_MISSING = re.compile(
+    r"Unable to locate package (\S+)|Package '?([^' ]+)'? has no installation candidate"
+)
 _MISSING_VERSION = re.compile(r"Version '([^']+)' for '([^']+)' was not found")
 
 
@@ -40,7 +42,6 @@ def bootstrap(spec: DebianSpec, root: Path, *, pins: dict[str, str] | None, is_r
     if pins:
         packages = [f"{name}={version}" for name, version in sorted(pins.items())]
     command = [mmdebstrap(), "--variant=minbase", f"--mode={'root' if is_root else 'unshare'}"]
-    command.append("--quiet")
     if packages:
         command.append("--include=" + ",".join(packages))
     command += [spec.suite, str(root)]
@@ -73,9 +74,9 @@ def _explain(stderr: str, spec: DebianSpec, *, locked: bool) -> Exception:
         )
     missing = _MISSING.search(stderr)
     if missing:
+        name = missing.group(1) or missing.group(2)
         return EnvironmentDeclarationError(
-            f"Debian {spec.suite} has no package {missing.group(1)!r}: fix "
-            "environment.debian.packages"
+            f"Debian {spec.suite} has no package {name!r}: fix environment.debian.packages"
         )
     if "No space left on device" in stderr:
         return EnvironmentBuildError("no space left on device while building the environment")

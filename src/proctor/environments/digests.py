@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from proctor.spec.environment import EnvironmentSpec
 
-FORMAT = 1
+FORMAT = 2
 """Bumped when the way an image is built changes, so old images are not taken for new ones."""
 
 
