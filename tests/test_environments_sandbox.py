@@ -165,3 +165,25 @@ def test_a_second_build_from_the_published_lock_lists_the_same_packages(
     assert again.manifest.packages == reference_env.manifest.packages
     assert again.manifest.wheels == reference_env.manifest.wheels
     assert not read_lock(reference_env.lock).differences(read_lock(again.lock))
+
+
+def test_env_shell_runs_in_the_environment_with_the_entry_and_the_data(
+    reference_env: BuiltEnvironment, shared_dir: Path
+) -> None:
+    entry = shared_dir / "entry"
+    entry.mkdir()
+    (entry / "hello.txt").write_text("from the entry\n")
+    commands = (
+        "cat hello.txt; ls $PROCTOR_DATA | head -1; "
+        f"test -e {HOST_ONLY} && echo LEAK; python3 -c 'import sklearn'; exit 7\n"
+    )
+    done = subprocess.run(
+        [str(PROCTOR), "env", "shell", "physionet2018", "--entry", str(entry)],
+        input=commands, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "work")},
+    )  # fmt: skip
+    assert done.returncode == 7, done.stderr[-1500:]
+    assert "from the entry" in done.stdout
+    assert "RECORDS" in done.stdout
+    assert "LEAK" not in done.stdout
+    assert (entry / "hello.txt").read_text() == "from the entry\n"  # the original is untouched
