@@ -12,7 +12,8 @@ one table at the edge (the CLI's is ``proctor.cli.exit_status``)::
     │   └── EnvironmentDeclarationError   a declared environment cannot exist as written
     ├── EntryError               the participant's entry is at fault
     │   ├── ArchiveError         unsafe or malformed upload (zip bomb, zip-slip, links, devices)
-    │   └── ManifestError        required files missing, empty or not executable
+    │   ├── ManifestError        required files missing, empty or not executable
+    │   └── EntryRequirementsError   requirements.txt refused (not allowed, too big, no wheel)
     ├── PlatformError            the host is at fault, not the participant
     │   ├── SandboxUnavailableError   no working isolation; says how to fix the host
     │   └── EnvironmentBuildError     building an environment failed on this host
@@ -88,3 +89,7 @@ class EnvironmentDeclarationError(UsageError):
 
 class EnvironmentBuildError(PlatformError):
     """Building an environment failed on this host (disk full, a tool missing, no archive)."""
+
+
+class EntryRequirementsError(EntryError):
+    """An entry's ``requirements.txt`` cannot be installed (not allowed, too big, no wheel)."""

@@ -17,12 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.entries import check_manifest
-from proctor.errors import ManifestError, PlatformError, SandboxUnavailableError
+from proctor.errors import (
+    EntryRequirementsError,
+    ManifestError,
+    PlatformError,
+    SandboxUnavailableError,
+)
 from proctor.pipeline import stages
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult
+from proctor.pipeline.entry_layer import EntryLayer, entry_layer
 from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo, StageReport, TaskReport
@@ -33,6 +39,7 @@ from proctor.protocols.registry import driver_for
 from proctor.sandbox.base import Sandbox
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.scoring.registry import get_scorer
+from proctor.spec.environment import ParticipantWheels
 from proctor.spec.model import Challenge, Phase, Task
 from proctor.store.runfolder import RunFolder
 from proctor.types import MAIN_STAGES, Failure, RunStatus, Stage, StageStatus
@@ -68,6 +75,9 @@ class JobEnvironment:
     root: RootFilesystem
     info: EnvironmentInfo
     variables: Mapping[str, str] = field(default_factory=dict)
+    suite: str | None = None
+    wheels: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    participant_wheels: ParticipantWheels | None = None
 
 
 def _staged(task: Task, folder: RunFolder) -> Task:
@@ -141,6 +151,11 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
     home = job.folder.home(task.name)
     environment = job.environment
     root = environment.root if environment is not None else None
+    try:
+        layer = _entry_layer(job)
+    except EntryRequirementsError as err:
+        runner.finish(_failed(Stage.PREP, str(err), Failure.ENTRY))
+        return task_report(job, runner)
     with sandbox.session(root) as session, job.cancel.listening(session.cancel):
         runner.environment = _environment_info(environment, private=session.private_root)
         context = DriverContext(
@@ -149,7 +164,8 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
             session,
             job.jobs,
             scorer.check_output,
-            environment.variables if environment is not None else {},
+            {**(environment.variables if environment is not None else {}), **layer.variables},
+            (layer.mount,) if layer.mount is not None else (),
         )
         ctx = TaskContext(
             challenge=challenge,
@@ -169,6 +185,18 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
     job.cancel.check()
     shown = score(ctx, runner, examined.exam)
     return task_report(job, runner, examined, shown)
+
+
+def _entry_layer(job: TaskJob) -> EntryLayer:
+    """The entry's own wheels (``requirements.txt``), where its environment allows them."""
+    environment = job.environment
+    return entry_layer(
+        job.entry_root,
+        job.folder.root / "wheels" / job.task,
+        allowed=environment.participant_wheels if environment is not None else None,
+        suite=environment.suite if environment is not None else None,
+        pinned=dict(environment.wheels) if environment is not None else {},
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from proctor.entries import Manifest
-from proctor.sandbox.base import Outcome, SandboxSession
+from proctor.sandbox.base import Mount, Outcome, SandboxSession
 from proctor.spec.model import ResourceLimits
 from proctor.spec.protocols import ProtocolSettings
 
@@ -58,8 +58,9 @@ class DriverContext:
     """What a driver works with for one job.
 
     The protocol settings, the resource limits, the job's sandbox session, how many cases run
-    at once, the scorer's output check, and the environment's declared variables (which the
-    protocol's own variables override).
+    at once, the scorer's output check, the environment's declared variables (which the
+    protocol's own variables override), and read-only mounts every run gets (the entry's own
+    wheels).
     """
 
     settings: ProtocolSettings
@@ -68,6 +69,7 @@ class DriverContext:
     parallel_runs: int
     check_output: OutputCheck
     variables: Mapping[str, str] = field(default_factory=dict)
+    extra_mounts: tuple[Mount, ...] = ()
 
 
 class Driver(ABC):

@@ -97,7 +97,11 @@ class RecordsDriver(Driver):
     def _run(self, argv: list[str], home: Path, inputs: Path, wall_s: float) -> Outcome:
         return self.context.session.run(
             argv,
-            mounts=[Mount(home, HOME, writable=True), Mount(inputs, DATA)],
+            mounts=[
+                Mount(home, HOME, writable=True),
+                Mount(inputs, DATA),
+                *self.context.extra_mounts,
+            ],
             limits=self.sandbox_limits(wall_s),
             env=self._env(),
             cwd=HOME,

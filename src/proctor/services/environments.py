@@ -106,7 +106,14 @@ def job_environment(spec: EnvironmentSpec, built: BuiltEnvironment) -> JobEnviro
         matches_lock=matches_published_lock(spec, built),
     )
     root = RootFilesystem(built.rootfs, built.image if built.image.is_file() else None)
-    return JobEnvironment(root, info, dict(spec.variables))
+    return JobEnvironment(
+        root,
+        info,
+        dict(spec.variables),
+        suite=spec.debian.suite,
+        wheels=dict(built.manifest.wheels),
+        participant_wheels=spec.participant_wheels,
+    )
 
 
 def job_environments(

@@ -11,6 +11,7 @@ read-only as its root::
       files: [{source: environment/extra/tool, target: /usr/local/bin/tool}]
       variables: {OMP_NUM_THREADS: "1"}
       lock: environment/environment.lock
+      participant_wheels: {allow: true, max_requirements: 20}   # off by default
 
 Python libraries come as wheels from one lock with hashes (``proctor env lock``), never from
 Debian's ``python3-*`` packages of the same libraries (a wheel pulling numpy 2 over Debian's
@@ -79,6 +80,22 @@ class FileSpec(Strict):
         return str(path)
 
 
+class ParticipantWheels(Strict):
+    """Whether (and how much) an entry may add Python wheels with its own ``requirements.txt``.
+
+    Resolved by the host at prep from the configured index only, wheels only, every version
+    pinned and every hash recorded, into a layer shown read-only at ``/wheels`` (on
+    ``PYTHONPATH``); evaluation itself never has network. The request is hostile input, so it
+    is capped: requirements, total wheel bytes, resolver seconds and memory.
+    """
+
+    allow: bool = False
+    max_requirements: int = Field(default=20, gt=0, le=500)
+    max_bytes: int = Field(default=256 * 1024**2, gt=0)
+    resolve_s: float = Field(default=120.0, gt=0)
+    resolve_memory_bytes: int = Field(default=1024**3, gt=0)
+
+
 class EnvironmentSpec(Strict):
     """A declared environment (see the module docstring)."""
 
@@ -88,6 +105,7 @@ class EnvironmentSpec(Strict):
     files: tuple[FileSpec, ...] = ()
     variables: dict[str, str] = Field(default_factory=dict)
     lock: Path | None = None
+    participant_wheels: ParticipantWheels = ParticipantWheels()
 
     @field_validator("variables")
     @classmethod

@@ -1,0 +1,179 @@
+"""Participant wheels: an entry's ``requirements.txt`` resolved by the host into a layer.
+
+Only where the challenge allows it (``environment.participant_wheels.allow``). The request is
+hostile input: only plain requirement specifiers (no options, URLs or paths), at most
+``max_requirements`` of them, resolved from the host's configured index only, wheels only, for
+the environment's Python and platform, constrained to the environment's own pinned versions,
+under a time and memory cap; the downloaded wheels are capped in bytes. What is installed is
+recorded with its hashes. The layer is shown read-only to every run; evaluation never has
+network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from proctor.environments.wheels import Target
+from proctor.errors import EntryRequirementsError, PlatformError
+from proctor.spec.environment import ParticipantWheels
+
+REQUIREMENTS = "requirements.txt"
+MAX_FILE_BYTES = 64 * 1024
+LAYER_TARGET = "/wheels"
+_NO_WHEEL = re.compile(r"(?:No matching distribution found for|satisfies the requirement) (\S+)")
+_CONFLICT = re.compile(r"ResolutionImpossible|conflicting dependencies|Cannot install")
+
+
+@dataclass(frozen=True, slots=True)
+class EntryWheel:
+    """One wheel installed for an entry: name, version and the sha256 pip checked."""
+
+    name: str
+    version: str
+    sha256: str
+
+
+def read_requirements(path: Path, limits: ParticipantWheels) -> list[Requirement]:
+    """The requirements of an entry's ``requirements.txt``, or an error naming the line."""
+    data = path.read_bytes()
+    if len(data) > MAX_FILE_BYTES:
+        raise EntryRequirementsError(
+            f"{REQUIREMENTS} is {len(data)} bytes, over {MAX_FILE_BYTES}: list only what you import"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EntryRequirementsError(f"{REQUIREMENTS} is not UTF-8 text") from None
+    found: list[Requirement] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("-"):
+            raise EntryRequirementsError(
+                f"{REQUIREMENTS}, line {number}: options such as -r, -e or --index-url are not "
+                "allowed; list package names (with versions) only"
+            )
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement as err:
+            raise EntryRequirementsError(
+                f"{REQUIREMENTS}, line {number}: {line[:60]!r} is not a requirement ({err})"
+            ) from None
+        if requirement.url:
+            raise EntryRequirementsError(
+                f"{REQUIREMENTS}, line {number}: direct URLs are not allowed; name the package"
+            )
+        found.append(requirement)
+    if len(found) > limits.max_requirements:
+        raise EntryRequirementsError(
+            f"{REQUIREMENTS} lists {len(found)} requirements; this challenge allows at most "
+            f"{limits.max_requirements}"
+        )
+    return found
+
+
+def _pip(args: list[str], limits: ParticipantWheels) -> subprocess.CompletedProcess[str]:
+    prlimit = shutil.which("prlimit")
+    cap = [prlimit, f"--as={limits.resolve_memory_bytes}", "--"] if prlimit else []
+    command = [*cap, sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
+    try:
+        return subprocess.run(  # noqa: S603 - a fixed pip command line; no entry-given options
+            [*command, *args],
+            capture_output=True,
+            text=True,
+            timeout=limits.resolve_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise EntryRequirementsError(
+            f"resolving {REQUIREMENTS} took more than {limits.resolve_s:g} s: ask for fewer or "
+            "pinned packages"
+        ) from None
+
+
+def _refusal(stderr: str) -> Exception:
+    missing = _NO_WHEEL.search(stderr)
+    if missing:
+        return EntryRequirementsError(
+            f"{REQUIREMENTS}: no wheel of {missing.group(1)} for this environment's Python and "
+            "platform (the name may be wrong, or it ships only sources, which are never built)"
+        )
+    if _CONFLICT.search(stderr):
+        tail = "\n".join(stderr.strip().splitlines()[-6:])
+        return EntryRequirementsError(
+            f"{REQUIREMENTS} conflicts with the environment's own pinned packages:\n{tail}"
+        )
+    if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
+        return EntryRequirementsError(f"resolving {REQUIREMENTS} needed too much memory")
+    tail = "\n".join(stderr.strip().splitlines()[-6:])
+    return PlatformError(f"resolving {REQUIREMENTS} failed on the host:\n{tail}")
+
+
+def install_entry_wheels(
+    requirements: list[Requirement],
+    layer: Path,
+    *,
+    target: Target,
+    pinned: dict[str, tuple[str, str]],
+    limits: ParticipantWheels,
+) -> list[EntryWheel]:
+    """Resolve and install ``requirements`` into ``layer``; returns what was installed.
+
+    ``pinned``: the environment's own wheels (name → version, sha256), which constrain the
+    resolution and are not installed again.
+    """
+    pinned = {canonicalize_name(name): pin for name, pin in pinned.items()}
+    work = layer.parent / f"{layer.name}.work"
+    work.mkdir(parents=True, exist_ok=True)
+    asked = work / "requirements.txt"
+    asked.write_text("".join(f"{r}\n" for r in requirements), encoding="utf-8")
+    constraints = work / "constraints.txt"
+    constraints.write_text("".join(f"{n}=={v}\n" for n, (v, _) in sorted(pinned.items())))
+    report = work / "report.json"
+    done = _pip(
+        ["install", "--dry-run", "--quiet", "--ignore-installed", "--target", str(work / "t"),
+         "--report", str(report), *target.pip_options(), "-c", str(constraints),
+         "-r", str(asked)],
+        limits,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise _refusal(done.stderr)
+    wheels = []
+    for item in json.loads(report.read_text())["install"]:
+        name = canonicalize_name(str(item["metadata"]["name"]))
+        if name in pinned:
+            continue  # already in the environment, at the pinned version
+        digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256", "")
+        wheels.append(EntryWheel(name, str(item["metadata"]["version"]), digest))
+    if not wheels:
+        return []
+    lock = work / "entry-wheels.lock"
+    lock.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels))
+    downloads = work / "downloads"
+    done = _pip(["download", "--quiet", "--no-deps", "--require-hashes", "-d", str(downloads),
+                 *target.pip_options(), "-r", str(lock)], limits)  # fmt: skip
+    if done.returncode != 0:
+        raise _refusal(done.stderr)
+    size = sum(path.stat().st_size for path in downloads.iterdir())
+    if size > limits.max_bytes:
+        raise EntryRequirementsError(
+            f"the wheels of {REQUIREMENTS} come to {size} bytes; this challenge allows at most "
+            f"{limits.max_bytes}"
+        )
+    done = _pip(["install", "--quiet", "--no-deps", "--require-hashes", "--no-index",
+                 "--find-links", str(downloads), "--target", str(layer), *target.pip_options(),
+                 "-r", str(lock)], limits)  # fmt: skip
+    if done.returncode != 0:
+        raise _refusal(done.stderr)
+    shutil.rmtree(downloads, ignore_errors=True)
+    return wheels
