@@ -198,3 +198,16 @@ def test_a_cancelled_job_raises_and_stops_running_cases(challenge: Path, entry: 
 
     with pytest.raises(JobCancelledError):
         evaluate(challenge, entry, ScriptedEntry(cancel_at_exam), cancel=token)
+
+
+@pytest.mark.parametrize("value", ["1.0004", "-0.0004"])
+def test_a_value_inside_the_official_range_is_scored_not_a_scorer_fault(
+    challenge: Path, entry: Path, value: str
+) -> None:
+    """Hardening item 11: the calibration metrics crashed on values the docs call valid."""
+    answer = (f"{value}\n" * 40) if value.startswith("-") else ("0.1\n" * 20 + f"{value}\n" * 20)
+    (entry / "answers" / "tr01.vec").write_text(answer)
+    (entry / "answers" / "tr02.vec").write_text(answer)
+    report = evaluate(challenge, entry, ScriptedEntry(lambda r: answer))
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert report.failure is None

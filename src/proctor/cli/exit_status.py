@@ -22,6 +22,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from proctor.cli.untrusted import visible
 from proctor.errors import (
     EntryError,
     JobCancelledError,
@@ -68,7 +69,8 @@ def report(error: BaseException) -> int:
         typer.echo("internal error: this is a bug in Proctor, please report it", err=True)
         return INTERNAL_ERROR
     interrupted = isinstance(error, KeyboardInterrupt)
-    typer.echo("interrupted" if interrupted else f"error: {error}", err=True)
+    # an error may quote an entry's file names: control characters are shown, not sent
+    typer.echo("interrupted" if interrupted else visible(f"error: {error}"), err=True)
     return status
 
 

@@ -6,6 +6,7 @@ import threading
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -15,6 +16,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from proctor.cli.untrusted import visible
 from proctor.services.reports import StageKey, StageReport
 from proctor.types import StageStatus
 
@@ -73,6 +75,5 @@ class RichProgress:
                 self._tasks[report.label] = task
             total = self._progress.tasks[task].total or 1
             first_line = report.message.splitlines()[0] if report.message else ""
-            self._progress.update(
-                task, completed=total, note=f"{_MARKS[report.status]}[/] {first_line}"
-            )
+            shown = escape(visible(first_line))  # entry text: never markup, never escapes
+            self._progress.update(task, completed=total, note=f"{_MARKS[report.status]}[/] {shown}")

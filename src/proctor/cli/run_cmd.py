@@ -13,6 +13,7 @@ from rich.table import Table
 
 from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
+from proctor.cli.untrusted import plain
 from proctor.services.evaluate import RunRequest, run_entry
 from proctor.services.reports import EvaluationReport
 from proctor.settings import Settings
@@ -41,7 +42,7 @@ def print_report(report: EvaluationReport, console: Console) -> None:
         if cases.timed_out:
             counted += f" ({cases.timed_out} timed out)"
         wall = f"{stage.wall_s:.2f}"
-        stages.add_row(stage.label, str(stage.status), wall, counted, stage.message)
+        stages.add_row(plain(stage.label), str(stage.status), wall, counted, plain(stage.message))
     console.print(stages)
     for task, metrics in report.scores.items():
         table = Table(title=f"scores · {task}")
@@ -59,7 +60,7 @@ def print_report(report: EvaluationReport, console: Console) -> None:
             lock = {True: "matches the published lock", False: "DIFFERS from the published lock",
                     None: "no published lock"}[environment.matches_lock]  # fmt: skip
             shown += f" (digest {environment.digest[:12]}, {lock})"
-        console.print(f"environment: {shown}")
+        console.print(plain(f"environment: {shown}"))
     usage = report.usage
     console.print(
         f"usage: {usage.wall_s:.2f} s wall, {usage.cpu_s:.2f} s CPU, "

@@ -72,7 +72,10 @@ def score_task(
         result = tally.add_histograms(positive, negative)
         per_record[record] = {"auprc": float(result.auprc), "auroc": float(result.auroc)}
         scored = ~(labels < 0)  # NaN labels count as negatives, as in the AUPRC
-        calibration.add(labels[scored] > 0, predictions[scored].astype(np.float64))
+        # the official range reaches half a thousandth past [0, 1] (scored in the end bins);
+        # calibration takes such a value as the end it stands for
+        probabilities = np.clip(predictions[scored].astype(np.float64), 0.0, 1.0)
+        calibration.add(labels[scored] > 0, probabilities)
     summary = {
         "auprc": float(tally.gross_auprc()),
         "auroc": float(tally.gross_auroc()),
