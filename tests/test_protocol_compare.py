@@ -27,3 +27,11 @@ def test_outputs_are_compared_with_the_shipped_answers(
     else:
         assert result is not None
         assert verdict in result
+
+
+def test_a_nan_in_the_shipped_answer_matches_nothing() -> None:
+    """Hardening item 14: an all-nan answer used to match any output."""
+    spec = CompareSpec(kind="numeric", tolerance=0.001)
+    problem = compare_answer(b"0.5\n", b"nan\n", spec)
+    assert problem is not None and "shipped answer" in problem and "nan" in problem
+    assert compare_answer(b"nan\n", b"nan\n", spec) is not None

@@ -192,3 +192,46 @@ def test_a_hidden_record_without_a_reference_is_found_before_any_exam(challenge_
         ConfigError, match=r"tasks\[0\]\.hidden_references: 1 hidden record.*b-arousal"
     ):
         resolve_challenge(str(challenge_dir))
+
+
+@pytest.mark.parametrize(
+    ("limits", "location"),
+    [
+        ({"memory_bytes": True}, r"limits\.memory_bytes"),
+        ({"home_bytes": "20"}, r"limits\.home_bytes"),
+    ],
+)
+def test_booleans_and_strings_are_not_numbers(
+    challenge_dir: Path, limits: dict[str, object], location: str
+) -> None:
+    """Hardening item 17: `true` was taken as 1 byte and "20" as a number."""
+    write(challenge_dir, {**MINIMAL, "limits": limits})
+    with pytest.raises(ConfigError, match=location):
+        load_challenge(challenge_dir)
+    write(challenge_dir, {**MINIMAL, "protocol": {"kind": "records", "case_s": "20"}})
+    with pytest.raises(ConfigError, match=r"protocol\.case_s"):
+        load_challenge(challenge_dir)
+
+
+def test_every_problem_is_listed_not_counted(challenge_dir: Path) -> None:
+    """Hardening item 17: '(and 7 more problems)' hid the problems."""
+    write(challenge_dir, {**MINIMAL, "limits": {"memory_bytes": True, "tmp_bytes": -1},
+                          "parallelism": {"jobs": "x"}})  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        load_challenge(challenge_dir)
+    text = str(err.value)
+    assert "more problem" not in text
+    for location in ("limits.memory_bytes", "limits.tmp_bytes", "parallelism.jobs"):
+        assert location in text
+
+
+def test_more_determinism_cases_than_hidden_records_is_refused(challenge_dir: Path) -> None:
+    """Hardening item 17: the rerun count was silently shrunk to the hidden set."""
+    from proctor.services.catalog import resolve_challenge
+
+    (challenge_dir / "hidden" / "RECORDS").write_text("a\n")
+    (challenge_dir / "refs" / "a-arousal.mat").write_bytes(b"")
+    phases = [{"name": "final", "tasks": ["main"], "determinism_cases": 3}]
+    write(challenge_dir, {**MINIMAL, "phases": phases})
+    with pytest.raises(ConfigError, match=r"phases\[0\]\.determinism_cases: 3 .* 1 hidden"):
+        resolve_challenge(str(challenge_dir))

@@ -47,6 +47,8 @@ def _numeric_difference(got: str, want: str, tolerance: float) -> str | None:
         want_value = float(want)
     except ValueError:
         return f"the shipped answer {_clip(want)!r} is not a number"
+    if not math.isfinite(want_value):
+        return f"the shipped answer {_clip(want)!r} is not a finite number: fix your answers file"
     if math.isnan(got_value) or abs(got_value - want_value) > tolerance:
         return f"{got} written, {want} expected (tolerance {tolerance:g})"
     return None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from proctor.challenges import bundled_names, bundled_root
 from proctor.errors import ConfigError, UsageError
+from proctor.protocols.base import Driver
 from proctor.protocols.registry import driver_for
 from proctor.spec import CHALLENGE_FILE, Challenge, load_challenge
 
@@ -69,6 +70,24 @@ def _check_scorers(challenge: Challenge) -> None:
                 path=path,
                 location=f"tasks[{index}].hidden_references",
             )
+    _check_determinism_cases(challenge, driver, path)
+
+
+def _check_determinism_cases(challenge: Challenge, driver: type[Driver], path: Path) -> None:
+    """A phase cannot rerun more exam cases than a task of it has hidden records."""
+    for index, phase in enumerate(challenge.phases):
+        for name in phase.tasks:
+            inputs = challenge.task(name).hidden_inputs
+            if not phase.determinism_cases or inputs is None:
+                continue
+            hidden = len(driver.list_cases(challenge.protocol, inputs))
+            if phase.determinism_cases > hidden:
+                raise ConfigError(
+                    f"{phase.determinism_cases} is more than the {hidden} hidden records of "
+                    f"task {name!r}: lower it",
+                    path=path,
+                    location=f"phases[{index}].determinism_cases",
+                )
 
 
 def list_challenges() -> list[ChallengeSummary]:

@@ -89,11 +89,11 @@ class ParticipantWheels(Strict):
     is capped: requirements, total wheel bytes, resolver seconds and memory.
     """
 
-    allow: bool = False
-    max_requirements: int = Field(default=20, gt=0, le=500)
-    max_bytes: int = Field(default=256 * 1024**2, gt=0)
-    resolve_s: float = Field(default=120.0, gt=0)
-    resolve_memory_bytes: int = Field(default=1024**3, gt=0)
+    allow: bool = Field(default=False, strict=True)
+    max_requirements: int = Field(default=20, gt=0, le=500, strict=True)
+    max_bytes: int = Field(default=256 * 1024**2, gt=0, strict=True)
+    resolve_s: float = Field(default=120.0, gt=0, strict=True)
+    resolve_memory_bytes: int = Field(default=1024**3, gt=0, strict=True)
 
 
 class EnvironmentSpec(Strict):

@@ -39,13 +39,16 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _first_error(err: ValidationError, path: Path) -> ConfigError:
+def _all_errors(err: ValidationError, path: Path) -> ConfigError:
+    """One error naming every problem (file, YAML path, what to do), not just the first."""
     errors = [e for e in err.errors() if not is_other_branch(e)] or err.errors()
-    location, message = describe_error(errors[0])
-    more = len(errors) - 1
-    if more:
-        message += f" (and {more} more problem{'s' if more > 1 else ''})"
-    return ConfigError(message, path=path, location=location)
+    found = list(dict.fromkeys(describe_error(e) for e in errors))
+    if len(found) == 1:
+        location, message = found[0]
+        return ConfigError(message, path=path, location=location)
+    listing = "\n".join(f"  - {location}: {message}" for location, message in found)
+    first = found[0][0]
+    return ConfigError(f"{len(found)} problems:\n{listing}", path=path, location=first)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -124,7 +127,7 @@ def load_challenge(location: Path) -> Challenge:
     try:
         challenge = Challenge.model_validate(data)
     except ValidationError as err:
-        raise _first_error(err, path) from None
+        raise _all_errors(err, path) from None
     tasks = tuple(_check_task_folders(t, i, root, path) for i, t in enumerate(challenge.tasks))
     tasks = tuple(
         task.model_copy(

@@ -83,12 +83,12 @@ class ResourceLimits(Strict):
     ``home_bytes``: the entry's writable home; ``output_bytes``: one case's output file.
     """
 
-    memory_bytes: int = Field(default=2 * 1024**3, gt=0)
-    home_bytes: int = Field(default=1024**3, gt=0)
-    tmp_bytes: int = Field(default=256 * 1024**2, gt=0)
-    processes: int = Field(default=128, gt=0)
-    output_bytes: int = Field(default=64 * 1024**2, gt=0)
-    log_bytes: int = Field(default=1024**2, gt=0)
+    memory_bytes: int = Field(default=2 * 1024**3, gt=0, strict=True)
+    home_bytes: int = Field(default=1024**3, gt=0, strict=True)
+    tmp_bytes: int = Field(default=256 * 1024**2, gt=0, strict=True)
+    processes: int = Field(default=128, gt=0, strict=True)
+    output_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
+    log_bytes: int = Field(default=1024**2, gt=0, strict=True)
 
 
 class DisclosureSpec(Strict):
@@ -103,7 +103,7 @@ class DisclosureSpec(Strict):
 class Parallelism(Strict):
     """Cases run at once; 0 means one per CPU core."""
 
-    jobs: int = Field(default=0, ge=0)
+    jobs: int = Field(default=0, ge=0, strict=True)
 
 
 class LeaderboardSpec(Strict):
@@ -125,7 +125,7 @@ class Phase(Strict):
     name: Identifier
     tasks: tuple[str, ...]
     title: str = ""
-    determinism_cases: int = Field(default=0, ge=0)
+    determinism_cases: int = Field(default=0, ge=0, strict=True)
 
 
 class Challenge(Strict):

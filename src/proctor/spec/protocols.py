@@ -60,7 +60,7 @@ class CompareSpec(Strict):
     """
 
     kind: Literal["exact", "lines", "numeric"] = "exact"
-    tolerance: float = Field(default=0.0, ge=0.0)
+    tolerance: float = Field(default=0.0, ge=0.0, strict=True)
 
 
 class RecordsProtocol(ProtocolSettings):
@@ -80,9 +80,9 @@ class RecordsProtocol(ProtocolSettings):
     compare: CompareSpec = CompareSpec()
     required_files: tuple[str, ...] = ("setup.sh", "next.sh")
     executable_files: tuple[str, ...] = ("setup.sh", "next.sh")
-    setup_s: float = Field(default=300.0, gt=0)
-    case_s: float = Field(default=20.0, gt=0)
-    stage_s: float = Field(default=3600.0, gt=0)
+    setup_s: float = Field(default=300.0, gt=0, strict=True)
+    case_s: float = Field(default=20.0, gt=0, strict=True)
+    stage_s: float = Field(default=3600.0, gt=0, strict=True)
 
     @field_validator("output", "answers")
     @classmethod
