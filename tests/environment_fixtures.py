@@ -11,6 +11,7 @@ from proctor.services.catalog import resolve_challenge
 from proctor.services.environments import declared_environment, ensure_environment
 from proctor.settings import Settings
 from proctor.spec.environment import EnvironmentSpec
+from sandbox_helpers import SLOT_BASE
 
 
 @pytest.fixture(scope="session")
@@ -26,4 +27,4 @@ def reference_env(reference_spec: EnvironmentSpec) -> BuiltEnvironment:
 
 @pytest.fixture
 def env_settings(shared_dir: Path) -> Settings:
-    return Settings(work_root=shared_dir / "work", slot_uid_base=61000)
+    return Settings(work_root=shared_dir / "work", slot_uid_base=SLOT_BASE)

@@ -211,3 +211,68 @@ def test_a_value_inside_the_official_range_is_scored_not_a_scorer_fault(
     report = evaluate(challenge, entry, ScriptedEntry(lambda r: answer))
     assert report.status is RunStatus.SCORED, report.to_json()
     assert report.failure is None
+
+
+LEAKY_PEAK = 123_456_789  # a hidden byte encoded in the exam's peak memory
+LEAKY_WALL = 7.654321
+
+
+def leaky_entry() -> ScriptedEntry:
+    def answer(record: str) -> str | Outcome:
+        return good_answer()
+
+    scripted = ScriptedEntry(answer)
+    original = scripted.__call__
+
+    class Leaky(ScriptedEntry):
+        def __call__(self, request: Any) -> Outcome:
+            outcome = original(request)
+            if request.argv[-1].startswith("te"):
+                return Outcome(exit_status=outcome.exit_status, wall_s=LEAKY_WALL,
+                               cpu_s=LEAKY_WALL, peak_memory_bytes=LEAKY_PEAK)  # fmt: skip
+            return outcome
+
+    return Leaky(answer)
+
+
+def test_no_number_from_the_exam_reaches_the_participant_at_counts(
+    challenge: Path, entry: Path
+) -> None:
+    """Hardening item 4: an entry encoded a hidden byte exactly in its exam peak memory."""
+    report = evaluate(challenge, entry, leaky_entry())
+    data = report.to_json()
+    text = json.dumps(data)
+    assert str(LEAKY_PEAK) not in text and "7.65" not in text
+    assert data["efficiency"] == {}
+    assert stage(report, "exam")["wall_s"] == 0
+    assert data["usage"]["peak_memory_bytes"] < LEAKY_PEAK
+    assert data["status"] == "scored"
+
+
+def test_the_organizer_keeps_the_exam_figures_in_the_run_folder(
+    challenge: Path, entry: Path
+) -> None:
+    report = evaluate(challenge, entry, leaky_entry())
+    runs = challenge.parent / "runs"
+    kept = [json.loads(p.read_text()) for p in runs.rglob("efficiency.json")]
+    assert kept and kept[0]["arousal"]["peak_memory_bytes"] == LEAKY_PEAK
+    assert report.status is RunStatus.SCORED
+
+
+def test_coarse_efficiency_shows_at_most_eight_levels(challenge: Path, entry: Path) -> None:
+    with_yaml(challenge, disclosure={"efficiency": "coarse"})
+    report = evaluate(challenge, entry, leaky_entry())
+    shown = report.to_json()["efficiency"]["arousal"]
+    assert shown["peak_memory_bytes"] != LEAKY_PEAK
+    assert shown["peak_memory_bytes"] >= LEAKY_PEAK  # an upper level, never below the truth
+    assert shown["wall_s_per_case"] >= LEAKY_WALL
+
+
+def test_per_record_scores_are_withheld_unless_the_phase_shows_them(
+    challenge: Path, entry: Path
+) -> None:
+    assert "per_record" not in evaluate(challenge, entry, ScriptedEntry()).to_json()
+    phases = [{"name": "final", "tasks": ["arousal"], "disclosure": {"per_record": "rounded"}}]
+    with_yaml(challenge, phases=phases)
+    rows = evaluate(challenge, entry, ScriptedEntry()).to_json()["per_record"]["arousal"]
+    assert all(round(v, 2) == v for row in rows.values() for v in row.values())

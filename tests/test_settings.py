@@ -5,7 +5,7 @@ import pytest
 
 from proctor.errors import UsageError
 from proctor.sandbox.bwrap import BwrapSandbox
-from proctor.settings import Settings
+from proctor.settings import Settings, default_slot_locks
 
 
 def test_environment_variables_override_the_defaults(tmp_path: Path) -> None:
@@ -32,8 +32,18 @@ def test_as_root_runs_and_slot_locks_live_where_every_slot_uid_can_reach_them() 
     assert settings.slot_locks == Path("/run/lock/proctor")
 
 
-def test_slot_locks_follow_the_work_root_when_not_set(tmp_path: Path) -> None:
-    assert Settings(work_root=tmp_path).slot_locks == tmp_path / "slots"
+def test_slot_locks_are_host_wide_whatever_the_work_root(tmp_path: Path) -> None:
+    """Hardening item 13: tests (with their own work roots) took slots no real run saw."""
+    settings = Settings(work_root=tmp_path)
+    assert settings.slot_locks == default_slot_locks(settings.is_root)
+
+
+def test_the_test_suites_slot_uids_never_meet_a_real_evaluations() -> None:
+    """Hardening item 13: `make test` failed while a real evaluation ran on the host."""
+    from sandbox_helpers import SLOT_BASE
+
+    real = range(Settings.from_env({}).slot_uid_base, Settings.from_env({}).slot_uid_base + 64)
+    assert SLOT_BASE not in real and SLOT_BASE + 63 not in real
 
 
 def test_an_unknown_sandbox_backend_names_the_variable_and_the_choices() -> None:

@@ -52,7 +52,7 @@ class Settings:
         One folder for the whole host, whatever the work root, so two evaluations never run as
         the same slot uid at once.
         """
-        return self.slot_lock_dir or self.work_root / "slots"
+        return self.slot_lock_dir or default_slot_locks(self.is_root)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

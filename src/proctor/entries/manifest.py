@@ -161,3 +161,23 @@ def _check_manifest_path(field_name: str, path: str) -> None:
             f"Manifest.{field_name} holds {path!r}: use a relative path inside the entry, "
             "with '/' separators and no '..'"
         )
+
+
+def set_executable_bits(root: Path, paths: tuple[str, ...]) -> list[str]:
+    """Give the listed regular files the executable bits they lack; return those changed.
+
+    Archives made on Windows carry no executable bits. Links are never followed (``lstat``),
+    and only files directly named by the protocol are touched.
+    """
+    changed = []
+    for name in paths:
+        target = root / name
+        try:
+            info = os.lstat(target)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and not info.st_mode & stat.S_IXUSR:
+            exec_bits = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+            os.chmod(target, stat.S_IMODE(info.st_mode) | exec_bits)  # a regular file (lstat)
+            changed.append(name)
+    return sorted(changed)

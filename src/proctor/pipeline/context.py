@@ -30,6 +30,7 @@ class TaskContext:
     home: Path
     folder: RunFolder
     jobs: int
+    made_executable: tuple[str, ...] = ()
 
     def outputs(self, stage: Stage) -> Path:
         """Where this task's collected outputs of ``stage`` are stored."""

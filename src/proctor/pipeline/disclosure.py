@@ -8,6 +8,9 @@ reads, by the stage's :class:`proctor.types.Disclosure` level:
 - ``errors``: the headline only (one line, no entry output);
 - ``counts``: the counts message instead of a failed case's headline;
 - ``none``: only whether the stage passed (``quiet``), with case counts zeroed but the total.
+
+At ``counts`` and ``none``, the exam's (and the rerun's) wall time and resource usage are not
+shown either: an entry can encode hidden data in its peak memory or its timing.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ def disclose(result: StageResult, level: Disclosure, *, task: str | None = None)
         message = "\n".join(parts)
     else:
         message = result.headline
-    return StageReport(
-        result.stage, result.status, message, result.wall_s, counts, result.usage, task
-    )
+    wall_s, usage = result.wall_s, result.usage
+    if result.stage in (Stage.EXAM, Stage.RERUN) and level in (Disclosure.COUNTS, Disclosure.NONE):
+        wall_s, usage = 0.0, Usage()  # a figure of hidden runs can carry hidden data
+    return StageReport(result.stage, result.status, message, wall_s, counts, usage, task)

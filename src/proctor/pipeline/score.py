@@ -6,6 +6,7 @@ reference values) goes to the run folder for the organizer, the participant gets
 
 from __future__ import annotations
 
+import json
 import traceback
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
 from proctor.scoring.base import TaskScores
+from proctor.spec.model import DisclosureSpec, PerRecord
 from proctor.types import Disclosure, Failure, Stage, StageStatus
 
 SCORE_ERROR_CODE = "E-SCORE"
@@ -27,12 +29,26 @@ class ShownScores:
     efficiency: dict[str, float] | None = None
 
 
-def shown_scores(scored: TaskScores, wanted: tuple[str, ...], level: Disclosure) -> ShownScores:
-    """``none`` shows no number; ``full`` adds per-case values; other levels the summary."""
+def shown_scores(
+    scored: TaskScores, wanted: tuple[str, ...], level: Disclosure, per_record: PerRecord
+) -> ShownScores:
+    """The summary a participant may see; per-case values only as ``per_record`` allows.
+
+    ``none`` shows no number at all. Per-case scores on hidden data at full precision are a
+    label oracle: ``per_record`` withholds (``none``) or rounds them (``rounded``, 2 decimals).
+    """
     if level is Disclosure.NONE:
         return ShownScores()
     summary = {metric: scored.summary[metric] for metric in wanted}
-    return ShownScores(summary, scored.per_record if level is Disclosure.FULL else None)
+    if per_record == "none" or level is not Disclosure.FULL:
+        return ShownScores(summary)
+    if per_record == "rounded":
+        rounded = {
+            case: {name: round(value, 2) for name, value in row.items()}
+            for case, row in scored.per_record.items()
+        }
+        return ShownScores(summary, rounded)
+    return ShownScores(summary, scored.per_record)
 
 
 def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScores | None:
@@ -74,6 +90,52 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         "wall_s_per_case": round(exam.usage.wall_s / cases_run, 6),
         "peak_memory_bytes": float(exam.usage.peak_memory_bytes),
     }
-    level = disclosure_level(ctx.challenge.disclosure, Stage.SCORE)
-    shown = shown_scores(scored[0], task.reported_metrics, level)
-    return ShownScores(shown.scores, shown.per_record, efficiency)
+    _keep_for_organizer(ctx, efficiency)
+    policy = runner.policy
+    ceilings = {
+        "cpu_s_per_case": ctx.driver.case_s,
+        "wall_s_per_case": ctx.driver.case_s,
+        "peak_memory_bytes": float(ctx.challenge.limits.memory_bytes),
+    }
+    level = disclosure_level(policy, Stage.SCORE)
+    shown = shown_scores(scored[0], task.reported_metrics, level, policy.per_record)
+    return ShownScores(
+        shown.scores, shown.per_record, disclosed_efficiency(efficiency, policy, ceilings)
+    )
+
+
+COARSE_LEVELS = 8
+
+
+def coarse(value: float, ceiling: float) -> float:
+    """The smallest of 8 levels (``ceiling``/128 … ``ceiling``, doubling) not below ``value``.
+
+    At most 3 bits per figure per submission reach the participant.
+    """
+    for step in range(COARSE_LEVELS - 1, -1, -1):
+        level = float(ceiling / 2**step)
+        if value <= level:
+            return level
+    return float(ceiling)
+
+
+def disclosed_efficiency(
+    figures: dict[str, float], policy: DisclosureSpec, ceilings: dict[str, float]
+) -> dict[str, float] | None:
+    """The exam figures a participant may see: all, 8 levels each, or none.
+
+    None is the default when the exam is disclosed at ``counts`` or ``none``.
+    """
+    if not policy.exam_figures_hidden():
+        return figures
+    if policy.efficiency == "coarse":
+        return {name: coarse(value, ceilings[name]) for name, value in figures.items()}
+    return None
+
+
+def _keep_for_organizer(ctx: TaskContext, figures: dict[str, float]) -> None:
+    """The exact exam figures, in the run folder's ``efficiency.json`` (never shown as is)."""
+    path = ctx.folder.root / "efficiency.json"
+    kept = json.loads(path.read_text()) if path.is_file() else {}
+    kept[ctx.task.name] = figures
+    path.write_text(json.dumps(kept, indent=2, sort_keys=True))

@@ -40,18 +40,22 @@ def prep(ctx: TaskContext, runner: StageRunner) -> StageResult:
         prepared = ctx.driver.prepare(ctx.home, ctx.task.public_inputs)
         outcome = prepared.outcome
         usage, logs = Usage.of(outcome), run_logs(outcome.stdout, outcome.stderr)
+        notes = (
+            f"; made executable: {', '.join(ctx.made_executable)}" if ctx.made_executable else ""
+        )
         if outcome.succeeded:
-            done = f"{prepared.what} completed"
+            done = f"{prepared.what} completed{notes}"
             return StageResult(Stage.PREP, StageStatus.PASSED, done, done, usage=usage, logs=logs)
         problem = (
             f"timed out after {minutes(prepared.limit_s)}"
             if outcome.timed_out
             else outcome.describe()
         )
+        headline = prepared.problem or f"{prepared.what}: {problem}"
         return StageResult(
             Stage.PREP,
             StageStatus.FAILED,
-            f"{prepared.what}: {problem}",
+            headline + notes,
             f"{prepared.what} failed",
             usage=usage,
             logs=logs,

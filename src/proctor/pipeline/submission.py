@@ -6,14 +6,17 @@ hands the same jobs to its executor instead.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.entries.manifest import set_executable_bits
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport, combine
 from proctor.pipeline.task import JobEnvironment, TaskJob, evaluate_task, refused
+from proctor.protocols.registry import driver_for
 from proctor.sandbox.base import Sandbox
 from proctor.spec.model import Challenge, Phase
 from proctor.store.runfolder import RunFolder
@@ -55,8 +58,16 @@ class Submission:
 def evaluate_submission(
     submission: Submission, sandbox: Sandbox, progress: ProgressListener | None = None
 ) -> EvaluationReport:
-    """Evaluate every task of the submission's phase; tasks never stop one another."""
-    reports = [evaluate_task(job, sandbox, progress) for job in submission.jobs_of()]
+    """Evaluate every task of the submission's phase; tasks never stop one another.
+
+    Scripts the protocol runs get the executable bits an archive made on Windows lacks (the
+    prep message says so).
+    """
+    protocol = submission.challenge.protocol
+    manifest = driver_for(protocol.kind).manifest(protocol)
+    made = tuple(set_executable_bits(submission.entry_root, manifest.executable))
+    jobs = [dataclasses.replace(job, made_executable=made) for job in submission.jobs_of()]
+    reports = [evaluate_task(job, sandbox, progress) for job in jobs]
     return combine(submission.challenge.name, submission.phase.name, reports)
 
 

@@ -66,6 +66,7 @@ class TaskJob:
     name_task: bool = False
     cancel: CancelToken = field(default_factory=CancelToken)
     environment: JobEnvironment | None = None
+    made_executable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,7 @@ def stage_runner(job: TaskJob, progress: ProgressListener | None) -> StageRunner
     return StageRunner(
         job.task,
         shown_task=job.task if job.name_task else None,
-        policy=job.challenge.disclosure,
+        policy=job.challenge.disclosure_for(job.phase),
         hooks=[
             ProgressHook(progress or SilentProgress()),
             CaseLogHook(CaseLog(job.folder.case_log)),
@@ -177,6 +178,7 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
             home=home,
             folder=job.folder,
             jobs=job.jobs,
+            made_executable=job.made_executable,
         )
         with session.workspace(home, size_bytes=challenge.limits.home_bytes):
             examined = _run_in_home(ctx, job, runner)

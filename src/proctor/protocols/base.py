@@ -51,6 +51,9 @@ class Preparation:
     what: str
     limit_s: float
     outcome: Outcome
+    problem: str | None = None
+    """Why it failed, when the driver knows better than the outcome (a script that could not
+    start); None otherwise."""
 
 
 @dataclass(frozen=True, slots=True)

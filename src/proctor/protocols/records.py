@@ -14,6 +14,7 @@ from proctor.entries import Manifest
 from proctor.protocols.base import CaseRun, Driver, Preparation
 from proctor.protocols.compare import compare_answer
 from proctor.protocols.outputs import collect_output, remove_output
+from proctor.protocols.scripts import duration, launch_problem
 from proctor.sandbox.base import Limits, Mount, Outcome
 from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
 
@@ -110,7 +111,8 @@ class RecordsDriver(Driver):
     def prepare(self, home: Path, public_inputs: Path) -> Preparation:
         """Run the entry's setup script once, with the public inputs visible."""
         script, limit = self.protocol.setup, self.protocol.setup_s
-        return Preparation(script, limit, self._run([f"./{script}"], home, public_inputs, limit))
+        outcome = self._run([f"./{script}"], home, public_inputs, limit)
+        return Preparation(script, limit, outcome, launch_problem(home, script, outcome))
 
     def run_case(
         self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
@@ -122,7 +124,7 @@ class RecordsDriver(Driver):
         collected = collect_output(home, output_name, max_bytes=self.context.limits.output_bytes)
         remove_output(home, output_name)
         if not outcome.succeeded:
-            return CaseRun(case, outcome, None, f"{self.protocol.next} {outcome.describe()}")
+            return CaseRun(case, outcome, None, self._failure(home, outcome, wall_s))
         if collected.data is None:
             return CaseRun(case, outcome, None, collected.problem)
         store.parent.mkdir(parents=True, exist_ok=True)
@@ -132,6 +134,12 @@ class RecordsDriver(Driver):
             store.unlink()
             return CaseRun(case, outcome, None, f"{output_name}: {problem}")
         return CaseRun(case, outcome, store)
+
+    def _failure(self, home: Path, outcome: Outcome, wall_s: float) -> str:
+        script = self.protocol.next
+        if outcome.timed_out:
+            return f"{script} timed out after {duration(wall_s)} (the limit per record)"
+        return launch_problem(home, script, outcome) or f"{script} {outcome.describe()}"
 
     @property
     def answers_expected(self) -> bool:

@@ -10,7 +10,7 @@ it; the protocol block is validated by its kind's model (``spec.protocols``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
@@ -91,13 +91,41 @@ class ResourceLimits(Strict):
     log_bytes: int = Field(default=1024**2, gt=0, strict=True)
 
 
+PerRecord = Literal["none", "rounded", "full"]
+Efficiency = Literal["none", "coarse"]
+
+
 class DisclosureSpec(Strict):
-    """What a participant sees of each stage (``proctor.types.Disclosure``)."""
+    """What a participant sees of each stage (``proctor.types.Disclosure``).
+
+    ``per_record``: per-case scores on hidden data (a label oracle at full precision):
+    ``none`` (default), ``rounded`` (two decimals) or ``full``. ``efficiency``: the exam's CPU,
+    wall and memory figures when the exam is disclosed at ``counts`` or ``none``: ``none``
+    (default; organizers keep them in the run folder) or ``coarse`` (at most 8 levels per
+    figure, at most 3 bits each per submission).
+    """
 
     prep: Disclosure = Disclosure.FULL
     quiz: Disclosure = Disclosure.FULL
     exam: Disclosure = Disclosure.COUNTS
     score: Disclosure = Disclosure.FULL
+    per_record: PerRecord = "none"
+    efficiency: Efficiency = "none"
+
+    def exam_figures_hidden(self) -> bool:
+        """True when no number derived from exam runs may reach the participant."""
+        return self.exam in (Disclosure.COUNTS, Disclosure.NONE)
+
+
+class DisclosureOverride(Strict):
+    """A phase's changes to the challenge's disclosure (keys left out keep its value)."""
+
+    prep: Disclosure | None = None
+    quiz: Disclosure | None = None
+    exam: Disclosure | None = None
+    score: Disclosure | None = None
+    per_record: PerRecord | None = None
+    efficiency: Efficiency | None = None
 
 
 class Parallelism(Strict):
@@ -126,6 +154,7 @@ class Phase(Strict):
     tasks: tuple[str, ...]
     title: str = ""
     determinism_cases: int = Field(default=0, ge=0, strict=True)
+    disclosure: DisclosureOverride | None = None
 
 
 class Challenge(Strict):
@@ -213,6 +242,13 @@ class Challenge(Strict):
         """The environment ``task`` runs in (its own, else the challenge's); None for ``host``."""
         chosen = self.task(task).environment or self.environment
         return chosen if isinstance(chosen, EnvironmentSpec) else None
+
+    def disclosure_for(self, phase: Phase) -> DisclosureSpec:
+        """The disclosure policy in force in ``phase`` (the challenge's, with its overrides)."""
+        if phase.disclosure is None:
+            return self.disclosure
+        changes = {k: v for k, v in phase.disclosure.model_dump().items() if v is not None}
+        return self.disclosure.model_copy(update=changes)
 
     def task(self, name: str) -> Task:
         """The task called ``name``."""
