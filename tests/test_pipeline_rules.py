@@ -276,3 +276,23 @@ def test_per_record_scores_are_withheld_unless_the_phase_shows_them(
     with_yaml(challenge, phases=phases)
     rows = evaluate(challenge, entry, ScriptedEntry()).to_json()["per_record"]["arousal"]
     assert all(round(v, 2) == v for row in rows.values() for v in row.values())
+
+
+def test_usage_wall_time_is_the_stages_not_the_sum_of_parallel_cases(
+    challenge: Path, entry: Path
+) -> None:
+    """Hardening item 18: usage.wall_s summed the wall time of parallel cases."""
+
+    def slow_claim(record: str) -> str | Outcome:
+        return good_answer()
+
+    scripted = ScriptedEntry(slow_claim)
+    original = scripted.__call__
+
+    class Claims(ScriptedEntry):
+        def __call__(self, request: Any) -> Outcome:
+            outcome = original(request)
+            return Outcome(exit_status=outcome.exit_status, wall_s=100.0)
+
+    report = evaluate(challenge, entry, Claims(slow_claim), jobs=2)
+    assert report.usage.wall_s < 10  # a fake run takes milliseconds, whatever it claims

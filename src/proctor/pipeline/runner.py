@@ -120,7 +120,10 @@ class StageRunner:
         started = time.monotonic()
         self.current = stage
         result = body(case_done)
-        result = dataclasses.replace(result, wall_s=time.monotonic() - started)
+        wall = time.monotonic() - started
+        # the stage's own wall time: cases running in parallel must not add up
+        usage = dataclasses.replace(result.usage, wall_s=wall)
+        result = dataclasses.replace(result, wall_s=wall, usage=usage)
         self.finish(result)
         return result
 
