@@ -296,3 +296,24 @@ def test_usage_wall_time_is_the_stages_not_the_sum_of_parallel_cases(
 
     report = evaluate(challenge, entry, Claims(slow_claim), jobs=2)
     assert report.usage.wall_s < 10  # a fake run takes milliseconds, whatever it claims
+
+
+def test_the_rerun_starts_from_the_home_as_it_was_after_setup(tmp_path: Path, entry: Path) -> None:
+    """Hardening item 5: an entry cached its exam outputs in its home and replayed them."""
+    import uuid
+
+    challenge = make_challenge(tmp_path / "det", determinism_cases=2)
+
+    class Replaying(ScriptedEntry):
+        def __call__(self, request: Any) -> Outcome:
+            record = request.argv[-1]
+            if request.argv[0] == "./setup.sh" or record.startswith("tr"):
+                return super().__call__(request)
+            cache = request.host_path(f"/entry/cache-{record}")
+            if not cache.exists():  # a fresh answer each time it has none cached
+                cache.write_text(f"0.{uuid.uuid4().int % 1000:03d}\n" * 40)
+            request.host_path(f"/entry/{record}.vec").write_text(cache.read_text())
+            return Outcome(exit_status=0)
+
+    report = evaluate(challenge, entry, Replaying())
+    assert report.to_json()["determinism"]["arousal"]["identical"] < 2

@@ -90,7 +90,8 @@ def disclose(result: StageResult, level: Disclosure, *, task: str | None = None)
         message = "\n".join(parts)
     else:
         message = result.headline
-    wall_s, usage = result.wall_s, result.usage
+    # usage shows the stage's own wall time: cases running in parallel must not add up
+    wall_s, usage = result.wall_s, dataclasses.replace(result.usage, wall_s=result.wall_s)
     if result.stage in (Stage.EXAM, Stage.RERUN) and level in (Disclosure.COUNTS, Disclosure.NONE):
         wall_s, usage = 0.0, Usage()  # a figure of hidden runs can carry hidden data
     return StageReport(result.stage, result.status, message, wall_s, counts, usage, task)

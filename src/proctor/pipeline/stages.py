@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from proctor.pipeline.cases import run_cases
@@ -167,6 +168,9 @@ def exam(ctx: TaskContext, runner: StageRunner, inputs: Path) -> StageResult:
 def rerun(ctx: TaskContext, runner: StageRunner, inputs: Path, count: int) -> dict[str, float]:
     """Rerun up to ``count`` exam cases that gave an output; compare outputs byte for byte.
 
+    The caller restores the home as it was after setup first, so nothing the exam left there
+    (a cache of outputs) can be replayed.
+
     PhysioNet's organizers could not tell whether an entry gave the same answer twice. Only
     counts are reported (the cases are hidden); returns ``{rerun, identical}``.
     """
@@ -218,3 +222,30 @@ def reset_home(entry_root: Path, home: Path) -> None:
             shutil.copytree(item, target, symlinks=True)
         else:
             shutil.copy2(item, target, follow_symlinks=False)
+
+
+def _special(folder: str, names: list[str]) -> list[str]:
+    """Names that are neither regular files, folders nor links (never copied: a FIFO blocks)."""
+    skipped = []
+    for name in names:
+        mode = os.lstat(os.path.join(folder, name)).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            skipped.append(name)
+    return skipped
+
+
+def snapshot_home(home: Path, snapshot: Path) -> None:
+    """Keep a copy of the home as it is now (after setup), links as links, specials left out."""
+    shutil.rmtree(snapshot, ignore_errors=True)
+    snapshot.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(home, snapshot, symlinks=True, ignore=_special)
+
+
+def restore_home(snapshot: Path, home: Path) -> None:
+    """Empty the home and put the snapshot back (the home itself, a mount point, stays)."""
+    for item in home.iterdir():
+        if item.is_dir() and not item.is_symlink():
+            shutil.rmtree(item)
+        else:
+            item.unlink()
+    shutil.copytree(snapshot, home, symlinks=True, dirs_exist_ok=True)

@@ -221,10 +221,15 @@ def _run_in_home(ctx: TaskContext, job: TaskJob, runner: StageRunner) -> _Examin
         runner.finish(_failed(Stage.PREP, message, Failure.ENTRY))
         return None
     ctx.driver.context.session.give(ctx.home)
-    for body in (stages.prep, stages.quiz):
-        job.cancel.check()
-        if body(ctx, runner).failed:
-            return None
+    job.cancel.check()
+    if stages.prep(ctx, runner).failed:
+        return None
+    after_setup = job.folder.root / "home-after-setup" / ctx.task.name
+    if job.phase.determinism_cases and not job.dry_run:
+        stages.snapshot_home(ctx.home, after_setup)
+    job.cancel.check()
+    if stages.quiz(ctx, runner).failed:
+        return None
     if job.dry_run:
         return None
     inputs = ctx.task.hidden_inputs
@@ -239,6 +244,8 @@ def _run_in_home(ctx: TaskContext, job: TaskJob, runner: StageRunner) -> _Examin
         return None
     if not job.phase.determinism_cases:
         return _Examined(exam)
+    stages.restore_home(after_setup, ctx.home)  # no state the exam left can be replayed
+    ctx.driver.context.session.give(ctx.home)
     verdict = stages.rerun(ctx, runner, inputs, job.phase.determinism_cases)
     return _Examined(exam, verdict)
 
