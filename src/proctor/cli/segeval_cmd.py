@@ -78,7 +78,26 @@ def parse_args(args: list[str]) -> SegevalArgs:
         raise UsageError(f"-unit must be 'millimeter' or 'voxel', got {unit!r}")
     return SegevalArgs(files[0], files[1], options.get("-use", "all"),
                        _threshold(options.get("-thd")), unit == "millimeter", streaming,
-                       options.get("-xml"))  # fmt: skip
+                       _xml_target(options.get("-xml")))  # fmt: skip
+
+
+def _xml_target(text: str | None) -> str | None:
+    """The -xml file, refused before any work when it cannot be written."""
+    if text is None:
+        return None
+    path = Path(text)
+    if path.is_dir():
+        raise UsageError(f"-xml {text} is a folder: name the XML file to write")
+    if not path.parent.is_dir():
+        raise UsageError(f"-xml {text}: folder {path.parent} does not exist: create it first")
+    return text
+
+
+def _write_xml(target: str, text: str) -> None:
+    try:
+        Path(target).write_text(text)
+    except OSError as err:
+        raise UsageError(f"-xml {target}: cannot write it ({err.strerror})") from None
 
 
 def _threshold(text: str | None) -> float | None:
@@ -96,7 +115,7 @@ def _threshold(text: str | None) -> float | None:
 def _stop_with_message(args: SegevalArgs, message: str) -> None:
     typer.echo(message)
     if args.xml is not None:
-        Path(args.xml).write_text(message_xml(args.truth, args.segment, message))
+        _write_xml(args.xml, message_xml(args.truth, args.segment, message))
 
 
 def run_segeval(args: SegevalArgs) -> None:
@@ -121,7 +140,7 @@ def run_segeval(args: SegevalArgs) -> None:
         result = run.result()
         report = XmlReport(args.truth, args.segment, result.counts, result.values, total,
                            result.shape, result.spacing)  # fmt: skip
-        Path(args.xml).write_text(result_xml(report))
+        _write_xml(args.xml, result_xml(report))
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:

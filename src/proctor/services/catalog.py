@@ -119,9 +119,16 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
         raise UsageError(
             f"challenge {challenge.name!r} ships no baseline entry to build a kit from"
         )
+    if dest.exists() and not dest.is_dir():
+        raise UsageError(f"{dest} is a file: choose a new folder for the kit")
     if dest.exists() and any(dest.iterdir()):
         raise UsageError(f"{dest} is not empty: choose a new folder for the kit")
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / ".proctor-kit-check").touch()
+        (dest / ".proctor-kit-check").unlink()
+    except OSError as err:
+        raise UsageError(f"cannot write the kit into {dest}: {err.strerror}") from None
     shutil.copytree(baseline, dest / "entry", ignore=shutil.ignore_patterns("__pycache__"))
     written = [dest / "entry"]
     for task in challenge.tasks:
