@@ -14,6 +14,7 @@ service can translate, such as a value a command takes lazily from segeval's eva
 
 from __future__ import annotations
 
+import json
 import traceback
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -24,7 +25,9 @@ from typer.core import TyperGroup
 
 from proctor.cli.untrusted import visible
 from proctor.errors import (
+    ConfigError,
     EntryError,
+    InputFileError,
     JobCancelledError,
     PlatformError,
     ProctorError,
@@ -49,8 +52,6 @@ EXIT_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
     }
 )
 """Exit status of each exception type the CLI expects; a subclass takes its nearest ancestor's."""
-
-_TYPER_CONTROL_FLOW = (typer.Exit, typer.Abort, typer.TyperException)
 
 
 def exit_status_of(error: BaseException) -> int | None:
@@ -83,9 +84,55 @@ class ProctorGroup(TyperGroup):
 
     # ``Any``: the Context class this method receives is private to typer (its vendored click).
     def invoke(self, ctx: Any) -> Any:
+        as_json = _json_requested(ctx)
         try:
             return super().invoke(ctx)
-        except _TYPER_CONTROL_FLOW:
+        except (typer.Exit, typer.Abort):
             raise
+        except typer.TyperException as error:  # the command line itself is wrong
+            if not as_json:
+                raise
+            print_json_error("usage", _usage_text(error), USAGE_STATUS)
+            raise typer.Exit(USAGE_STATUS) from None
         except (Exception, KeyboardInterrupt) as error:
-            raise typer.Exit(report(error)) from None
+            status = report(error)
+            if as_json:
+                print_json_error(error_kind(error), str(error), status)
+            raise typer.Exit(status) from None
+
+
+USAGE_STATUS = 2
+_KINDS: tuple[tuple[type[BaseException], str], ...] = (
+    (JobCancelledError, "cancelled"),
+    (SandboxUnavailableError, "sandbox"),
+    (ConfigError, "config"),
+    (InputFileError, "input"),
+    (UsageError, "usage"),
+    (EntryError, "entry"),
+    (PlatformError, "platform"),
+    (KeyboardInterrupt, "interrupted"),
+)
+
+
+def error_kind(error: BaseException) -> str:
+    """The ``kind`` of an error in ``--json`` output (``internal`` for a bug)."""
+    for kind, name in _KINDS:
+        if isinstance(error, kind):
+            return name
+    return "input" if exit_status_of(error) == USAGE_STATUS else "internal"
+
+
+def print_json_error(kind: str, message: str, status: int) -> None:
+    """``{"error": {"kind", "message", "exit_status"}}`` on stdout: one shape for every command."""
+    payload = {"error": {"kind": kind, "message": message, "exit_status": status}}
+    typer.echo(json.dumps(payload))
+
+
+def _json_requested(ctx: Any) -> bool:
+    args = [*getattr(ctx, "protected_args", []), *getattr(ctx, "args", [])]
+    return "--json" in args
+
+
+def _usage_text(error: BaseException) -> str:
+    formatter = getattr(error, "format_message", None)
+    return str(formatter()) if callable(formatter) else str(error)

@@ -77,7 +77,13 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
         str | None, typer.Option(help="Phase to evaluate in (default: the last one).")
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", min=1, help="Cases at once (default: cores).")
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Cases at once; 0 = one per core (default: the challenge's choice).",
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object on stdout, no display.")

@@ -23,6 +23,14 @@ def json_number(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _json_scores(row: dict[str, float], counts: frozenset[str]) -> dict[str, float | int | None]:
+    """A task's scores for JSON: counts as whole numbers, NaN as null."""
+    return {
+        name: int(value) if name in counts and math.isfinite(value) else json_number(value)
+        for name, value in row.items()
+    }
+
+
 def _json_table(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float | None]]:
     return {key: {k: json_number(v) for k, v in row.items()} for key, row in table.items()}
 
@@ -175,6 +183,8 @@ class TaskReport:
     efficiency: dict[str, float] | None = None
     determinism: dict[str, float] | None = None
     environment: EnvironmentInfo = HOST_ENVIRONMENT
+    count_metrics: frozenset[str] = frozenset()
+    """Metrics that count something (records scored): whole numbers in the JSON report."""
 
     def to_json(self, *, with_environment: bool = False) -> dict[str, Any]:
         """The task's entry under ``tasks`` in the JSON report."""
@@ -236,7 +246,12 @@ class EvaluationReport:
             "failed_stage": self.failed_stage,
             "message": self.message,
             "stages": [stage.to_json() for stage in self.stages],
-            "scores": _json_table(self.scores),
+            "scores": {
+                task: _json_scores(
+                    row, self.tasks[task].count_metrics if task in self.tasks else frozenset()
+                )
+                for task, row in self.scores.items()
+            },
             "usage": self.usage.to_json(),
             "efficiency": _json_table(self.efficiency),
         }

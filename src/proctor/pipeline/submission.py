@@ -34,6 +34,7 @@ class Submission:
     dry_run: bool = False
     cancel: CancelToken = field(default_factory=CancelToken)
     environments: Mapping[str, JobEnvironment] = field(default_factory=dict)
+    keep_homes: bool = False
 
     def jobs_of(self) -> list[TaskJob]:
         """One job per task of the phase, in the phase's order."""
@@ -50,6 +51,7 @@ class Submission:
                 name_task=several,
                 cancel=self.cancel,
                 environment=self.environments.get(task),
+                keep_home=self.keep_homes,
             )
             for task in self.phase.tasks
         ]

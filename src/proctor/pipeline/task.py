@@ -67,6 +67,7 @@ class TaskJob:
     cancel: CancelToken = field(default_factory=CancelToken)
     environment: JobEnvironment | None = None
     made_executable: tuple[str, ...] = ()
+    keep_home: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +183,8 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
         )
         with session.workspace(home, size_bytes=challenge.limits.home_bytes):
             examined = _run_in_home(ctx, job, runner)
+            if job.keep_home:  # --keep: the home as the entry left it, for the organizer
+                stages.snapshot_home(home, job.folder.root / "homes-kept" / task.name)
     if examined is None:
         return task_report(job, runner)
     job.cancel.check()
@@ -279,6 +282,11 @@ def task_report(job: TaskJob, runner: StageRunner, examined: _Examined | None = 
         efficiency=shown.efficiency if shown is not None else None,
         determinism=examined.determinism if examined is not None else None,
         environment=runner.environment or _environment_info(job.environment, private=False),
+        count_metrics=frozenset(
+            metric.name
+            for metric in job.challenge.task(job.task).scorer_declaration.metrics
+            if not metric.rankable
+        ),
     )
 
 

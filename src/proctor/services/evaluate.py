@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.entries import entry_flags, unpack_entry
+from proctor.entries import ArchiveLimits, entry_flags, unpack_entry
 from proctor.errors import ArchiveError, UsageError
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import ProgressListener
@@ -70,9 +70,11 @@ def run_entry(
             jobs=default_jobs(request.jobs, challenge.parallelism.jobs),
             cancel=cancel or CancelToken(),
             environments=environments,
+            keep_homes=request.keep,
         )
         try:
-            entry_root = unpack_entry(request.entry, folder.entry)
+            limits = ArchiveLimits(max_files=challenge.limits.entry_files)
+            entry_root = unpack_entry(request.entry, folder.entry, limits=limits)
         except ArchiveError as err:
             report = rejected(submission, str(err), progress)
         else:

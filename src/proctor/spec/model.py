@@ -80,7 +80,8 @@ class ResourceLimits(Strict):
     """Resource limits every protocol shares, in bytes and counts.
 
     Time limits live in the protocol block.
-    ``home_bytes``: the entry's writable home; ``output_bytes``: one case's output file.
+    ``home_bytes``: the entry's writable home; ``output_bytes``: one case's output file;
+    ``entry_files``: files and folders an uploaded entry may hold.
     """
 
     memory_bytes: int = Field(default=2 * 1024**3, gt=0, strict=True)
@@ -89,6 +90,7 @@ class ResourceLimits(Strict):
     processes: int = Field(default=128, gt=0, strict=True)
     output_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
     log_bytes: int = Field(default=1024**2, gt=0, strict=True)
+    entry_files: int = Field(default=10_000, gt=0, strict=True)
 
 
 PerRecord = Literal["none", "rounded", "full"]
