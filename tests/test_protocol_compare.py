@@ -1,3 +1,7 @@
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from proctor.protocols.compare import compare_answer
@@ -35,3 +39,26 @@ def test_a_nan_in_the_shipped_answer_matches_nothing() -> None:
     problem = compare_answer(b"0.5\n", b"nan\n", spec)
     assert problem is not None and "shipped answer" in problem and "nan" in problem
     assert compare_answer(b"nan\n", b"nan\n", spec) is not None
+
+
+@pytest.mark.slow
+def test_a_huge_answer_of_short_lines_is_compared_in_bounded_memory(tmp_path: Path) -> None:
+    """Hardening item 8: a 64 MiB answer took 1.9 GiB (28x) of the worker; now it streams."""
+    lines = 8 << 20  # 16 MiB of "0\n": 448 MiB at the old 28x
+    (tmp_path / "out").write_bytes(b"0\n" * lines)
+    (tmp_path / "ans").write_bytes(b"0\n" * (lines - 1) + b"1\n")
+    code = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from proctor.protocols.compare import compare_files\n"
+        "from proctor.spec.protocols import CompareSpec\n"
+        f"d = Path({str(tmp_path)!r})\n"
+        "print(compare_files(d / 'out', d / 'ans', CompareSpec(kind='numeric')))\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    message, peak_kib = done.stdout.splitlines()
+    assert message == f"line {lines}: 0 written, 1 expected (tolerance 0)"
+    assert int(peak_kib) < 160 * 1024  # interpreter and numpy included

@@ -52,3 +52,30 @@ def test_a_missing_output_says_so(tmp_path: Path) -> None:
 def test_path_escapes_are_refused(tmp_path: Path) -> None:
     assert collect_output(tmp_path, "../x", max_bytes=10).data is None
     assert collect_output(tmp_path, "/etc/passwd", max_bytes=10).data is None
+
+
+def test_an_output_is_copied_to_the_run_folder_in_chunks(tmp_path: Path) -> None:
+    """Hardening item 10: exam outputs were all held in memory until the stage ended."""
+    import tracemalloc
+
+    from proctor.protocols.outputs import collect_output_to
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "r1.vec").write_bytes(b"0.500\n" * (10 << 20))  # 60 MiB
+    tracemalloc.start()
+    problem = collect_output_to(home, "r1.vec", tmp_path / "stored" / "r1.vec", max_bytes=1 << 30)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert problem is None
+    assert (tmp_path / "stored" / "r1.vec").stat().st_size == 60 << 20
+    assert peak < 4 << 20
+
+
+def test_an_output_over_the_limit_leaves_nothing_stored(tmp_path: Path) -> None:
+    from proctor.protocols.outputs import collect_output_to
+
+    (tmp_path / "big.vec").write_bytes(b"x" * 5000)
+    problem = collect_output_to(tmp_path, "big.vec", tmp_path / "s" / "big.vec", max_bytes=4096)
+    assert problem is not None and "over the 4096-byte limit" in problem
+    assert not (tmp_path / "s" / "big.vec").exists()

@@ -132,8 +132,12 @@ class Driver(ABC):
         return self.context.check_output(stored)
 
     @abstractmethod
-    def expected_answer(self, entry_root: Path, case: str) -> bytes | None:
-        """The answer the entry ships for a quiz case, or None when it ships none."""
+    def expected_answer(self, entry_root: Path, case: str) -> Path | str | None:
+        """The answer file the entry ships for a quiz case, what is wrong with it, or None.
+
+        A returned path is checked: a regular file, no larger than an output may be. None
+        means the entry ships no answer for the case.
+        """
 
     @property
     @abstractmethod
@@ -141,8 +145,11 @@ class Driver(ABC):
         """True when the quiz compares outputs with answers shipped in the entry."""
 
     @abstractmethod
-    def compare(self, output: bytes, answer: bytes) -> str | None:
-        """None when a quiz output matches the shipped answer, else what differs first."""
+    def compare(self, output: Path, answer: Path) -> str | None:
+        """None when a quiz output matches the shipped answer, else what differs first.
+
+        Read both as streams: an answer may be as large as an output.
+        """
 
     def describe_answer(self, case: str) -> str:
         """Where the entry should ship the answer of ``case`` (for the missing-answer message)."""

@@ -1,41 +1,129 @@
-"""Compare a quiz output with the answer the entry ships, as PhysioNet's quiz stage did."""
+"""Compare a quiz output with the answer the entry ships, as PhysioNet's quiz stage did.
+
+Both files are read in blocks of lines, never whole, and numbers are parsed a block at a time
+in C (numpy), so a shipped answer of millions of short lines costs neither memory nor minutes
+(answers are capped at the output size limit before this runs).
+"""
 
 from __future__ import annotations
 
+import io
 import math
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
 
 from proctor.spec.protocols import CompareSpec
+
+CHUNK = 1 << 20
+BLOCK_LINES = 1 << 16
+Stream = io.BufferedIOBase | io.BytesIO
+Opener = Callable[[], Stream]
 
 
 def compare_answer(output: bytes, answer: bytes, spec: CompareSpec) -> str | None:
     """Return None when ``output`` matches ``answer`` under ``spec``, else what differs first.
 
-    ``exact`` compares bytes; ``lines`` compares stripped lines (CRLF and LF alike);
-    ``numeric`` compares one number per line within ``spec.tolerance``.
+    ``exact`` compares bytes; ``lines`` compares stripped lines (CRLF and LF alike; trailing
+    empty lines ignored); ``numeric`` compares one number per line within ``spec.tolerance``.
     """
+    return _compare(lambda: io.BytesIO(output), lambda: io.BytesIO(answer), spec)
+
+
+def compare_files(output: Path, answer: Path, spec: CompareSpec) -> str | None:
+    """:func:`compare_answer` on two files, read as streams."""
+    return _compare(lambda: output.open("rb"), lambda: answer.open("rb"), spec)
+
+
+def _compare(open_output: Opener, open_answer: Opener, spec: CompareSpec) -> str | None:
     if spec.kind == "exact":
-        return None if output == answer else _first_byte_difference(output, answer)
-    out_lines = _lines(output)
-    ans_lines = _lines(answer)
-    if len(out_lines) != len(ans_lines):
-        return f"{len(out_lines)} lines written, {len(ans_lines)} expected"
-    for number, (got, want) in enumerate(zip(out_lines, ans_lines, strict=True), start=1):
-        if spec.kind == "lines":
-            if got != want:
-                return f"line {number}: {_clip(got)!r} written, {_clip(want)!r} expected"
-            continue
-        problem = _numeric_difference(got, want, spec.tolerance)
-        if problem:
-            return f"line {number}: {problem}"
+        with open_output() as got, open_answer() as want:
+            return _first_byte_difference(got, want)
+    with open_output() as got, open_answer() as want:
+        written, expected = _meaningful_lines(got), _meaningful_lines(want)
+    if written != expected:
+        return f"{written} lines written, {expected} expected"
+    with open_output() as got, open_answer() as want:
+        first = 1
+        for mine, theirs in zip(_blocks(got, written), _blocks(want, written), strict=True):
+            problem = _block_difference(mine, theirs, spec)
+            if problem is not None:
+                index, text = problem
+                return f"line {first + index}: {text}"
+            first += len(mine)
     return None
 
 
-def _lines(data: bytes) -> list[str]:
-    text = data.decode("utf-8", errors="replace")
-    lines = [line.strip() for line in text.splitlines()]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+def _raw_lines(handle: Stream) -> Iterator[list[bytes]]:
+    """The file's lines in lists of about a chunk each (line endings dropped, not stripped)."""
+    carry = b""
+    while chunk := handle.read(CHUNK):
+        lines = (carry + chunk).split(b"\n")
+        carry = lines.pop()
+        if lines:
+            yield lines
+    if carry:
+        yield [carry]
+
+
+def _meaningful_lines(handle: Stream) -> int:
+    """How many lines count: up to the last one that is not blank."""
+    total = last = 0
+    for lines in _raw_lines(handle):
+        for index in range(len(lines) - 1, -1, -1):
+            if lines[index].strip():
+                last = total + index + 1
+                break
+        total += len(lines)
+    return last
+
+
+def _blocks(handle: Stream, count: int) -> Iterator[list[bytes]]:
+    """The first ``count`` lines, stripped, in blocks of ``BLOCK_LINES``."""
+    pending: list[bytes] = []
+    left = count
+    for lines in _raw_lines(handle):
+        pending.extend(line.strip() for line in lines[:left])
+        left -= min(left, len(lines))
+        while len(pending) >= BLOCK_LINES:
+            yield pending[:BLOCK_LINES]
+            pending = pending[BLOCK_LINES:]
+        if not left:
+            break
+    if pending:
+        yield pending
+
+
+def _block_difference(
+    got: list[bytes], want: list[bytes], spec: CompareSpec
+) -> tuple[int, str] | None:
+    """(index, what differs) of the first differing line of two equally long blocks."""
+    if spec.kind == "lines":
+        for index, (mine, theirs) in enumerate(zip(got, want, strict=True)):
+            if mine != theirs:
+                shown, expected = _text(mine), _text(theirs)
+                return index, f"{_clip(shown)!r} written, {_clip(expected)!r} expected"
+        return None
+    try:
+        values = np.array(got, dtype=np.bytes_).astype(np.float64)
+        wanted = np.array(want, dtype=np.bytes_).astype(np.float64)
+    except ValueError:
+        return _first_numeric_difference(got, want, spec.tolerance)
+    bad = ~np.isfinite(wanted) | np.isnan(values) | (np.abs(values - wanted) > spec.tolerance)
+    if not bad.any():
+        return None
+    return _first_numeric_difference(got, want, spec.tolerance)
+
+
+def _first_numeric_difference(
+    got: list[bytes], want: list[bytes], tolerance: float
+) -> tuple[int, str] | None:
+    for index, (mine, theirs) in enumerate(zip(got, want, strict=True)):
+        problem = _numeric_difference(_text(mine), _text(theirs), tolerance)
+        if problem:
+            return index, problem
+    return None
 
 
 def _numeric_difference(got: str, want: str, tolerance: float) -> str | None:
@@ -54,11 +142,29 @@ def _numeric_difference(got: str, want: str, tolerance: float) -> str | None:
     return None
 
 
-def _first_byte_difference(output: bytes, answer: bytes) -> str:
-    for index, (a, b) in enumerate(zip(output, answer, strict=False)):
-        if a != b:
-            return f"differs from the shipped answer at byte {index + 1}"
-    return f"{len(output)} bytes written, {len(answer)} expected"
+def _first_byte_difference(got: Stream, want: Stream) -> str | None:
+    offset = 0
+    while True:
+        a, b = got.read(CHUNK), want.read(CHUNK)
+        if a == b:
+            if not a:
+                return None
+            offset += len(a)
+            continue
+        for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            if x != y:
+                return f"differs from the shipped answer at byte {offset + index + 1}"
+        written = offset + len(a) + _rest(got)
+        expected = offset + len(b) + _rest(want)
+        return f"{written} bytes written, {expected} expected"
+
+
+def _rest(handle: Stream) -> int:
+    return sum(len(chunk) for chunk in iter(lambda: handle.read(CHUNK), b""))
+
+
+def _text(line: bytes) -> str:
+    return line.decode("utf-8", errors="replace")
 
 
 def _clip(text: str, width: int = 40) -> str:

@@ -54,6 +54,71 @@ def collect_output(folder: Path, name: str, *, max_bytes: int) -> CollectedOutpu
         os.close(fd)
 
 
+COPY_CHUNK = 1 << 20
+
+
+def checked_file(folder: Path, name: str, *, max_bytes: int) -> Path | str:
+    """``folder/name`` when it is a safe regular file of at most ``max_bytes``, else why not.
+
+    Safe: reached without symbolic links. For files the entry ships, read later by the host.
+    """
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or ".." in parts:
+        return f"{name}: names must be plain relative paths"
+    try:
+        fd = _open_beneath(folder, parts)
+    except FileNotFoundError:
+        return f"{name}: no such file"
+    except OSError as exc:
+        return f"{name}: refused ({_reason(exc)})"
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode):
+        return f"{name}: not a regular file"
+    if info.st_size > max_bytes:
+        return f"{name}: {info.st_size} bytes is over the {max_bytes}-byte limit of an output"
+    return folder.joinpath(*parts)
+
+
+def collect_output_to(folder: Path, name: str, dest: Path, *, max_bytes: int) -> str | None:
+    """Copy ``folder/name`` to ``dest`` in chunks (never whole in memory); None, or why not.
+
+    The same checks as :func:`collect_output`: a plain relative name, no symlink on the way, a
+    regular file of at most ``max_bytes``. A refused or oversized file leaves no ``dest``.
+    """
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or ".." in parts:
+        return f"{name}: output names must be plain relative paths"
+    try:
+        fd = _open_beneath(folder, parts)
+    except FileNotFoundError:
+        return f"{name}: the entry wrote no such file"
+    except OSError as exc:
+        return f"{name}: refused ({_reason(exc)})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"{name}: not a regular file"
+        if info.st_size > max_bytes:
+            return f"{name}: {info.st_size} bytes is over the {max_bytes}-byte limit"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        copied = 0
+        with dest.open("wb") as out:
+            while chunk := os.read(fd, COPY_CHUNK):
+                copied += len(chunk)
+                if copied > max_bytes:
+                    break
+                out.write(chunk)
+        if copied > max_bytes:
+            dest.unlink()
+            return f"{name}: over the {max_bytes}-byte limit"
+        return None
+    finally:
+        os.close(fd)
+
+
 def _open_beneath(folder: Path, parts: tuple[str, ...]) -> int:
     """Open ``folder/parts...`` refusing symlinks at every step (``O_NOFOLLOW`` per component)."""
     flags_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -12,15 +12,14 @@ from pathlib import Path
 
 from proctor.entries import Manifest
 from proctor.protocols.base import CaseRun, Driver, Preparation
-from proctor.protocols.compare import compare_answer
-from proctor.protocols.outputs import collect_output, remove_output
+from proctor.protocols.compare import compare_files
+from proctor.protocols.outputs import checked_file, collect_output_to, remove_output
 from proctor.protocols.scripts import duration, launch_problem
 from proctor.sandbox.base import Limits, Mount, Outcome
 from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
 
 HOME = "/entry"
 DATA = "/data"
-MAX_ANSWER_BYTES = 1 << 30
 
 
 def list_records(folder: Path) -> list[str]:
@@ -121,14 +120,15 @@ class RecordsDriver(Driver):
         output_name = self.protocol.output.format(record=case)
         remove_output(home, output_name)
         outcome = self._run([f"./{self.protocol.next}", case], home, inputs, wall_s)
-        collected = collect_output(home, output_name, max_bytes=self.context.limits.output_bytes)
-        remove_output(home, output_name)
         if not outcome.succeeded:
+            remove_output(home, output_name)
             return CaseRun(case, outcome, None, self._failure(home, outcome, wall_s))
-        if collected.data is None:
-            return CaseRun(case, outcome, None, collected.problem)
-        store.parent.mkdir(parents=True, exist_ok=True)
-        store.write_bytes(collected.data)
+        refused = collect_output_to(
+            home, output_name, store, max_bytes=self.context.limits.output_bytes
+        )
+        remove_output(home, output_name)
+        if refused is not None:
+            return CaseRun(case, outcome, None, refused)
         problem = self.validate_output(store)
         if problem is not None:
             store.unlink()
@@ -151,13 +151,14 @@ class RecordsDriver(Driver):
         template = self.protocol.answers or ""
         return template.format(record=case)
 
-    def expected_answer(self, entry_root: Path, case: str) -> bytes | None:
-        """The answer the entry ships for a quiz record, read from the upload as unpacked."""
+    def expected_answer(self, entry_root: Path, case: str) -> Path | str | None:
+        """The answer the entry ships for a quiz record, in the upload as unpacked."""
         if self.protocol.answers is None:
             return None
         name = self.protocol.answers.format(record=case)
-        return collect_output(entry_root, name, max_bytes=MAX_ANSWER_BYTES).data
+        found = checked_file(entry_root, name, max_bytes=self.context.limits.output_bytes)
+        return None if isinstance(found, str) and found.endswith("no such file") else found
 
-    def compare(self, output: bytes, answer: bytes) -> str | None:
-        """Compare under the protocol's ``compare`` rule."""
-        return compare_answer(output, answer, self.protocol.compare)
+    def compare(self, output: Path, answer: Path) -> str | None:
+        """Compare under the protocol's ``compare`` rule, as streams."""
+        return compare_files(output, answer, self.protocol.compare)
