@@ -95,7 +95,7 @@ def test_a_broken_challenge_file_exits_2_naming_file_and_key(
     entry = make_entry(tmp_path / "entry")
     done = proctor("run", str(entry), "-c", str(challenge), "--json", work_root=shared_dir)
     assert done.returncode == 2
-    assert done.stdout == ""
+    assert json.loads(done.stdout)["error"]["kind"] == "config"  # --json: one error object
     assert str(challenge / "challenge.yaml") in done.stderr
     assert "protocol.case_seconds" in done.stderr
 

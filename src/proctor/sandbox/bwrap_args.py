@@ -184,6 +184,19 @@ def root_args(root_dir: Path | None) -> list[str]:
     return args
 
 
+def host_paths_shown(root_dir: Path | None) -> list[Path]:
+    """Host folders and files every run sees through its root (before any caller mount).
+
+    Hidden data must never lie below one of them, whatever the install layout (a challenge
+    installed under ``/usr/local`` is visible to every entry on the host's root).
+    """
+    if root_dir is not None:
+        return [root_dir.resolve()]
+    shown = [Path("/usr").resolve()]
+    shown += [Path(f"/etc/{name}") for name in ETC_FILES if Path(f"/etc/{name}").exists()]
+    return shown
+
+
 def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
     """The complete environment inside: PATH, HOME, TMPDIR defaults overridden by ``env``."""
     for key in env:

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.entries import ArchiveLimits, entry_flags, unpack_entry
-from proctor.errors import ArchiveError, UsageError
+from proctor.errors import ArchiveError, ConfigError, UsageError
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission, rejected
+from proctor.pipeline.task import JobEnvironment
 from proctor.sandbox import create_sandbox
+from proctor.sandbox.bwrap_args import host_paths_shown
 from proctor.services.catalog import resolve_challenge
 from proctor.services.environments import BuildListener, job_environments
 from proctor.settings import Settings
+from proctor.spec import CHALLENGE_FILE, Challenge, Phase
 from proctor.store.runfolder import RunFolder
 
 
@@ -60,6 +64,7 @@ def run_entry(
         raise UsageError(str(err.args[0])) from None
     sandbox = create_sandbox(settings)
     environments = job_environments(challenge, phase, settings, builds)
+    _check_hidden_data_is_hidden(challenge, phase, environments)
     folder = RunFolder.create(settings.work_root, challenge.name)
     try:
         submission = Submission(
@@ -88,3 +93,29 @@ def run_entry(
     finally:
         if not request.keep:
             folder.discard()
+
+
+def _check_hidden_data_is_hidden(
+    challenge: Challenge, phase: Phase, environments: Mapping[str, JobEnvironment]
+) -> None:
+    """Refuse a task whose hidden inputs or references lie where every run can read them."""
+    path = challenge.root / CHALLENGE_FILE
+    for name in phase.tasks:
+        task = challenge.task(name)
+        environment = environments.get(name)
+        shown = host_paths_shown(environment.root.tree if environment is not None else None)
+        index = [t.name for t in challenge.tasks].index(name)
+        for key in ("hidden_inputs", "hidden_references"):
+            folder = getattr(task, key)
+            if folder is None:
+                continue
+            real = Path(folder).resolve()
+            for visible in shown:
+                if real == visible or real.is_relative_to(visible):
+                    raise ConfigError(
+                        f"{real} lies under {visible}, which the sandbox shows every entry "
+                        "through its root: install the challenge's data elsewhere (not under "
+                        "/usr), or declare an environment so the host's /usr is not shown",
+                        path=path,
+                        location=f"tasks[{index}].{key}",
+                    )
