@@ -23,6 +23,13 @@ from proctor.errors import ArchiveError
 MAX_META_BYTES = 1 * MiB
 """Largest pax or GNU long-name header accepted, in bytes."""
 
+MAX_TOTAL_META_BYTES = 4 * MiB
+"""Most metadata (pax, pax global, GNU long-name headers) one archive may carry, in bytes."""
+
+SPARSE_REFUSED = (
+    "sparse files (GNU sparse headers) are not accepted in an entry: archive regular files"
+)
+
 MAX_TRAILER_BYTES = 16 * MiB
 """Most data accepted after the end of the tar data inside a gzip stream, in bytes."""
 
@@ -59,13 +66,34 @@ class _GuardedTarInfo(tarfile.TarInfo):
 
     def _proc_member(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
         # _proc_member is the hook tarfile documents for subclasses; it runs before the
-        # header's payload is read into memory.
-        if self.type in _META_TYPES and self.size > MAX_META_BYTES:
-            raise tarfile.ReadError(
-                f"a tar metadata header declares {self.size} bytes, over {MAX_META_BYTES}"
-            )
+        # header's payload (or a sparse map) is read into memory.
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise tarfile.ReadError(SPARSE_REFUSED)
+        if self.type in _META_TYPES:
+            if self.size > MAX_META_BYTES:
+                raise tarfile.ReadError(
+                    f"a tar metadata header declares {self.size} bytes, over {MAX_META_BYTES}"
+                )
+            total = getattr(archive, "_proctor_meta_bytes", 0) + self.size
+            if total > MAX_TOTAL_META_BYTES:
+                raise tarfile.ReadError(
+                    f"the archive's metadata headers come to over {MAX_TOTAL_META_BYTES} bytes: "
+                    "archive plain files with short names"
+                )
+            archive._proctor_meta_bytes = total  # type: ignore[attr-defined]
         result: tarfile.TarInfo = super()._proc_member(archive)  # type: ignore[misc]
         return result
+
+    # pax headers may announce GNU sparse maps too (formats 0.0, 0.1, 1.0): refused before
+    # the map (in the header, or at the start of the data) is parsed.
+    def _proc_gnusparse_00(self, *args: object) -> None:
+        raise tarfile.ReadError(SPARSE_REFUSED)
+
+    def _proc_gnusparse_01(self, *args: object) -> None:
+        raise tarfile.ReadError(SPARSE_REFUSED)
+
+    def _proc_gnusparse_10(self, *args: object) -> None:
+        raise tarfile.ReadError(SPARSE_REFUSED)
 
 
 class TarSource:
