@@ -11,7 +11,7 @@ import pytest
 from proctor.sandbox.base import Mount, Outcome
 from proctor.sandbox.bwrap import BwrapSandbox
 from sandbox_fixtures import ROOTS
-from sandbox_helpers import run_py, run_sh, wait_until
+from sandbox_helpers import FAST, run_py, run_sh, wait_until
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -192,3 +192,21 @@ def test_a_readonly_mount_is_visible_but_not_writable(
     )
     assert outcome.stdout.split() == ["public", "EROFS"], outcome
     assert not (data / "new.txt").exists()
+
+
+def test_host_wide_proc_figures_are_not_shown(sandbox: BwrapSandbox) -> None:
+    """Hardening item 6: load, memory, pressure and locks of the host were visible inside."""
+    code = (
+        "import os\n"
+        "print(open('/proc/loadavg').read().split()[:3])\n"
+        "print(open('/proc/meminfo').readline().split()[1])\n"
+        "print(os.listdir('/proc/pressure') if os.path.isdir('/proc/pressure') else [])\n"
+        "print(len(open('/proc/locks').read()))\n"
+        "print(open('/proc/uptime').read().split()[0])\n"
+    )
+    outcome = run_py(sandbox, code)
+    assert outcome.succeeded, outcome.stderr
+    load, mem_kib, pressure, locks, uptime = outcome.stdout.splitlines()
+    assert load == "['0.00', '0.00', '0.00']"
+    assert int(mem_kib) * 1024 == FAST.memory_bytes  # the run's own limit, not the host's RAM
+    assert pressure == "[]" and locks == "0" and uptime == "0.00"

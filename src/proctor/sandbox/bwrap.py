@@ -33,7 +33,13 @@ from pathlib import Path
 
 from proctor.errors import SandboxUnavailableError, UsageError
 from proctor.sandbox.base import Limits, Mount, Outcome, plain_workspace
-from proctor.sandbox.bwrap_args import bwrap_args, check_reachable, check_target, synthetic_etc
+from proctor.sandbox.bwrap_args import (
+    bwrap_args,
+    check_reachable,
+    check_target,
+    synthetic_etc,
+    synthetic_proc,
+)
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.launch import (
     PROCESS_SLACK,
@@ -201,7 +207,8 @@ class BwrapSandbox(SessionSandbox):
             cgroup = self.cgroups.create(memory_bytes=limits.memory_bytes, processes=procs)
         fds: list[int] = []
         try:
-            data_fds = [(_memfd(f.content, fds), f.target) for f in synthetic_etc()]
+            synthetic = [*synthetic_etc(), *synthetic_proc(limits)]
+            data_fds = [(_memfd(f.content, fds), f.target) for f in synthetic]
             seccomp_fd = _memfd(self._seccomp, fds) if self._seccomp else None
             inner = bwrap_args(
                 self.bwrap or _tool("bwrap"),

@@ -69,6 +69,31 @@ def synthetic_etc() -> list[DataFile]:
     ]
 
 
+def synthetic_proc(limits: Limits) -> list[DataFile]:
+    """Host-wide ``/proc`` figures replaced by the run's own view.
+
+    The new pid namespace hides other processes, but load, memory, uptime, CPU time and file
+    locks are host-wide: a neighbour's activity (or a hidden-data-dependent one) would show.
+    Memory is the run's own limit, so programs that size themselves from it stay within it.
+    """
+    kib = limits.memory_bytes // 1024
+    meminfo = (
+        f"MemTotal:       {kib} kB\nMemFree:        {kib} kB\nMemAvailable:   {kib} kB\n"
+        "Buffers:               0 kB\nCached:                0 kB\nSwapTotal:             0 kB\n"
+        "SwapFree:              0 kB\n"
+    )
+    return [
+        DataFile("/proc/loadavg", b"0.00 0.00 0.00 1/1 1\n"),
+        DataFile("/proc/meminfo", meminfo.encode()),
+        DataFile("/proc/uptime", b"0.00 0.00\n"),
+        DataFile("/proc/locks", b""),
+    ]
+
+
+PROC_DIRS_HIDDEN = ("/proc/pressure",)
+"""Host-wide ``/proc`` folders shown empty (pressure stall figures of the whole host)."""
+
+
 def check_target(target: str, *, what: str) -> str:
     """A normalised absolute in-sandbox path, or a UsageError naming ``what`` and the fix."""
     if not target.startswith("/"):
@@ -146,9 +171,16 @@ def bwrap_args(
         HOSTNAME,
     ]
     args += root_args(root_dir)
-    for fd, target in data_fds:
+    early = [(fd, target) for fd, target in data_fds if not target.startswith("/proc/")]
+    for fd, target in early:
         args += ["--ro-bind-data", str(fd), target]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    for fd, target in data_fds:
+        if target.startswith("/proc/"):  # over the new /proc, once it is mounted
+            args += ["--ro-bind-data", str(fd), target]
+    for folder in PROC_DIRS_HIDDEN:
+        if Path(folder).is_dir():
+            args += ["--size", "4096", "--tmpfs", folder]
     args += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
     args += ["--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
     for mount in mounts:
