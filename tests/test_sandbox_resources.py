@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import resource
 import signal
 from collections.abc import Iterator
@@ -257,3 +258,16 @@ def test_an_open_file_bomb_gets_emfile(sandbox: BwrapSandbox) -> None:
     code, count = outcome.stdout.split()
     assert code == "EMFILE", outcome
     assert int(count) <= FAST.open_files
+
+
+def test_a_run_spinning_many_processes_gets_about_one_core(sandbox: BwrapSandbox) -> None:
+    """Hardening item 7: a neighbour that spins could push another run's cases into timeouts."""
+    if not sandbox.cgroups.parents():
+        pytest.skip("no writable cgroups on this host")
+    if os.cpu_count() == 1:
+        pytest.skip("one core: nothing to share")
+    script = "for i in 1 2 3 4; do (while :; do :; done) & done; sleep 2; kill 0"
+    outcome = sandbox.run(["/bin/sh", "-c", script], mounts=[], limits=dataclasses.replace(
+        FAST, wall_s=10, cpus=1.0))  # fmt: skip
+    assert outcome.wall_s >= 2
+    assert outcome.cpu_s <= outcome.wall_s * 1.0 + 0.5, outcome  # one core's worth

@@ -88,6 +88,7 @@ class RecordsDriver(Driver):
             file_size_bytes=limits.home_bytes,  # no single file can outgrow the home
             tmp_bytes=limits.tmp_bytes,
             log_bytes=limits.log_bytes,
+            cpus=limits.cpus_per_case,
         )
 
     def _env(self) -> dict[str, str]:

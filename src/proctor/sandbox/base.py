@@ -51,6 +51,9 @@ class Limits:
     ``tmp_bytes`` caps ``/tmp`` and ``shm_bytes`` caps ``/dev/shm`` (both tmpfs, charged to the
     memory limit as well).
 
+    ``cpus`` caps the cores a run may keep busy (cgroup CPU quota, where the controller
+    exists; None: no cap), so a neighbour that spins cannot push other runs into timeouts.
+
     ``processes`` caps the run's own processes (cgroup ``pids.max``). ``uid_processes`` is the
     ``RLIMIT_NPROC`` of the slot uid, which the kernel counts over every process of that uid:
     runs that share a slot at the same time (parallel cases of one entry) need room for all of
@@ -67,6 +70,7 @@ class Limits:
     log_bytes: int = 1 * MiB
     shm_bytes: int = 64 * MiB
     uid_processes: int | None = None
+    cpus: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

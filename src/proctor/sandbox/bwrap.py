@@ -204,7 +204,9 @@ class BwrapSandbox(SessionSandbox):
         cgroup = None
         if self.is_root:
             procs = limits.processes + PROCESS_SLACK
-            cgroup = self.cgroups.create(memory_bytes=limits.memory_bytes, processes=procs)
+            cgroup = self.cgroups.create(
+                memory_bytes=limits.memory_bytes, processes=procs, cpus=limits.cpus
+            )
         fds: list[int] = []
         try:
             synthetic = [*synthetic_etc(), *synthetic_proc(limits)]

@@ -29,8 +29,9 @@ from pathlib import Path
 from proctor.sandbox._proc import pid_alive
 
 PARENT = "proctor"
-V1_CONTROLLERS = ("memory", "pids", "cpuacct")
+V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpu")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
+CPU_PERIOD_US = 100_000
 KILL_TIMEOUT_S = 5.0
 
 
@@ -117,7 +118,7 @@ class Cgroup(ABC):
         return "memory" in self.folders
 
     @abstractmethod
-    def apply(self, *, memory_bytes: int, processes: int) -> None:
+    def apply(self, *, memory_bytes: int, processes: int, cpus: float | None = None) -> None:
         """Set the memory (bytes, swap included) and task-count limits."""
 
     @abstractmethod
@@ -150,7 +151,7 @@ class CgroupV1(Cgroup):
 
     join_file = "tasks"
 
-    def apply(self, *, memory_bytes: int, processes: int) -> None:
+    def apply(self, *, memory_bytes: int, processes: int, cpus: float | None = None) -> None:
         memory = self.folders.get("memory")
         if memory is not None:
             _write(memory / "memory.limit_in_bytes", str(memory_bytes))
@@ -158,6 +159,10 @@ class CgroupV1(Cgroup):
         pids = self.folders.get("pids")
         if pids is not None:
             _write(pids / "pids.max", str(processes))
+        cpu = self.folders.get("cpu")
+        if cpu is not None and cpus is not None:
+            _write(cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+            _write(cpu / "cpu.cfs_quota_us", str(int(cpus * CPU_PERIOD_US)))
 
     def cpu_seconds(self) -> float | None:
         folder = self.folders.get("cpuacct")
@@ -184,8 +189,10 @@ class CgroupV2(Cgroup):
     hierarchy is mounted with ``favordynmods`` (Linux 6.0+), which operators may enable.
     """
 
-    def apply(self, *, memory_bytes: int, processes: int) -> None:
+    def apply(self, *, memory_bytes: int, processes: int, cpus: float | None = None) -> None:
         folder = self.folders["cpu"]
+        if cpus is not None and (folder / "cpu.max").exists():
+            _write(folder / "cpu.max", f"{int(cpus * CPU_PERIOD_US)} {CPU_PERIOD_US}")
         if "memory" in self.folders:
             _write(folder / "memory.max", str(memory_bytes))
             _write(folder / "memory.swap.max", "0")
@@ -249,7 +256,9 @@ class CgroupHost:
                     found[controller] = parent
         return found
 
-    def create(self, *, memory_bytes: int, processes: int) -> Cgroup | None:
+    def create(
+        self, *, memory_bytes: int, processes: int, cpus: float | None = None
+    ) -> Cgroup | None:
         """A fresh, uniquely named run cgroup with the limits applied, or None if unavailable."""
         parents = self.parents()
         if not parents:
@@ -257,6 +266,8 @@ class CgroupHost:
         name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         folders: dict[str, Path] = {}
         for controller, parent in parents.items():
+            if controller == "cpu" and cpus is None and self.version == 1:
+                continue  # v1's cpu hierarchy is only needed for a quota
             folder = parent / name
             if _mkdir(folder):
                 folders[controller] = folder
@@ -266,7 +277,7 @@ class CgroupHost:
         if self.version == 2 and "cpu" not in folders:
             group.remove()
             return None
-        group.apply(memory_bytes=memory_bytes, processes=processes)
+        group.apply(memory_bytes=memory_bytes, processes=processes, cpus=cpus)
         return group
 
     def reconcile(self) -> int:

@@ -85,7 +85,9 @@ class ProcessSandbox(SessionSandbox):
         cgroup = None
         if self.settings.is_root:
             procs = limits.processes + PROCESS_SLACK
-            cgroup = self.cgroups.create(memory_bytes=limits.memory_bytes, processes=procs)
+            cgroup = self.cgroups.create(
+                memory_bytes=limits.memory_bytes, processes=procs, cpus=limits.cpus
+            )
         try:
             memory_by_rlimit = cgroup is None or not cgroup.limits_memory
             launcher = [
