@@ -317,3 +317,20 @@ def test_the_rerun_starts_from_the_home_as_it_was_after_setup(tmp_path: Path, en
 
     report = evaluate(challenge, entry, Replaying())
     assert report.to_json()["determinism"]["arousal"]["identical"] < 2
+
+
+def test_a_run_folder_cannot_be_listed_by_other_users(tmp_path: Path) -> None:
+    """Hardening item 6: run folders holding hidden inputs were world-readable (0755)."""
+    from proctor.store.runfolder import RunFolder
+
+    folder = RunFolder.create(tmp_path / "runs", "toy")
+    mode = folder.root.stat().st_mode & 0o777
+    assert mode & 0o044 == 0, oct(mode)  # no listing by group or others
+    assert mode & 0o011 == 0o011  # the sandbox slots may still traverse it to their mounts
+
+
+def test_the_folder_of_run_folders_cannot_be_listed_either(tmp_path: Path) -> None:
+    from proctor.store.runfolder import RunFolder
+
+    RunFolder.create(tmp_path / "runs", "toy")
+    assert (tmp_path / "runs").stat().st_mode & 0o777 == 0o711

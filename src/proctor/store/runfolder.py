@@ -38,8 +38,12 @@ class RunFolder:
     def create(cls, parent: Path, prefix: str) -> RunFolder:
         """A new, empty attempt folder under ``parent`` that sandbox slots may traverse."""
         parent.mkdir(parents=True, exist_ok=True)
+        if parent.stat().st_uid == os.geteuid():
+            parent.chmod(0o711)  # run folders are found by name only, never listed
         root = Path(tempfile.mkdtemp(prefix=f"{prefix}-", suffix=PARTIAL, dir=parent))
-        root.chmod(0o755)  # sandbox slots (other uids) traverse it to reach their mounts
+        # sandbox slots (other uids) traverse it to reach their mounts; nobody lists it, so the
+        # random name keeps what is inside (hidden inputs) from other local users
+        root.chmod(0o711)
         return cls(root)
 
     @property
@@ -73,7 +77,7 @@ class RunFolder:
         """Create the parent of the homes, traversable by sandbox slots."""
         homes = self.root / "homes"
         homes.mkdir(exist_ok=True)
-        homes.chmod(0o755)
+        homes.chmod(0o711)
 
     def commit(self) -> Path:
         """Give the finished attempt its final name (atomic rename) and return it."""
