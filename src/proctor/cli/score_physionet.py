@@ -18,6 +18,7 @@ from proctor.services.physionet import (
     LABELS_2017,
     ArousalScoring,
     RecordRow,
+    missing_answers_2017,
     score_physionet2017,
 )
 
@@ -85,9 +86,22 @@ def physionet2017(
     answers: Annotated[Path, typer.Argument(help="answers.txt: RECORD,LABEL lines.")],
     reference: Annotated[Path, typer.Argument(help="REFERENCE.csv of the same records.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Refuse missing answers (exit 1) instead of scoring them as noise."
+        ),
+    ] = False,
 ) -> None:
     """2017 AF challenge score: F1 of N, A, O averaged (noise F1 shown, not averaged)."""
     result = score_physionet2017(answers, reference)
+    missing = missing_answers_2017(answers, reference) if strict else []
+    if missing:
+        shown = ", ".join(missing[:20]) + (
+            f" and {len(missing) - 20} more" if len(missing) > 20 else ""
+        )
+        typer.echo(f"error: {len(missing)} records have no answer: {shown}", err=True)
+        raise typer.Exit(1)
     if as_json:
         f1 = {label: _number(value) for label, value in result.f1.items()}
         payload = {"f1": f1, "score": _number(result.score), "confusion": result.confusion}

@@ -1,10 +1,11 @@
 """``proctor segeval``: VISCERAL's EvaluateSegmentation, same options, lines and XML.
 
 ``proctor segeval TRUTH SEGMENT [-use all|CODE,CODE@p@,...] [-thd T] [-unit millimeter]
-[-nostreaming] [-xml FILE]`` keeps the tool's single-dash options, so the arguments are parsed
-here rather than by click. Exit status: 0 (also for the tool's "different sizes" and "empty
-image" messages), 2 for a usage mistake or an unreadable image, 255 when MAHLNBS meets a
-singular covariance (as the tool, which then writes no XML).
+[-nostreaming] [-xml FILE] [-strict]`` keeps the tool's single-dash options, so the arguments
+are parsed here rather than by click. Exit status: 0 (also for the tool's "different sizes"
+and "empty image" messages), 2 for a usage mistake or an unreadable image, 255 when MAHLNBS
+meets a singular covariance (as the tool, which then writes no XML). ``-strict`` (not the
+tool's) also refuses different voxel spacings and exits 1 on any of these stops.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from proctor.services.segeval import (
 
 USAGE = (
     "usage: proctor segeval TRUTH SEGMENT [-use all|CODE,CODE@param@,...] [-thd T] "
-    "[-unit millimeter|voxel] [-nostreaming] [-xml FILE]"
+    "[-unit millimeter|voxel] [-nostreaming] [-xml FILE] [-strict]"
 )
 VALUE_OPTIONS = ("-use", "-thd", "-unit", "-xml")
 ABORT_STATUS = 255
@@ -49,6 +50,7 @@ class SegevalArgs:
     millimeter: bool = False
     streaming: bool = True
     xml: str | None = None
+    strict: bool = False
 
 
 def parse_args(args: list[str]) -> SegevalArgs:
@@ -56,7 +58,8 @@ def parse_args(args: list[str]) -> SegevalArgs:
     files: list[str] = []
     options: dict[str, str] = {}
     streaming = True
-    tokens = iter(args)
+    strict = "-strict" in args
+    tokens = iter(arg for arg in args if arg != "-strict")
     for token in tokens:
         if token == "-nostreaming":  # noqa: S105 - a command-line word, not a secret
             streaming = False
@@ -78,7 +81,7 @@ def parse_args(args: list[str]) -> SegevalArgs:
         raise UsageError(f"-unit must be 'millimeter' or 'voxel', got {unit!r}")
     return SegevalArgs(files[0], files[1], options.get("-use", "all"),
                        _threshold(options.get("-thd")), unit == "millimeter", streaming,
-                       _xml_target(options.get("-xml")))  # fmt: skip
+                       _xml_target(options.get("-xml")), strict)  # fmt: skip
 
 
 def _xml_target(text: str | None) -> str | None:
@@ -125,10 +128,12 @@ def run_segeval(args: SegevalArgs) -> None:
     if args.threshold is not None:
         typer.echo(threshold_line(args.threshold) + "\n")
     request = SegevalRequest(args.truth, args.segment, codes, args.threshold, args.millimeter,
-                             args.streaming)  # fmt: skip
+                             args.streaming, args.strict)  # fmt: skip
     run = start_segeval(request)
     if isinstance(run, SegevalStop):
         _stop_with_message(args, run.message)
+        if run.failure:
+            raise typer.Exit(1)
         return
     for index, (section, values) in enumerate(run.sections()):
         typer.echo(("\n" if index else "") + f"{section}:")

@@ -56,8 +56,13 @@ def evaluate_participants(
     for path, what in ((submissions, "SUBMISSIONS"), (gold_root, "GOLD")):
         if not path.is_dir():
             raise UsageError(f"{what} {path} is not a folder")
-    gold = read_gold(gold_root)
     participants = [submissions] if single else _subfolders(submissions)
+    if not participants:
+        raise UsageError(
+            f"SUBMISSIONS {submissions} holds no participant folders: nothing to score "
+            "(with --single, pass one participant's folder of submissions)"
+        )
+    gold = read_gold(gold_root)
     return {
         folder.name: [evaluate_submission(entry, gold) for entry in _subfolders(folder)]
         for folder in participants

@@ -25,7 +25,8 @@ class SegevalRequest:
 
     ``codes`` maps each selected code to its parameter (``segmentation_compat.selected_codes``
     reads them from a ``-use`` string); ``threshold`` is ``-thd``, ``millimeter`` is
-    ``-unit millimeter``, ``streaming`` is off with ``-nostreaming``.
+    ``-unit millimeter``, ``streaming`` is off with ``-nostreaming``; ``strict`` (``-strict``,
+    not the tool's) also refuses different voxel spacings and makes every stop a failure.
     """
 
     truth: str
@@ -34,13 +35,18 @@ class SegevalRequest:
     threshold: float | None = None
     millimeter: bool = False
     streaming: bool = True
+    strict: bool = False
 
 
 @dataclass(frozen=True)
 class SegevalStop:
-    """The tool stopped before any metric and printed ``message`` (exit status 0)."""
+    """The tool stopped before any metric and printed ``message`` (exit status 0).
+
+    ``failure``: in strict mode, a stop is a failure (exit status 1).
+    """
 
     message: str
+    failure: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,16 +98,20 @@ def start_segeval(request: SegevalRequest) -> SegevalRun | SegevalStop:
     """Read both images and apply the tool's checks; raises ``VolumeReadError`` for a bad file."""
     truth = read_tool_volume(request.truth, streaming=request.streaming)
     segment = read_tool_volume(request.segment, streaming=request.streaming)
+    strict = request.strict
     if truth.data.size != segment.data.size:
         sizes = f"fixedImage={truth.data.size} movingImage={segment.data.size}"
-        return SegevalStop(f"Images are from different Sizes: {sizes}")
+        return SegevalStop(f"Images are from different Sizes: {sizes}", failure=strict)
+    if strict and not _same_spacing(truth.spacing, segment.spacing):
+        shown = f"fixedImage={truth.spacing} movingImage={segment.spacing}"
+        return SegevalStop(f"Images have different spacing: {shown}", failure=True)
     evaluation = ToolEvaluation(truth.data, segment.data, spacing=truth.spacing,
                                 threshold=request.threshold,
                                 millimeter=request.millimeter)  # fmt: skip
     run = SegevalRun(request, truth, evaluation)
     for count, who in ((run.counts.truth, "Fixed"), (run.counts.segment, "Moving")):
         if count == 0:
-            return SegevalStop(f"{who} image is empty!")
+            return SegevalStop(f"{who} image is empty!", failure=strict)
     return run
 
 
@@ -113,3 +123,9 @@ def evaluate_segeval(request: SegevalRequest) -> SegevalResult | SegevalStop:
     for _section, values in run.sections():
         deque(values, maxlen=0)
     return run.result()
+
+
+def _same_spacing(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    if len(a) != len(b):
+        return False
+    return all(abs(x - y) <= 1e-6 * max(1.0, abs(x)) for x, y in zip(a, b, strict=True))

@@ -96,4 +96,14 @@ def score_physionet2017(answers: Path, reference: Path) -> Score2017:
     twice or not in the reference, or a label outside N, A, O, ~ raises ``InputFileError``.
     """
     with input_errors_as(InputFileError):
-        return score_2017(_read_labels(reference, "reference"), _read_labels(answers, "answers"))
+        given = _read_labels(answers, "answers")
+        if not given:
+            raise InputFileError(f"{answers} holds no answers: expected RECORD,LABEL lines")
+        return score_2017(_read_labels(reference, "reference"), given)
+
+
+def missing_answers_2017(answers: Path, reference: Path) -> list[str]:
+    """Records of ``reference`` that ``answers`` leaves out (scored as noise unless strict)."""
+    with input_errors_as(InputFileError):
+        given = _read_labels(answers, "answers")
+        return [r for r in _read_labels(reference, "reference") if r not in given]
