@@ -7,8 +7,10 @@ file is opened with ``O_NONBLOCK`` and checked with ``fstat`` before a byte is r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,36 +24,54 @@ class CollectedOutput:
     problem: str = ""
 
 
+class _RefusedError(Exception):
+    """Why a declared file was not taken (a message for the participant)."""
+
+
+@contextlib.contextmanager
+def _regular_file(folder: Path, name: str, max_bytes: int, missing: str) -> Iterator[int]:
+    """An open descriptor of ``folder/name``, or ``_RefusedError`` saying why not.
+
+    Taken: a plain relative name, no symbolic link on the way, a regular file of at most
+    ``max_bytes``.
+    """
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or ".." in parts:
+        raise _RefusedError(f"{name}: names must be plain relative paths")
+    try:
+        fd = _open_beneath(folder, parts)
+    except FileNotFoundError:
+        raise _RefusedError(f"{name}: {missing}") from None
+    except OSError as exc:
+        raise _RefusedError(f"{name}: refused ({_reason(exc)})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _RefusedError(f"{name}: not a regular file")
+        if info.st_size > max_bytes:
+            raise _RefusedError(f"{name}: {info.st_size} bytes is over the {max_bytes}-byte limit")
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def collect_output(folder: Path, name: str, *, max_bytes: int) -> CollectedOutput:
     """Read ``folder/name`` if it is a regular file of at most ``max_bytes`` bytes.
 
     ``name`` must be a plain relative path (no ``..``); a symlink anywhere on the way, a FIFO, a
     device or a folder is refused with a reason the participant can act on.
     """
-    parts = Path(name).parts
-    if not parts or Path(name).is_absolute() or ".." in parts:
-        return CollectedOutput(name, None, f"{name}: output names must be plain relative paths")
     try:
-        fd = _open_beneath(folder, parts)
-    except FileNotFoundError:
-        return CollectedOutput(name, None, f"{name}: the entry wrote no such file")
-    except OSError as exc:
-        return CollectedOutput(name, None, f"{name}: refused ({_reason(exc)})")
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return CollectedOutput(name, None, f"{name}: not a regular file")
-        if info.st_size > max_bytes:
-            return CollectedOutput(
-                name, None, f"{name}: {info.st_size} bytes is over the {max_bytes}-byte limit"
-            )
-        with os.fdopen(fd, "rb", closefd=False) as handle:
+        with (
+            _regular_file(folder, name, max_bytes, "the entry wrote no such file") as fd,
+            os.fdopen(fd, "rb", closefd=False) as handle,
+        ):
             data = handle.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            return CollectedOutput(name, None, f"{name}: over the {max_bytes}-byte limit")
-        return CollectedOutput(name, data)
-    finally:
-        os.close(fd)
+    except _RefusedError as refused:
+        return CollectedOutput(name, None, str(refused))
+    if len(data) > max_bytes:
+        return CollectedOutput(name, None, f"{name}: over the {max_bytes}-byte limit")
+    return CollectedOutput(name, data)
 
 
 COPY_CHUNK = 1 << 20
@@ -62,24 +82,11 @@ def checked_file(folder: Path, name: str, *, max_bytes: int) -> Path | str:
 
     Safe: reached without symbolic links. For files the entry ships, read later by the host.
     """
-    parts = Path(name).parts
-    if not parts or Path(name).is_absolute() or ".." in parts:
-        return f"{name}: names must be plain relative paths"
     try:
-        fd = _open_beneath(folder, parts)
-    except FileNotFoundError:
-        return f"{name}: no such file"
-    except OSError as exc:
-        return f"{name}: refused ({_reason(exc)})"
-    try:
-        info = os.fstat(fd)
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(info.st_mode):
-        return f"{name}: not a regular file"
-    if info.st_size > max_bytes:
-        return f"{name}: {info.st_size} bytes is over the {max_bytes}-byte limit of an output"
-    return folder.joinpath(*parts)
+        with _regular_file(folder, name, max_bytes, "no such file"):
+            return folder.joinpath(*Path(name).parts)
+    except _RefusedError as refused:
+        return str(refused)
 
 
 def collect_output_to(folder: Path, name: str, dest: Path, *, max_bytes: int) -> str | None:
@@ -88,35 +95,22 @@ def collect_output_to(folder: Path, name: str, dest: Path, *, max_bytes: int) ->
     The same checks as :func:`collect_output`: a plain relative name, no symlink on the way, a
     regular file of at most ``max_bytes``. A refused or oversized file leaves no ``dest``.
     """
-    parts = Path(name).parts
-    if not parts or Path(name).is_absolute() or ".." in parts:
-        return f"{name}: output names must be plain relative paths"
     try:
-        fd = _open_beneath(folder, parts)
-    except FileNotFoundError:
-        return f"{name}: the entry wrote no such file"
-    except OSError as exc:
-        return f"{name}: refused ({_reason(exc)})"
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return f"{name}: not a regular file"
-        if info.st_size > max_bytes:
-            return f"{name}: {info.st_size} bytes is over the {max_bytes}-byte limit"
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        copied = 0
-        with dest.open("wb") as out:
-            while chunk := os.read(fd, COPY_CHUNK):
-                copied += len(chunk)
-                if copied > max_bytes:
-                    break
-                out.write(chunk)
-        if copied > max_bytes:
-            dest.unlink()
-            return f"{name}: over the {max_bytes}-byte limit"
-        return None
-    finally:
-        os.close(fd)
+        with _regular_file(folder, name, max_bytes, "the entry wrote no such file") as fd:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            copied = 0
+            with dest.open("wb") as out:
+                while chunk := os.read(fd, COPY_CHUNK):
+                    copied += len(chunk)
+                    if copied > max_bytes:
+                        break
+                    out.write(chunk)
+    except _RefusedError as refused:
+        return str(refused)
+    if copied > max_bytes:
+        dest.unlink()
+        return f"{name}: over the {max_bytes}-byte limit"
+    return None
 
 
 def _open_beneath(folder: Path, parts: tuple[str, ...]) -> int:

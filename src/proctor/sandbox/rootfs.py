@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.errors import PlatformError
+from proctor.sandbox._proc import pid_alive
 
 MOUNT_PREFIX = "root-"
 TOOL_TIMEOUT_S = 60
@@ -115,7 +116,7 @@ def release_stale_roots(under: Path) -> int:
         return released
     for point in sorted(under.glob(f"{MOUNT_PREFIX}*")):
         owner = point.name.removeprefix(MOUNT_PREFIX).partition("-")[0]
-        if not owner.isdigit() or _alive(int(owner)):
+        if not owner.isdigit() or pid_alive(int(owner)):
             continue
         if os.path.ismount(point):
             device = _mount_source(point)
@@ -136,13 +137,3 @@ def _mount_source(point: Path) -> str:
         if left.split()[4].encode().decode("unicode_escape") == wanted:
             return right.split()[1]
     return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
