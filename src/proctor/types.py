@@ -150,6 +150,20 @@ SCORERS: Mapping[str, ScorerDeclaration] = {
             ("records_zero_filled", Direction.NEUTRAL, "records scored as zeros (no output)"),
         ),
     ),
+    "physionet2017": ScorerDeclaration(
+        name="physionet2017",
+        summary="PhysioNet/CinC 2017 AF classification: mean F1 of N, A, O",
+        reference="REFERENCE.csv",
+        metrics=_metrics(
+            ("score", Direction.HIGHER, "mean F1 of normal, AF and other rhythm"),
+            ("f1_normal", Direction.HIGHER, "F1 of normal rhythm (N)"),
+            ("f1_af", Direction.HIGHER, "F1 of atrial fibrillation (A)"),
+            ("f1_other", Direction.HIGHER, "F1 of other rhythm (O)"),
+            ("f1_noisy", Direction.HIGHER, "F1 of noisy recordings (~), not in the score"),
+            ("records", Direction.NEUTRAL, "hidden records scored"),
+            ("records_zero_filled", Direction.NEUTRAL, "records answered as noise (no output)"),
+        ),
+    ),
 }
 """Every built-in scorer, by the name a task's ``scorer`` key uses."""
 

@@ -7,13 +7,16 @@ this table gives the functions. ``tests/test_scoring_registry.py`` checks both a
 from __future__ import annotations
 
 from proctor.errors import ConfigError
-from proctor.scoring import physionet2018
+from proctor.scoring import physionet2017, physionet2018
 from proctor.scoring.base import Scorer
 from proctor.types import SCORERS
 
 _SCORERS: dict[str, Scorer] = {
     "physionet2018": Scorer(
         SCORERS["physionet2018"], physionet2018.score_task, physionet2018.check_vec_output
+    ),
+    "physionet2017": Scorer(
+        SCORERS["physionet2017"], physionet2017.score_task, physionet2017.check_label_output
     ),
 }
 
