@@ -239,3 +239,22 @@ def test_a_debian_package_that_does_not_exist_is_named_and_nothing_is_kept(
     with pytest.raises(EnvironmentDeclarationError, match="has no package 'no-such-pkg-xyz'"):
         build_environment(spec, store, is_root=os.geteuid() == 0)
     assert list(store.root.iterdir()) == []
+
+
+def test_prune_keeps_the_declared_and_removes_the_rest_and_leftovers(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from proctor.services.environments import list_environments, prune_environments
+    from proctor.settings import Settings
+
+    store = EnvironmentStore(tmp_path / "store")
+    for key in ("a" * 64, "b" * 64):
+        folder = store.root / key
+        (folder / "rootfs").mkdir(parents=True)
+        write_manifest(folder, Manifest(key[:1], "d" * 64, key, "bookworm", {}, {}))
+    leftover = store.root / f"{'c' * 64}{PARTIAL}999999999"
+    leftover.mkdir()
+    settings = replace(Settings.from_env(), env_root=store.root)
+    removed = prune_environments(settings, keep={"a" * 64})
+    assert set(removed) == {leftover, store.root / ("b" * 64)}
+    assert [b.manifest.declaration_digest for b in list_environments(settings)] == ["a" * 64]
