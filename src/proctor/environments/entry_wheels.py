@@ -132,9 +132,33 @@ def install_entry_wheels(
     ``pinned``: the environment's own wheels (name → version, sha256), which constrain the
     resolution and are not installed again.
     """
-    pinned = {canonicalize_name(name): pin for name, pin in pinned.items()}
     work = layer.parent / f"{layer.name}.work"
     work.mkdir(parents=True, exist_ok=True)
+    wheels = _resolve(requirements, work, target=target, pinned=pinned, limits=limits)
+    if not wheels:
+        return []
+    lock = work / "entry-wheels.lock"
+    lock.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels))
+    downloads = _download(lock, work / "downloads", target=target, limits=limits)
+    done = _pip(["install", "--quiet", "--no-deps", "--require-hashes", "--no-index",
+                 "--find-links", str(downloads), "--target", str(layer), *target.pip_options(),
+                 "-r", str(lock)], limits)  # fmt: skip
+    if done.returncode != 0:
+        raise _refusal(done.stderr)
+    shutil.rmtree(downloads, ignore_errors=True)
+    return wheels
+
+
+def _resolve(
+    requirements: list[Requirement],
+    work: Path,
+    *,
+    target: Target,
+    pinned: dict[str, tuple[str, str]],
+    limits: ParticipantWheels,
+) -> list[EntryWheel]:
+    """The wheels the requirements add to the environment (its own pins as constraints)."""
+    pinned = {canonicalize_name(name): pin for name, pin in pinned.items()}
     asked = work / "requirements.txt"
     asked.write_text("".join(f"{r}\n" for r in requirements), encoding="utf-8")
     constraints = work / "constraints.txt"
@@ -155,11 +179,11 @@ def install_entry_wheels(
             continue  # already in the environment, at the pinned version
         digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256", "")
         wheels.append(EntryWheel(name, str(item["metadata"]["version"]), digest))
-    if not wheels:
-        return []
-    lock = work / "entry-wheels.lock"
-    lock.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels))
-    downloads = work / "downloads"
+    return wheels
+
+
+def _download(lock: Path, downloads: Path, *, target: Target, limits: ParticipantWheels) -> Path:
+    """Fetch the locked wheels (hashes checked) and refuse them past the byte cap."""
     done = _pip(["download", "--quiet", "--no-deps", "--require-hashes", "-d", str(downloads),
                  *target.pip_options(), "-r", str(lock)], limits)  # fmt: skip
     if done.returncode != 0:
@@ -170,10 +194,4 @@ def install_entry_wheels(
             f"the wheels of {REQUIREMENTS} come to {size} bytes; this challenge allows at most "
             f"{limits.max_bytes}"
         )
-    done = _pip(["install", "--quiet", "--no-deps", "--require-hashes", "--no-index",
-                 "--find-links", str(downloads), "--target", str(layer), *target.pip_options(),
-                 "-r", str(lock)], limits)  # fmt: skip
-    if done.returncode != 0:
-        raise _refusal(done.stderr)
-    shutil.rmtree(downloads, ignore_errors=True)
-    return wheels
+    return downloads
