@@ -258,3 +258,20 @@ def test_prune_keeps_the_declared_and_removes_the_rest_and_leftovers(tmp_path: P
     removed = prune_environments(settings, keep={"a" * 64})
     assert set(removed) == {leftover, store.root / ("b" * 64)}
     assert [b.manifest.declaration_digest for b in list_environments(settings)] == ["a" * 64]
+
+
+def test_an_image_layer_with_a_hard_link_or_a_path_twice_is_refused(tmp_path: Path) -> None:
+    """Review: a hard link in an imported layer could write through to a host file."""
+    import tarfile
+
+    from proctor.environments.oci import _TreeFilter
+
+    link = tarfile.TarInfo("usr/a")
+    link.type, link.linkname = tarfile.LNKTYPE, "../outside/host.txt"
+    with pytest.raises(InputFileError, match="not a file, folder or symbolic link"):
+        _TreeFilter()(link, str(tmp_path))
+    guard = _TreeFilter()
+    first = tarfile.TarInfo("usr/b")
+    guard(first, str(tmp_path))
+    with pytest.raises(InputFileError, match="comes twice"):
+        guard(tarfile.TarInfo("usr/./b"), str(tmp_path))

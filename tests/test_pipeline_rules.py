@@ -334,3 +334,48 @@ def test_the_folder_of_run_folders_cannot_be_listed_either(tmp_path: Path) -> No
 
     RunFolder.create(tmp_path / "runs", "toy")
     assert (tmp_path / "runs").stat().st_mode & 0o777 == 0o711
+
+
+def test_at_exam_none_neither_the_rerun_verdict_nor_the_zero_filled_count_shows(
+    tmp_path: Path, entry: Path
+) -> None:
+    """Review: `identical` and `records_zero_filled` each carried hidden-data bits at `none`."""
+    challenge = make_challenge(tmp_path / "det", determinism_cases=2)
+    with_yaml(challenge, disclosure={"exam": "none"})
+    scripted = ScriptedEntry(lambda r: BROKEN if r == "te03" else good_answer())
+    data = evaluate(challenge, entry, scripted).to_json()
+    assert "determinism" not in data
+    assert "records_zero_filled" not in data["scores"]["arousal"]
+    assert "zeros" not in stage_of(data, "score")["message"]
+
+
+def stage_of(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in data["stages"] if s["name"] == name)
+
+
+def test_a_rerun_with_no_exam_output_is_skipped_not_called_deterministic(
+    tmp_path: Path, entry: Path
+) -> None:
+    challenge = make_challenge(tmp_path / "det", determinism_cases=2)
+    data = evaluate(challenge, entry, ScriptedEntry(
+        lambda r: good_answer() if r.startswith("tr") else BROKEN)).to_json()  # fmt: skip
+    rerun = stage_of(data, "rerun")
+    assert rerun["status"] == "skipped" and "no exam case gave an output" in rerun["message"]
+
+
+def test_a_home_of_sparse_files_is_not_copied_for_the_rerun(tmp_path: Path, entry: Path) -> None:
+    """Review: a home of holes would have been written out in full on the host's disk."""
+    challenge = make_challenge(tmp_path / "det", determinism_cases=1)
+
+    class Sparse(ScriptedEntry):
+        def __call__(self, request: Any) -> Outcome:
+            if request.argv[0] == "./setup.sh":
+                with request.host_path("/entry/holes").open("wb") as handle:
+                    handle.truncate(1 << 40)  # a terabyte of holes, no block used
+                return Outcome(exit_status=0)
+            return super().__call__(request)
+
+    report = evaluate(challenge, entry, Sparse())
+    rerun = stage_of(report.to_json(), "rerun")
+    assert rerun["status"] == "skipped" and "larger than the home may hold" in rerun["message"]
+    assert report.status is RunStatus.SCORED

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -84,10 +85,13 @@ def read_requirements(path: Path, limits: ParticipantWheels) -> list[Requirement
 
 def _pip(args: list[str], limits: ParticipantWheels) -> subprocess.CompletedProcess[str]:
     prlimit = shutil.which("prlimit")
-    cap = [prlimit, f"--as={limits.resolve_memory_bytes}", "--"] if prlimit else []
+    # memory while resolving; and no single file (a downloaded wheel) past the byte cap, so a
+    # request for huge wheels is stopped while it downloads, not after the disk is full
+    caps = [f"--as={limits.resolve_memory_bytes}", f"--fsize={limits.max_bytes}"]
+    cap = [prlimit, *caps, "--"] if prlimit else []
     command = [*cap, sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
     try:
-        return subprocess.run(  # noqa: S603 - a fixed pip command line; no entry-given options
+        done = subprocess.run(  # noqa: S603 - a fixed pip command line; no entry-given options
             [*command, *args],
             capture_output=True,
             text=True,
@@ -99,6 +103,12 @@ def _pip(args: list[str], limits: ParticipantWheels) -> subprocess.CompletedProc
             f"resolving {REQUIREMENTS} took more than {limits.resolve_s:g} s: ask for fewer or "
             "pinned packages"
         ) from None
+    if done.returncode == -signal.SIGXFSZ:
+        raise EntryRequirementsError(
+            f"a wheel {REQUIREMENTS} asks for is over the {limits.max_bytes}-byte cap of this "
+            "challenge"
+        )
+    return done
 
 
 def _refusal(stderr: str) -> Exception:
@@ -115,6 +125,11 @@ def _refusal(stderr: str) -> Exception:
         )
     if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
         return EntryRequirementsError(f"resolving {REQUIREMENTS} needed too much memory")
+    if "File too large" in stderr or "SIGXFSZ" in stderr:
+        return EntryRequirementsError(
+            f"a wheel {REQUIREMENTS} asks for is over this challenge's byte cap for participant "
+            "wheels"
+        )
     tail = "\n".join(stderr.strip().splitlines()[-6:])
     return PlatformError(f"resolving {REQUIREMENTS} failed on the host:\n{tail}")
 
@@ -178,6 +193,11 @@ def _resolve(
         if name in pinned:
             continue  # already in the environment, at the pinned version
         digest = item["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256", "")
+        if not digest:
+            raise EntryRequirementsError(
+                f"{REQUIREMENTS}: the index gives no sha256 for {name}, so it cannot be "
+                "installed with a checked hash: pick another version"
+            )
         wheels.append(EntryWheel(name, str(item["metadata"]["version"]), digest))
     return wheels
 

@@ -16,7 +16,7 @@ def mounts_below(folder: Path) -> list[str]:
     found = []
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            point = line.split()[4].encode().decode("unicode_escape")
+            point = _unescape(line.split()[4])
             if point == root or point.startswith(root.rstrip("/") + "/"):
                 found.append(point)
     return sorted(found, key=len, reverse=True)
@@ -35,3 +35,10 @@ def remove_tree(folder: Path) -> None:
             "`proctor env prune`"
         )
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path field with its octal escapes (space, tab, newline, backslash) undone."""
+    for code, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
+        field = field.replace(code, char)
+    return field

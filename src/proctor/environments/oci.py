@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import shutil
 import tarfile
 import tempfile
@@ -198,14 +199,30 @@ def _import(
     return store.commit(partial, key)
 
 
-def _safe_paths_keep_modes(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
+class _TreeFilter:
     """The ``tar`` filter's path checks (nothing outside ``dest``), keeping every mode bit.
 
-    An environment's setuid programs keep their modes, so the tree reproduces its digest;
-    inside the sandbox they give no privilege (no capabilities, a user namespace).
+    Only folders, regular files and symbolic links are accepted (an environment's canonical
+    tar holds nothing else: a hard link could write through to a host file), and no path may
+    come twice (a second member must never write through the first). Setuid programs keep
+    their modes, so the tree reproduces its digest; inside the sandbox they give no privilege.
     """
-    checked = tarfile.tar_filter(member, dest)
-    return checked.replace(mode=member.mode, deep=False)
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def __call__(self, member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
+        if not (member.isreg() or member.isdir() or member.issym()):
+            raise InputFileError(
+                f"{member.name!r} is not a file, folder or symbolic link: not an environment "
+                "image written by `proctor env export`"
+            )
+        name = os.path.normpath(member.name)
+        if name in self.seen:
+            raise InputFileError(f"{member.name!r} comes twice in the layer: refused")
+        self.seen.add(name)
+        checked = tarfile.tar_filter(member, dest)
+        return checked.replace(mode=member.mode, deep=False)
 
 
 def _unpack(
@@ -237,7 +254,7 @@ def _unpack(
             )
         plain.seek(0)
         with tarfile.open(fileobj=plain, mode="r:") as tree:
-            tree.extractall(rootfs, filter=_safe_paths_keep_modes)  # noqa: S202 - filtered
+            tree.extractall(rootfs, filter=_TreeFilter())  # noqa: S202 - filtered
     digest, size = canonical_tar(rootfs)
     if digest != diff_id:
         raise InputFileError(f"{path}: the unpacked tree does not reproduce {diff_id}")

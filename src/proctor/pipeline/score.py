@@ -18,6 +18,7 @@ from proctor.spec.model import DisclosureSpec, PerRecord
 from proctor.types import Disclosure, Failure, Stage, StageStatus
 
 SCORE_ERROR_CODE = "E-SCORE"
+ZERO_FILLED = "records_zero_filled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,8 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
     cases = ctx.driver.list_cases(ctx.challenge.protocol, inputs)
     template = ctx.driver.output_template(ctx.challenge.protocol)
     scored: list[TaskScores] = []
+    # at exam "none" not even the count of failed exam cases may show, here or in a metric
+    exam_hidden = disclosure_level(runner.policy, Stage.EXAM) is Disclosure.NONE
 
     def body(_: CaseSink) -> StageResult:
         try:
@@ -77,7 +80,7 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         scored.append(result)
         noun = ctx.driver.case_noun
         message = f"scored {len(cases)} {noun}s"
-        if result.zero_filled:
+        if result.zero_filled and not exam_hidden:
             message += f"; {len(result.zero_filled)} without usable output scored as zeros"
         return StageResult(Stage.SCORE, StageStatus.PASSED, message, "scored")
 
@@ -98,7 +101,8 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         "peak_memory_bytes": float(ctx.challenge.limits.memory_bytes),
     }
     level = disclosure_level(policy, Stage.SCORE)
-    shown = shown_scores(scored[0], task.reported_metrics, level, policy.per_record)
+    wanted = tuple(m for m in task.reported_metrics if not (exam_hidden and m == ZERO_FILLED))
+    shown = shown_scores(scored[0], wanted, level, policy.per_record)
     return ShownScores(
         shown.scores, shown.per_record, disclosed_efficiency(efficiency, policy, ceilings)
     )

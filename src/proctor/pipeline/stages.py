@@ -12,6 +12,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from proctor.errors import PlatformError
 from proctor.pipeline.cases import run_cases
 from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult, counts_message, counts_of, run_logs
@@ -206,6 +207,10 @@ def rerun(ctx: TaskContext, runner: StageRunner, inputs: Path, count: int) -> di
             Stage.RERUN, StageStatus.PASSED, message, "rerun completed", counts, usage
         )
 
+    if not chosen:
+        note = "no exam case gave an output to rerun"
+        runner.finish(StageResult(Stage.RERUN, StageStatus.SKIPPED, note, note))
+        return {"rerun": 0.0, "identical": 0.0}
     runner.run(Stage.RERUN, body, cases=len(chosen))
     return {"rerun": float(len(chosen)), "identical": float(identical)}
 
@@ -236,18 +241,44 @@ def _special(folder: str, names: list[str]) -> list[str]:
     return skipped
 
 
-def snapshot_home(home: Path, snapshot: Path) -> None:
-    """Keep a copy of the home as it is now (after setup), links as links, specials left out."""
+def apparent_bytes(folder: Path) -> int:
+    """The bytes a copy of ``folder`` would write: regular files in full (sparse ones too)."""
+    total = 0
+    for root, _, files in os.walk(folder, followlinks=False):
+        for name in files:
+            info = os.lstat(os.path.join(root, name))
+            if stat.S_ISREG(info.st_mode):
+                total += info.st_size
+    return total
+
+
+def snapshot_home(home: Path, snapshot: Path, *, max_bytes: int) -> bool:
+    """Keep a copy of the home as it is now, links as links, specials left out.
+
+    False (and no copy) when the files would take more than ``max_bytes`` once copied:
+    sparse files are written out in full, so a home of holes could fill the host's disk.
+    A copy that fails on the host is a ``PlatformError``.
+    """
     shutil.rmtree(snapshot, ignore_errors=True)
+    if apparent_bytes(home) > max_bytes:
+        return False
     snapshot.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(home, snapshot, symlinks=True, ignore=_special)
+    try:
+        shutil.copytree(home, snapshot, symlinks=True, ignore=_special)
+    except (OSError, shutil.Error) as err:
+        shutil.rmtree(snapshot, ignore_errors=True)
+        raise PlatformError(f"cannot keep a copy of the home: {err}") from err
+    return True
 
 
 def restore_home(snapshot: Path, home: Path) -> None:
     """Empty the home and put the snapshot back (the home itself, a mount point, stays)."""
-    for item in home.iterdir():
-        if item.is_dir() and not item.is_symlink():
-            shutil.rmtree(item)
-        else:
-            item.unlink()
-    shutil.copytree(snapshot, home, symlinks=True, dirs_exist_ok=True)
+    try:
+        for item in home.iterdir():
+            if item.is_dir() and not item.is_symlink():
+                shutil.rmtree(item)
+            else:
+                item.unlink()
+        shutil.copytree(snapshot, home, symlinks=True, dirs_exist_ok=True)
+    except (OSError, shutil.Error) as err:
+        raise PlatformError(f"cannot restore the home as it was after setup: {err}") from err

@@ -32,7 +32,7 @@ from proctor.pipeline.entry_layer import EntryLayer, entry_layer
 from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo, StageReport, TaskReport
-from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner
+from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner, disclosure_level
 from proctor.pipeline.score import ShownScores, score
 from proctor.protocols.base import DriverContext
 from proctor.protocols.registry import driver_for
@@ -42,7 +42,7 @@ from proctor.scoring.registry import get_scorer
 from proctor.spec.environment import ParticipantWheels
 from proctor.spec.model import Challenge, Phase, Task
 from proctor.store.runfolder import RunFolder
-from proctor.types import MAIN_STAGES, Failure, RunStatus, Stage, StageStatus
+from proctor.types import MAIN_STAGES, Disclosure, Failure, RunStatus, Stage, StageStatus
 
 PLATFORM_ERROR_CODE = "E-PLATFORM"
 PLATFORM_ERROR_LOG = "platform-error.txt"
@@ -184,7 +184,8 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
         with session.workspace(home, size_bytes=challenge.limits.home_bytes):
             examined = _run_in_home(ctx, job, runner)
             if job.keep_home:  # --keep: the home as the entry left it, for the organizer
-                stages.snapshot_home(home, job.folder.root / "homes-kept" / task.name)
+                kept_home = job.folder.root / "homes-kept" / task.name
+                stages.snapshot_home(home, kept_home, max_bytes=challenge.limits.home_bytes)
     if examined is None:
         return task_report(job, runner)
     job.cancel.check()
@@ -228,8 +229,10 @@ def _run_in_home(ctx: TaskContext, job: TaskJob, runner: StageRunner) -> _Examin
     if stages.prep(ctx, runner).failed:
         return None
     after_setup = job.folder.root / "home-after-setup" / ctx.task.name
+    kept = False
     if job.phase.determinism_cases and not job.dry_run:
-        stages.snapshot_home(ctx.home, after_setup)
+        home_bytes = ctx.challenge.limits.home_bytes
+        kept = stages.snapshot_home(ctx.home, after_setup, max_bytes=home_bytes)
     job.cancel.check()
     if stages.quiz(ctx, runner).failed:
         return None
@@ -247,10 +250,21 @@ def _run_in_home(ctx: TaskContext, job: TaskJob, runner: StageRunner) -> _Examin
         return None
     if not job.phase.determinism_cases:
         return _Examined(exam)
-    stages.restore_home(after_setup, ctx.home)  # no state the exam left can be replayed
+    return _Examined(exam, _rerun_from_setup(ctx, job, runner, after_setup if kept else None))
+
+
+def _rerun_from_setup(
+    ctx: TaskContext, job: TaskJob, runner: StageRunner, after_setup: Path | None
+) -> dict[str, float] | None:
+    """The determinism rerun, from the home as it was after setup (no state the exam left)."""
+    inputs = ctx.task.hidden_inputs
+    if after_setup is None or inputs is None:
+        note = "the home after setup was larger than the home may hold: no rerun"
+        runner.finish(StageResult(Stage.RERUN, StageStatus.SKIPPED, note, note))
+        return None
+    stages.restore_home(after_setup, ctx.home)
     ctx.driver.context.session.give(ctx.home)
-    verdict = stages.rerun(ctx, runner, inputs, job.phase.determinism_cases)
-    return _Examined(exam, verdict)
+    return stages.rerun(ctx, runner, inputs, job.phase.determinism_cases)
 
 
 def task_report(job: TaskJob, runner: StageRunner, examined: _Examined | None = None,
@@ -280,7 +294,7 @@ def task_report(job: TaskJob, runner: StageRunner, examined: _Examined | None = 
         scores=shown.scores if shown is not None else {},
         per_record=shown.per_record if shown is not None else None,
         efficiency=shown.efficiency if shown is not None else None,
-        determinism=examined.determinism if examined is not None else None,
+        determinism=_shown_determinism(job, examined),
         environment=runner.environment or _environment_info(job.environment, private=False),
         count_metrics=frozenset(
             metric.name
@@ -294,3 +308,13 @@ def _environment_info(environment: JobEnvironment | None, *, private: bool) -> E
     if environment is None:
         return HOST_ENVIRONMENT
     return dataclasses.replace(environment.info, shared_page_cache=not private)
+
+
+def _shown_determinism(job: TaskJob, examined: _Examined | None) -> dict[str, float] | None:
+    """The rerun verdict, unless the exam shows nothing (``identical`` could carry a bit)."""
+    if examined is None or examined.determinism is None:
+        return None
+    policy = job.challenge.disclosure_for(job.phase)
+    if disclosure_level(policy, Stage.RERUN) is Disclosure.NONE:
+        return None
+    return examined.determinism

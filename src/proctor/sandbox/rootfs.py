@@ -80,7 +80,12 @@ def private_mount(image: Path, under: Path, tag: str) -> Iterator[Path]:
     under.chmod(0o755)
     point = under / f"{MOUNT_PREFIX}{os.getpid()}-{tag}"
     point.mkdir(exist_ok=True)
-    device = _attach_loop(image)
+    try:
+        device = _attach_loop(image)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            point.rmdir()
+        raise
     try:
         done = _run([_tool("mount"), "-t", "erofs", "-o", "ro,nodev,nosuid", device, str(point)])
         if done.returncode != 0:
@@ -134,6 +139,13 @@ def _mount_source(point: Path) -> str:
     wanted = str(point.resolve())
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         left, _, right = line.partition(" - ")
-        if left.split()[4].encode().decode("unicode_escape") == wanted:
+        if _unescape(left.split()[4]) == wanted:
             return right.split()[1]
     return ""
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path field with its octal escapes (space, tab, newline, backslash) undone."""
+    for code, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
+        field = field.replace(code, char)
+    return field
