@@ -84,8 +84,8 @@ def _tar_info(path: Path, name: str) -> tarfile.TarInfo:
     return member
 
 
-class _Hashing:
-    """A write-only stream that hashes what passes through and forwards it."""
+class HashingWriter:
+    """A write-only stream that hashes what passes through (sha256, bytes) and forwards it."""
 
     def __init__(self, sink: IO[bytes] | None) -> None:
         self.sink = sink
@@ -99,6 +99,11 @@ class _Hashing:
             self.sink.write(data)
         return len(data)
 
+    def flush(self) -> None:
+        """Flush the sink, if any."""
+        if self.sink is not None:
+            self.sink.flush()
+
 
 def canonical_tar(root: Path, sink: IO[bytes] | None = None) -> tuple[str, int]:
     """Write the tree at ``root`` as the canonical tar into ``sink``; return (sha256, bytes).
@@ -106,7 +111,7 @@ def canonical_tar(root: Path, sink: IO[bytes] | None = None) -> tuple[str, int]:
     Device nodes and FIFOs are left out (the sandbox brings its own ``/dev``); hard links are
     stored as copies.
     """
-    stream = _Hashing(sink)
+    stream = HashingWriter(sink)
     with tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT) as tar:  # type: ignore[call-overload]
         for path in _walk(root):
             member = _tar_info(path, str(path.relative_to(root)))

@@ -17,12 +17,13 @@ import os
 import shutil
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from proctor.environments.build import LOCK_INSIDE, pack_image
 from proctor.environments.debian import installed_packages
-from proctor.environments.digests import canonical_tar
+from proctor.environments.digests import HashingWriter, canonical_tar
 from proctor.environments.lockfile import read_lock
 from proctor.environments.mounts import remove_tree
 from proctor.environments.store import (
@@ -43,80 +44,88 @@ LABEL = "org.proctor.environment"
 PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-class _HashingFile:
-    """A file writer that hashes what it writes (the compressed layer's digest)."""
-
-    def __init__(self, handle: IO[bytes]) -> None:
-        self.handle = handle
-        self.sha256 = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data: bytes) -> int:
-        self.sha256.update(data)
-        self.size += len(data)
-        return self.handle.write(data)
-
-    def flush(self) -> None:
-        self.handle.flush()
-
-
 def _blob(data: bytes) -> tuple[str, bytes]:
     return hashlib.sha256(data).hexdigest(), data
 
 
 def export_oci(built: BuiltEnvironment, archive: Path) -> str:
     """Write ``built`` as an OCI image archive at ``archive``; returns the manifest digest."""
-    manifest = built.manifest
     with tempfile.TemporaryDirectory(prefix="proctor-oci-", dir=archive.parent) as scratch:
         layer_path = Path(scratch) / "layer.tar.gz"
-        with layer_path.open("wb") as raw:
-            hashed = _HashingFile(raw)
-            with gzip.GzipFile(fileobj=hashed, mode="wb", compresslevel=1, mtime=0) as zipped:
-                diff_id, _ = canonical_tar(built.rootfs, zipped)  # type: ignore[arg-type]
-        if diff_id != manifest.digest:
-            raise InputFileError(
-                f"{built.rootfs}: the tree no longer matches its digest (changed on disk?); "
-                "rebuild the environment"
-            )
-        layer_digest, layer_size = hashed.sha256.hexdigest(), hashed.size
-        env = [f"PATH={PATH}", *(f"{k}={v}" for k, v in sorted(manifest.variables.items()))]
-        labels = {
-            f"{LABEL}.name": manifest.name,
-            f"{LABEL}.digest": manifest.digest,
-            f"{LABEL}.declaration-digest": manifest.declaration_digest,
-            f"{LABEL}.suite": manifest.suite,
-        }
-        config_digest, config = _blob(json.dumps({
-            "architecture": "amd64",
-            "os": "linux",
-            "config": {"Env": env, "Cmd": ["/bin/sh"], "Labels": labels},
-            "rootfs": {"type": "layers", "diff_ids": [f"sha256:{diff_id}"]},
-            "history": [{"created_by": f"proctor env build ({manifest.name})"}],
-        }, sort_keys=True).encode())  # fmt: skip
-        image_digest, image_manifest = _blob(json.dumps({
-            "schemaVersion": 2,
-            "mediaType": MANIFEST_TYPE,
-            "config": {"mediaType": CONFIG_TYPE, "digest": f"sha256:{config_digest}",
-                       "size": len(config)},
-            "layers": [{"mediaType": LAYER_TYPE, "digest": f"sha256:{layer_digest}",
-                        "size": layer_size}],
-            "annotations": {f"{LABEL}.digest": manifest.digest},
-        }, sort_keys=True).encode())  # fmt: skip
-        index = json.dumps({
-            "schemaVersion": 2,
-            "manifests": [{"mediaType": MANIFEST_TYPE, "digest": f"sha256:{image_digest}",
-                           "size": len(image_manifest),
-                           "annotations": {"org.opencontainers.image.ref.name": manifest.name}}],
-        }, sort_keys=True).encode()  # fmt: skip
+        layer_digest, layer_size = _write_layer(built, layer_path)
+        blobs = _image_blobs(built.manifest, layer_digest, layer_size)
+        config_digest, config = blobs.config
+        image_digest, image_manifest = blobs.manifest
         partial = archive.with_name(archive.name + ".partial")
         with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as out:
             _add_bytes(out, "oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
-            _add_bytes(out, "index.json", index)
+            _add_bytes(out, "index.json", blobs.index)
             _add_bytes(out, f"blobs/sha256/{config_digest}", config)
             _add_bytes(out, f"blobs/sha256/{image_digest}", image_manifest)
             out.add(layer_path, arcname=f"blobs/sha256/{layer_digest}")
         partial.replace(archive)
     return image_digest
+
+
+def _write_layer(built: BuiltEnvironment, path: Path) -> tuple[str, int]:
+    """Write the tree as one gzip layer; returns its (sha256, bytes).
+
+    The uncompressed tar's digest must be the environment's: a tree changed on disk since
+    its build is refused.
+    """
+    with path.open("wb") as raw:
+        hashed = HashingWriter(raw)
+        with gzip.GzipFile(fileobj=hashed, mode="wb", compresslevel=1, mtime=0) as zipped:
+            diff_id, _ = canonical_tar(built.rootfs, zipped)  # type: ignore[arg-type]
+    if diff_id != built.manifest.digest:
+        raise InputFileError(
+            f"{built.rootfs}: the tree no longer matches its digest (changed on disk?); "
+            "rebuild the environment"
+        )
+    return hashed.sha256.hexdigest(), hashed.size
+
+
+@dataclass(frozen=True, slots=True)
+class _ImageBlobs:
+    """The JSON documents of an image: config and manifest as (digest, bytes), the index."""
+
+    config: tuple[str, bytes]
+    manifest: tuple[str, bytes]
+    index: bytes
+
+
+def _image_blobs(manifest: Manifest, layer_digest: str, layer_size: int) -> _ImageBlobs:
+    """The config (labels, variables, diff_id), the image manifest and the index of one layer."""
+    env = [f"PATH={PATH}", *(f"{k}={v}" for k, v in sorted(manifest.variables.items()))]
+    labels = {
+        f"{LABEL}.name": manifest.name,
+        f"{LABEL}.digest": manifest.digest,
+        f"{LABEL}.declaration-digest": manifest.declaration_digest,
+        f"{LABEL}.suite": manifest.suite,
+    }
+    config_digest, config = _blob(json.dumps({
+        "architecture": "amd64",
+        "os": "linux",
+        "config": {"Env": env, "Cmd": ["/bin/sh"], "Labels": labels},
+        "rootfs": {"type": "layers", "diff_ids": [f"sha256:{manifest.digest}"]},
+        "history": [{"created_by": f"proctor env build ({manifest.name})"}],
+    }, sort_keys=True).encode())  # fmt: skip
+    image_digest, image_manifest = _blob(json.dumps({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_TYPE,
+        "config": {"mediaType": CONFIG_TYPE, "digest": f"sha256:{config_digest}",
+                   "size": len(config)},
+        "layers": [{"mediaType": LAYER_TYPE, "digest": f"sha256:{layer_digest}",
+                    "size": layer_size}],
+        "annotations": {f"{LABEL}.digest": manifest.digest},
+    }, sort_keys=True).encode())  # fmt: skip
+    index = json.dumps({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": MANIFEST_TYPE, "digest": f"sha256:{image_digest}",
+                       "size": len(image_manifest),
+                       "annotations": {"org.opencontainers.image.ref.name": manifest.name}}],
+    }, sort_keys=True).encode()  # fmt: skip
+    return _ImageBlobs((config_digest, config), (image_digest, image_manifest), index)
 
 
 def _add_bytes(out: tarfile.TarFile, name: str, data: bytes) -> None:
@@ -234,30 +243,11 @@ def _unpack(
     partial: Path,
     path: Path,
 ) -> Manifest:
+    """Unpack the layer into ``partial``, pack its image and describe it as the store does."""
     labels: dict[str, str] = config.get("config", {}).get("Labels") or {}
     env = config.get("config", {}).get("Env") or []
-    layer = _blob_name(image["layers"][0])
-    stream = archive.extractfile(layer)
-    if stream is None:
-        raise InputFileError(f"{path}: the layer {layer} is missing")
     rootfs = partial / ROOTFS
-    rootfs.mkdir()
-    hashed = hashlib.sha256()
-    with tempfile.TemporaryFile(dir=partial) as plain:
-        with gzip.GzipFile(fileobj=stream) as unzipped:
-            for block in iter(lambda: unzipped.read(1 << 20), b""):
-                hashed.update(block)
-                plain.write(block)
-        if hashed.hexdigest() != diff_id:
-            raise InputFileError(
-                f"{path}: the layer does not match its diff_id: the file is damaged"
-            )
-        plain.seek(0)
-        with tarfile.open(fileobj=plain, mode="r:") as tree:
-            tree.extractall(rootfs, filter=_TreeFilter())  # noqa: S202 - filtered
-    digest, size = canonical_tar(rootfs)
-    if digest != diff_id:
-        raise InputFileError(f"{path}: the unpacked tree does not reproduce {diff_id}")
+    size = _extract_layer(archive, image, diff_id=diff_id, rootfs=rootfs, path=path)
     lock_file = rootfs / LOCK_INSIDE.lstrip("/")
     wheels = read_lock(lock_file).wheels if lock_file.is_file() else {}
     if lock_file.is_file():
@@ -279,3 +269,32 @@ def _unpack(
         image_bytes=(partial / IMAGE).stat().st_size,
         source="import",
     )
+
+
+def _extract_layer(
+    archive: tarfile.TarFile, image: dict[str, Any], *, diff_id: str, rootfs: Path, path: Path
+) -> int:
+    """Extract the image's layer at ``rootfs`` after checking it against its ``diff_id``.
+
+    Returns the canonical tar's size; the unpacked tree must reproduce the digest too.
+    """
+    layer = _blob_name(image["layers"][0])
+    stream = archive.extractfile(layer)
+    if stream is None:
+        raise InputFileError(f"{path}: the layer {layer} is missing")
+    rootfs.mkdir()
+    with tempfile.TemporaryFile(dir=rootfs.parent) as plain:
+        hashed = HashingWriter(plain)
+        with gzip.GzipFile(fileobj=stream) as unzipped:
+            shutil.copyfileobj(unzipped, hashed, 1 << 20)
+        if hashed.sha256.hexdigest() != diff_id:
+            raise InputFileError(
+                f"{path}: the layer does not match its diff_id: the file is damaged"
+            )
+        plain.seek(0)
+        with tarfile.open(fileobj=plain, mode="r:") as tree:
+            tree.extractall(rootfs, filter=_TreeFilter())  # noqa: S202 - filtered
+    digest, size = canonical_tar(rootfs)
+    if digest != diff_id:
+        raise InputFileError(f"{path}: the unpacked tree does not reproduce {diff_id}")
+    return size
