@@ -87,6 +87,17 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
     runner.run(Stage.SCORE, body)
     if not scored:
         return None
+    policy = runner.policy
+    level = disclosure_level(policy, Stage.SCORE)
+    wanted = tuple(m for m in task.reported_metrics if not (exam_hidden and m == ZERO_FILLED))
+    shown = shown_scores(scored[0], wanted, level, policy.per_record)
+    return ShownScores(shown.scores, shown.per_record, _exam_efficiency(ctx, policy, exam))
+
+
+def _exam_efficiency(
+    ctx: TaskContext, policy: DisclosureSpec, exam: StageResult
+) -> dict[str, float] | None:
+    """The exam's figures per case: kept exactly for the organizer, shown as policy allows."""
     cases_run = max(exam.counts.total, 1)
     efficiency = {
         "cpu_s_per_case": round(exam.usage.cpu_s / cases_run, 6),
@@ -94,18 +105,12 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         "peak_memory_bytes": float(exam.usage.peak_memory_bytes),
     }
     _keep_for_organizer(ctx, efficiency)
-    policy = runner.policy
     ceilings = {
         "cpu_s_per_case": ctx.driver.case_s,
         "wall_s_per_case": ctx.driver.case_s,
         "peak_memory_bytes": float(ctx.challenge.limits.memory_bytes),
     }
-    level = disclosure_level(policy, Stage.SCORE)
-    wanted = tuple(m for m in task.reported_metrics if not (exam_hidden and m == ZERO_FILLED))
-    shown = shown_scores(scored[0], wanted, level, policy.per_record)
-    return ShownScores(
-        shown.scores, shown.per_record, disclosed_efficiency(efficiency, policy, ceilings)
-    )
+    return disclosed_efficiency(efficiency, policy, ceilings)
 
 
 COARSE_LEVELS = 8

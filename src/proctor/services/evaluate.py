@@ -15,7 +15,7 @@ from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission, rejected
 from proctor.pipeline.task import JobEnvironment
-from proctor.sandbox import create_sandbox
+from proctor.sandbox import Sandbox, create_sandbox
 from proctor.sandbox.bwrap_args import host_paths_shown
 from proctor.services.catalog import resolve_challenge
 from proctor.services.environments import BuildListener, job_environments
@@ -77,22 +77,27 @@ def run_entry(
             environments=environments,
             keep_homes=request.keep,
         )
-        try:
-            limits = ArchiveLimits(max_files=challenge.limits.entry_files)
-            entry_root = unpack_entry(request.entry, folder.entry, limits=limits)
-        except ArchiveError as err:
-            report = rejected(submission, str(err), progress)
-        else:
-            submission = dataclasses.replace(
-                submission, entry_root=entry_root, dry_run=entry_flags(entry_root).dry_run
-            )
-            report = evaluate_submission(submission, sandbox, progress)
+        report = _evaluate_upload(request.entry, submission, sandbox, progress)
         if request.keep:
             return dataclasses.replace(report, run_dir=folder.commit())
         return report
     finally:
         if not request.keep:
             folder.discard()
+
+
+def _evaluate_upload(
+    upload: Path, submission: Submission, sandbox: Sandbox, progress: ProgressListener | None
+) -> EvaluationReport:
+    """Unpack the upload into the run folder and evaluate it, or report it refused."""
+    limits = ArchiveLimits(max_files=submission.challenge.limits.entry_files)
+    try:
+        entry_root = unpack_entry(upload, submission.folder.entry, limits=limits)
+    except ArchiveError as err:
+        return rejected(submission, str(err), progress)
+    dry_run = entry_flags(entry_root).dry_run
+    unpacked = dataclasses.replace(submission, entry_root=entry_root, dry_run=dry_run)
+    return evaluate_submission(unpacked, sandbox, progress)
 
 
 def _check_hidden_data_is_hidden(
