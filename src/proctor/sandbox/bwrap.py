@@ -42,11 +42,11 @@ from proctor.sandbox.bwrap_args import (
 )
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.launch import (
-    PROCESS_SLACK,
     Rlimits,
     find_tool,
-    launcher_prefix,
     limits_mismatch,
+    limits_prefix,
+    run_cgroup,
 )
 from proctor.sandbox.rootfs import AttachedRoot, RootFilesystem, attach_root, release_stale_roots
 from proctor.sandbox.runs import RunGroup
@@ -201,14 +201,10 @@ class BwrapSandbox(SessionSandbox):
         root_dir: Path | None = None,
         interactive: bool = False,
     ) -> Outcome:
-        cgroup = None
-        if self.is_root:
-            procs = limits.processes + PROCESS_SLACK
-            cgroup = self.cgroups.create(
-                memory_bytes=limits.memory_bytes, processes=procs, cpus=limits.cpus
-            )
         fds: list[int] = []
-        try:
+        with contextlib.ExitStack() as stack:
+            cgroup = stack.enter_context(run_cgroup(self.cgroups, limits, enabled=self.is_root))
+            stack.callback(_close_all, fds)
             synthetic = [*synthetic_etc(), *synthetic_proc(limits)]
             data_fds = [(_memfd(f.content, fds), f.target) for f in synthetic]
             seccomp_fd = _memfd(self._seccomp, fds) if self._seccomp else None
@@ -223,25 +219,10 @@ class BwrapSandbox(SessionSandbox):
                 seccomp_fd=seccomp_fd,
                 root_dir=root_dir,
             )
-            launcher = [
-                *launcher_prefix(
-                    limits,
-                    cgroup.join_files if cgroup is not None else [],
-                    address_space=cgroup is None or not cgroup.limits_memory,
-                    dash=find_tool("dash"),
-                    prlimit=find_tool("prlimit"),
-                ),
-                *self._drop_privileges(slot),
-                *inner,
-            ]
+            launcher = [*limits_prefix(limits, cgroup), *self._drop_privileges(slot), *inner]
             if interactive:
                 return _attended(launcher, fds)
             return supervise(launcher, limits=limits, cgroup=cgroup, pass_fds=fds, runs=runs)
-        finally:
-            for fd in fds:
-                os.close(fd)
-            if cgroup is not None:
-                cgroup.remove()
 
     def run_interactive(
         self,
@@ -317,3 +298,8 @@ def _attended(launcher: list[str], fds: list[int]) -> Outcome:
     if status < 0:
         return Outcome(exit_status=None, signal=-status, wall_s=time.monotonic() - started)
     return Outcome(exit_status=status, wall_s=time.monotonic() - started)
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)

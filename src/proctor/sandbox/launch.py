@@ -20,15 +20,17 @@ file size, open files, core 0, and the address space only when no memory cgroup 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.errors import SandboxUnavailableError
 from proctor.sandbox.base import Limits
+from proctor.sandbox.cgroups import Cgroup, CgroupHost
 
 SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin"
 # The launcher chain execs into bwrap, which stays as the one process above the command.
@@ -163,3 +165,37 @@ def prlimit_argv(prlimit: str, rl: Rlimits) -> list[str]:
     if rl.address_space_bytes is not None:
         argv.append(f"--as={rl.address_space_bytes}")
     return [*argv, "--"]
+
+
+@contextlib.contextmanager
+def run_cgroup(host: CgroupHost, limits: Limits, *, enabled: bool) -> Iterator[Cgroup | None]:
+    """A fresh cgroup with ``limits`` for one run, removed (members killed) when it ends.
+
+    None when not ``enabled`` (not root) or when the host has no writable cgroups.
+    """
+    cgroup = None
+    if enabled:
+        cgroup = host.create(
+            memory_bytes=limits.memory_bytes,
+            processes=limits.processes + PROCESS_SLACK,
+            cpus=limits.cpus,
+        )
+    try:
+        yield cgroup
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+
+
+def limits_prefix(limits: Limits, cgroup: Cgroup | None) -> list[str]:
+    """The launcher's first link for a run in ``cgroup``: its rlimits, then joining it.
+
+    Without a cgroup that limits memory, the address-space rlimit stands in for it.
+    """
+    return launcher_prefix(
+        limits,
+        cgroup.join_files if cgroup is not None else [],
+        address_space=cgroup is None or not cgroup.limits_memory,
+        dash=find_tool("dash"),
+        prlimit=find_tool("prlimit"),
+    )

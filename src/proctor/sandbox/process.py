@@ -17,7 +17,7 @@ from pathlib import Path
 from proctor.errors import SandboxUnavailableError, UsageError
 from proctor.sandbox.base import Limits, Mount, Outcome, plain_workspace
 from proctor.sandbox.cgroups import CgroupHost
-from proctor.sandbox.launch import PROCESS_SLACK, find_tool, launcher_prefix
+from proctor.sandbox.launch import limits_prefix, run_cgroup
 from proctor.sandbox.runs import RunGroup
 from proctor.sandbox.session import SessionSandbox
 from proctor.sandbox.slots import claim_slot
@@ -82,24 +82,8 @@ class ProcessSandbox(SessionSandbox):
         scratch = "/tmp"  # noqa: S108
         full_env = {"PATH": DEFAULT_PATH, "HOME": scratch, "TMPDIR": scratch, **(env or {})}
         full_env = {key: _translate(value, mounts) for key, value in full_env.items()}
-        cgroup = None
-        if self.settings.is_root:
-            procs = limits.processes + PROCESS_SLACK
-            cgroup = self.cgroups.create(
-                memory_bytes=limits.memory_bytes, processes=procs, cpus=limits.cpus
-            )
-        try:
-            memory_by_rlimit = cgroup is None or not cgroup.limits_memory
-            launcher = [
-                *launcher_prefix(
-                    limits,
-                    cgroup.join_files if cgroup is not None else [],
-                    address_space=memory_by_rlimit,
-                    dash=find_tool("dash"),
-                    prlimit=find_tool("prlimit"),
-                ),
-                *[_translate(arg, mounts) for arg in argv],
-            ]
+        with run_cgroup(self.cgroups, limits, enabled=self.settings.is_root) as cgroup:
+            launcher = [*limits_prefix(limits, cgroup), *[_translate(a, mounts) for a in argv]]
             return supervise(
                 launcher,
                 limits=limits,
@@ -108,9 +92,6 @@ class ProcessSandbox(SessionSandbox):
                 cwd=_translate(cwd, mounts),
                 runs=runs,
             )
-        finally:
-            if cgroup is not None:
-                cgroup.remove()
 
     def workspace(
         self, path: Path, *, size_bytes: int, slot: int = 0
