@@ -66,18 +66,28 @@ def run_cases(
         try:
             _collect(futures, results, skipped)
         except BaseException:
-            # A crash (or Ctrl-C) must not wait for the remaining cases of the stage: start no
-            # new case, kill the running ones, and wait only for them to be reaped.
             stop.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            while cancel is not None and not all(f.done() for f in futures):
-                cancel()  # again and again: a case may have been launching during the last call
-                wait(futures, timeout=0.05)
+            _abandon(pool, futures, cancel)
             raise
     ordered = tuple(results[r] for r in records if r in results)
     not_started = tuple(r for r in records if r in skipped)
     timed_out = time.monotonic() >= deadline
     return StageRun(ordered, not_started, timed_out, time.monotonic() - started)
+
+
+def _abandon(
+    pool: ThreadPoolExecutor,
+    futures: dict[Future[CaseRun | None], str],
+    cancel: Callable[[], None] | None,
+) -> None:
+    """After a crash (or Ctrl-C): start no new case, kill the running ones, wait only for them.
+
+    ``cancel`` is called again and again: a case may have been launching during the last call.
+    """
+    pool.shutdown(wait=False, cancel_futures=True)
+    while cancel is not None and not all(f.done() for f in futures):
+        cancel()
+        wait(futures, timeout=0.05)
 
 
 def _collect(

@@ -159,28 +159,7 @@ def bwrap_args(
     ``root_dir``: a root filesystem tree whose ``usr``, ``etc`` and ``opt`` are shown instead
     of the host's (None: the host's ``/usr`` and a curated part of its ``/etc``).
     """
-    args = [bwrap, "--unshare-all", "--unshare-user"]
-    args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--disable-userns"]
-    args += [
-        "--as-pid-1",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--hostname",
-        HOSTNAME,
-    ]
-    args += root_args(root_dir)
-    early = [(fd, target) for fd, target in data_fds if not target.startswith("/proc/")]
-    for fd, target in early:
-        args += ["--ro-bind-data", str(fd), target]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    for fd, target in data_fds:
-        if target.startswith("/proc/"):  # over the new /proc, once it is mounted
-            args += ["--ro-bind-data", str(fd), target]
-    for folder in PROC_DIRS_HIDDEN:
-        if Path(folder).is_dir():
-            args += ["--size", "4096", "--tmpfs", folder]
+    args = [bwrap, *ISOLATION_ARGS, *root_args(root_dir), *_system_args(data_fds)]
     args += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
     args += ["--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
     for mount in mounts:
@@ -194,6 +173,41 @@ def bwrap_args(
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     return [*args, "--", *argv]
+
+
+ISOLATION_ARGS = (
+    "--unshare-all",
+    "--unshare-user",
+    "--uid",
+    str(SANDBOX_UID),
+    "--gid",
+    str(SANDBOX_GID),
+    "--disable-userns",
+    "--as-pid-1",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--hostname",
+    HOSTNAME,
+)
+"""New namespaces of every kind, the sandbox user, no capabilities, a session of its own."""
+
+
+def _system_args(data_fds: Sequence[tuple[int, str]]) -> list[str]:
+    """The synthetic files, a new ``/proc`` and ``/dev``, and the host-wide ``/proc`` hidden.
+
+    Files for ``/proc`` are bound once the new ``/proc`` is mounted, the others before.
+    """
+    early = [pair for pair in data_fds if not pair[1].startswith("/proc/")]
+    late = [pair for pair in data_fds if pair[1].startswith("/proc/")]
+    args = [arg for fd, target in early for arg in ("--ro-bind-data", str(fd), target)]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += [arg for fd, target in late for arg in ("--ro-bind-data", str(fd), target)]
+    for folder in PROC_DIRS_HIDDEN:
+        if Path(folder).is_dir():
+            args += ["--size", "4096", "--tmpfs", folder]
+    return args
 
 
 def root_args(root_dir: Path | None) -> list[str]:

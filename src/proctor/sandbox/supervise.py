@@ -110,6 +110,32 @@ def supervise(
     """
     if runs.cancelled:
         return CANCELLED
+    proc, out_r, err_r = _spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
+    started = time.monotonic()
+    streams = {fd: _Stream(fd, limits.log_bytes) for fd in (out_r, err_r)}
+    watch = _Watch(proc, os.pidfd_open(proc.pid), streams, cgroup, started)
+    runs.join(watch.cancel)
+    try:
+        _watch(watch, limits)
+        wall = time.monotonic() - started
+        _finish(watch)
+    except BaseException:
+        if watch.status is None:  # interrupted: never leave the tree running
+            _kill_tree(watch)
+            _reap(watch)
+        raise
+    finally:
+        runs.leave(watch.cancel)
+        os.close(watch.pidfd)
+        for fd in streams:
+            os.close(fd)
+    return _outcome(watch, wall)
+
+
+def _spawn(
+    argv: Sequence[str], *, env: dict[str, str] | None, cwd: str, pass_fds: Sequence[int]
+) -> tuple[subprocess.Popen[bytes], int, int]:
+    """Start the launcher in a new session; returns it and the read ends of its out/err pipes."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
@@ -131,25 +157,7 @@ def supervise(
     finally:
         os.close(out_w)
         os.close(err_w)
-    started = time.monotonic()
-    streams = {fd: _Stream(fd, limits.log_bytes) for fd in (out_r, err_r)}
-    watch = _Watch(proc, os.pidfd_open(proc.pid), streams, cgroup, started)
-    runs.join(watch.cancel)
-    try:
-        _watch(watch, limits)
-        wall = time.monotonic() - started
-        _finish(watch)
-    except BaseException:
-        if watch.status is None:  # interrupted: never leave the tree running
-            _kill_tree(watch)
-            _reap(watch)
-        raise
-    finally:
-        runs.leave(watch.cancel)
-        os.close(watch.pidfd)
-        for fd in streams:
-            os.close(fd)
-    return _outcome(watch, wall)
+    return proc, out_r, err_r
 
 
 def _watch(watch: _Watch, limits: Limits) -> None:
