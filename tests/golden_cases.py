@@ -26,6 +26,7 @@ from typing import Any
 import nibabel as nib
 import numpy as np
 
+from ehealthkd_trees import write_scenarios
 from proctor.formats.arousal_mat import write_arousal_reference
 from toy_challenge import make_challenge, make_entry, make_exam_entry
 
@@ -230,16 +231,10 @@ def score_auc_wrong_rows(scratch: Path) -> Result:
 _SENTENCES = "ab cd ef\n"
 _GOLD_A = "1\t0 2\tConcept\tab\n2\t3 5\tAction\tcd\n3\t6 8\tConcept\tef\n"
 _GOLD_B = "target\t2\t1\nsame-as\t1\t3\n"
-_FOLDERS = {1: "scenario1-main", 2: "scenario2-taskA", 3: "scenario3-taskB"}
 
 
 def _scenarios(root: Path, a_text: str, b_text: str, *, stem: str) -> None:
-    for number, folder in _FOLDERS.items():
-        target = root / folder
-        target.mkdir(parents=True)
-        (target / f"{stem}_scenario{number}.txt").write_text(_SENTENCES, encoding="utf-8")
-        (target / f"output_a_scenario{number}.txt").write_text(a_text, encoding="utf-8")
-        (target / f"output_b_scenario{number}.txt").write_text(b_text, encoding="utf-8")
+    write_scenarios(root, a_text, b_text, stem=stem, sentences=_SENTENCES)
 
 
 def _ehealth_tree(scratch: Path) -> None:

@@ -16,21 +16,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from ehealthkd_trees import write_scenarios as write_trees
 from proctor.cli.main import build_app
 
 SENTENCES = "ab cd ef\n"
 GOLD_A = "1\t0 2\tConcept\tab\n2\t3 5\tAction\tcd\n3\t6 8\tConcept\tef\n"
 GOLD_B = "target\t2\t1\nsame-as\t1\t3\n"
-FOLDERS = {1: "scenario1-main", 2: "scenario2-taskA", 3: "scenario3-taskB"}
 
 
 def write_scenarios(root: Path, a_text: str, b_text: str, *, stem: str) -> None:
-    for number, folder in FOLDERS.items():
-        target = root / folder
-        target.mkdir(parents=True)
-        (target / f"{stem}_scenario{number}.txt").write_text(SENTENCES, encoding="utf-8")
-        (target / f"output_a_scenario{number}.txt").write_text(a_text, encoding="utf-8")
-        (target / f"output_b_scenario{number}.txt").write_text(b_text, encoding="utf-8")
+    write_trees(root, a_text, b_text, stem=stem, sentences=SENTENCES)
 
 
 @pytest.fixture
