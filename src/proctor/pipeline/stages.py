@@ -19,15 +19,8 @@ from proctor.pipeline.disclosure import StageResult, counts_message, counts_of, 
 from proctor.pipeline.report import CaseCounts, Usage
 from proctor.pipeline.runner import CaseSink, StageRunner
 from proctor.protocols.base import CaseRun
+from proctor.protocols.scripts import duration
 from proctor.types import Failure, Stage, StageStatus
-
-
-def minutes(seconds: float) -> str:
-    """``5 minutes`` for whole minutes, else ``12.5 seconds``."""
-    if seconds % 60 == 0:
-        whole = int(seconds // 60)
-        return f"{whole} minute{'s' if whole != 1 else ''}"
-    return f"{seconds:g} second{'s' if seconds != 1 else ''}"
 
 
 def case_headline(noun: str, run: CaseRun) -> str:
@@ -49,7 +42,7 @@ def prep(ctx: TaskContext, runner: StageRunner) -> StageResult:
             done = f"{prepared.what} completed{notes}"
             return StageResult(Stage.PREP, StageStatus.PASSED, done, done, usage=usage, logs=logs)
         problem = (
-            f"timed out after {minutes(prepared.limit_s)}"
+            f"timed out after {duration(prepared.limit_s)}"
             if outcome.timed_out
             else outcome.describe()
         )
@@ -123,7 +116,7 @@ def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
                 failure=Failure.ENTRY,
             )
         if found.stage_timed_out:
-            late = f"quiz: timed out after {minutes(driver.stage_s)}"
+            late = f"quiz: timed out after {duration(driver.stage_s)}"
             return StageResult(
                 Stage.QUIZ, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
             )
@@ -158,7 +151,7 @@ def exam(ctx: TaskContext, runner: StageRunner, inputs: Path) -> StageResult:
         counts = counts_of(found.runs, len(found.not_started))
         usage = Usage.total(run.outcome for run in found.runs)
         if found.stage_timed_out:
-            late = f"exam: timed out after {minutes(driver.stage_s)}"
+            late = f"exam: timed out after {duration(driver.stage_s)}"
             return StageResult(
                 Stage.EXAM, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
             )
