@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import InputFileError
+from proctor.host import pid_alive
 
 MANIFEST = "manifest.json"
 ROOTFS = "rootfs"
@@ -135,7 +136,7 @@ class EnvironmentStore:
             if PARTIAL not in entry.name:
                 continue
             pid = entry.name.rpartition(PARTIAL)[2]
-            if pid.isdigit() and _alive(int(pid)) and int(pid) != os.getpid():
+            if pid.isdigit() and pid_alive(int(pid)) and int(pid) != os.getpid():
                 continue
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(entry)
@@ -159,13 +160,3 @@ def read_manifest(path: Path) -> Manifest:
 def write_manifest(folder: Path, manifest: Manifest) -> None:
     """Write ``manifest.json`` into ``folder``."""
     (folder / MANIFEST).write_text(json.dumps(manifest.to_json(), indent=2, sort_keys=True) + "\n")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.sandbox._proc import pid_alive
+from proctor.host import pid_alive
 
 PARENT = "proctor"
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpu")

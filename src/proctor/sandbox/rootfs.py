@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.errors import PlatformError
-from proctor.sandbox._proc import pid_alive
+from proctor.host import mounts, pid_alive
 
 MOUNT_PREFIX = "root-"
 TOOL_TIMEOUT_S = 60
@@ -137,15 +137,4 @@ def release_stale_roots(under: Path) -> int:
 def _mount_source(point: Path) -> str:
     """The source (device) of the mount at ``point``, from this namespace's mountinfo."""
     wanted = str(point.resolve())
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        if _unescape(left.split()[4]) == wanted:
-            return right.split()[1]
-    return ""
-
-
-def _unescape(field: str) -> str:
-    """A mountinfo path field with its octal escapes (space, tab, newline, backslash) undone."""
-    for code, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
-        field = field.replace(code, char)
-    return field
+    return next((m.source for m in mounts() if m.point == wanted), "")

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from proctor.errors import PlatformError
-from proctor.sandbox._proc import pid_alive
+from proctor.host import mounts, pid_alive
 
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
@@ -126,11 +126,4 @@ def release_stale(under: Path) -> int:
 
 def _tmpfs_mounts() -> list[tuple[str, str]]:
     """(source, mount point) of every tmpfs in this mount namespace, deepest first."""
-    found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if len(fields) > 4 and len(tail) > 1 and tail[0] == "tmpfs":
-            point = fields[4].encode().decode("unicode_escape")  # \040 style escapes
-            found.append((tail[1], point))
-    return sorted(found, key=lambda pair: len(pair[1]), reverse=True)
+    return [(m.source, m.point) for m in mounts() if m.fstype == "tmpfs"]
