@@ -86,16 +86,17 @@ def test_regenerating_the_data_gives_the_committed_bytes(tmp_path: Path) -> None
     assert _files(tmp_path) == _files(DATA)
 
 
-def test_the_committed_data_stay_within_three_megabytes() -> None:
+def test_the_committed_data_stay_within_seven_megabytes() -> None:
+    # 16 records × 13 channels × 60 s × 200 Hz × 2 bytes ≈ 5 MB: the 2018 montage, kept small
     total = sum(len(b) for b in _files(DATA).values())
     total += sum(len(b) for b in _files(BASELINE_DIR / "answers").values())
-    assert total <= 3 * 2**20
+    assert total <= 7 * 2**20
 
 
 def test_the_hidden_test_folder_holds_only_signals_and_headers() -> None:
     names = set(_files(DATA / "test"))
     records = _records(DATA / "test")
-    assert names == {"RECORDS"} | {f"{r}{ext}" for r in records for ext in (".hea", ".dat")}
+    assert names == {"RECORDS"} | {f"{r}{ext}" for r in records for ext in (".hea", ".mat")}
 
 
 def test_training_and_reference_folders_hold_annotations_and_labels_for_every_record() -> None:
@@ -331,3 +332,52 @@ def test_the_challenge_file_loads_with_its_folders_and_baseline() -> None:
     assert [t.name for t in challenge.tasks] == ["arousal"]
     for name in ("setup.sh", "next.sh"):
         assert os.access(BASELINE_DIR / name, os.X_OK)
+
+
+# --- the 2018 file layout --------------------------------------------------------------------
+
+
+def test_signals_are_the_13_channels_of_2018_in_val_readable_by_scipy() -> None:
+    import scipy.io
+
+    record = _records(DATA / "training")[0]
+    val = scipy.io.loadmat(str(DATA / "training" / f"{record}.mat"))["val"]
+    assert val.shape == (13, SECONDS * FS) and val.dtype == np.int16
+    header = (DATA / "training" / f"{record}.hea").read_text().splitlines()
+    assert header[0] == f"{record} 13 {FS} {SECONDS * FS}"
+    names = [line.split()[8] for line in header[1:]]
+    assert names == [
+        "F3-M2", "F4-M1", "C3-M2", "C4-M1", "O1-M2", "O2-M1", "E1-M2",
+        "Chin1-Chin2", "ABD", "CHEST", "AIRFLOW", "SaO2", "ECG",
+    ]  # fmt: skip
+    assert all(line.split()[:2] == [f"{record}.mat", "16+24"] for line in header[1:])
+
+
+def test_h5py_reads_the_labels_and_sleep_stages_as_n_by_1_columns() -> None:
+    import h5py
+
+    record = _records(DATA / "training")[0]
+    with h5py.File(DATA / "training" / f"{record}-arousal.mat", "r") as handle:
+        assert handle["data"]["arousals"].shape == (SECONDS * FS, 1)
+        stages = {
+            name: handle["data/sleep_stages"][name][()] for name in handle["data/sleep_stages"]
+        }
+    assert sorted(stages) == sorted(["wake", "nonrem1", "nonrem2", "nonrem3", "rem", "undefined"])
+    stacked = np.hstack(list(stages.values()))
+    assert stacked.shape == (SECONDS * FS, 6)
+    np.testing.assert_array_equal(stacked.sum(axis=1), 1.0)  # one stage per sample
+    assert stages["undefined"][0, 0] == 1.0  # the lead-in before the first stage mark
+
+
+def test_the_record_length_is_a_generator_parameter(tmp_path: Path) -> None:
+    import h5py
+
+    assert main([str(tmp_path / "a"), "--seconds", "90", "--records", "1"]) == 0
+    assert main([str(tmp_path / "b"), "--seconds", "90", "--records", "1"]) == 0
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    header = (tmp_path / "a" / "test" / "te01-0001.hea").read_text().split()
+    assert header[:4] == ["te01-0001", "13", "200", str(90 * FS)]
+    with h5py.File(tmp_path / "a" / "test-reference" / "te01-0001-arousal.mat", "r") as handle:
+        assert handle["data"]["arousals"].shape == (90 * FS, 1)
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "c"), "--seconds", "10"])

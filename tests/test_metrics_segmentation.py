@@ -31,6 +31,7 @@ from proctor.metrics.segmentation_compat import (
     slab_bounds,
     tool_bytes,
 )
+from proctor.metrics.segmentation_distance import SurfaceDistances
 
 SPACING = (0.8, 0.8, 2.0)
 VOXEL_REFERENCE = {
@@ -223,8 +224,12 @@ def test_distances_equal_a_brute_force_search_over_all_voxel_pairs(
     got = evaluate_segmentation(a, b, spacing=spacing, codes=codes)
     assert got["HDRFDST"] == pytest.approx(pooled.max() if pooled.size else 0.0)
     average = (forward.sum() / a.sum() + backward.sum() / b.sum()) / 2
-    assert got["AVGDIST"] == pytest.approx(average)
-    assert got["bAVD"] == pytest.approx((forward.sum() + backward.sum()) / (2 * a.sum()))
+    balanced = (forward.sum() + backward.sum()) / (2 * a.sum())
+    nearest = SurfaceDistances(a, b, spacing)
+    assert nearest.nearest_average_distance() == pytest.approx(average)
+    assert nearest.nearest_balanced_average_distance() == pytest.approx(balanced)
+    # the tool's bounded search (tests/test_metrics_segmentation_avgdist.py) never finds nearer
+    assert got["AVGDIST"] >= average - 1e-9 and got["bAVD"] >= balanced - 1e-9
     if pooled.size > 1:
         expected = pooled[int(quantile * (pooled.size - 1))]
         assert got[codes[-1]] == pytest.approx(expected)

@@ -119,7 +119,7 @@ def test_hidden_inputs_without_references_are_refused_at_load_not_after_the_exam
 @pytest.mark.parametrize(
     ("key", "template"),
     [
-        ("output", "answers.txt"),
+        ("answers", "answers.txt"),  # a shared answers file needs a shared output
         ("output", "{rec}.vec"),
         ("output", "{record}{0}.vec"),
         ("output", "/tmp/{record}.vec"),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import os
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -117,11 +119,24 @@ def test_a_run_whose_session_is_cancelled_while_it_spawns_is_killed(
 def test_two_sessions_entered_at_once_get_different_slots_and_free_them_on_leaving(
     session_sandbox: BwrapSandbox,
 ) -> None:
+    locks = session_sandbox.settings.slot_locks
     with session_sandbox.session() as first, session_sandbox.session() as second:
         assert first.slot != second.slot
         taken = {first.slot, second.slot}
-    with session_sandbox.session() as again:
-        assert again.slot in taken
+        assert not any(_free(locks / f"slot-{slot}.lock") for slot in taken)
+    assert all(_free(locks / f"slot-{slot}.lock") for slot in taken)
+
+
+def _free(lock: Path) -> bool:
+    """Whether nobody holds the slot lock file ``lock`` (slots are claimed in random order)."""
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # closing drops a lock taken here
+    return True
 
 
 def test_leaving_a_session_cancels_it(session_sandbox: BwrapSandbox) -> None:

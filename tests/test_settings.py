@@ -5,7 +5,7 @@ import pytest
 
 from proctor.errors import UsageError
 from proctor.sandbox.bwrap import BwrapSandbox
-from proctor.settings import Settings, default_slot_locks
+from proctor.settings import ServiceSettings, Settings, default_slot_locks
 
 
 def test_environment_variables_override_the_defaults(tmp_path: Path) -> None:
@@ -60,3 +60,19 @@ def test_being_root_is_read_from_the_process_once_and_can_be_overridden(tmp_path
 def test_a_sandbox_told_it_is_not_root_runs_slots_as_the_caller(tmp_path: Path) -> None:
     sandbox = BwrapSandbox(Settings(work_root=tmp_path, is_root=False))
     assert sandbox.slot_ids(3) == (os.getuid(), os.getgid())
+
+
+def test_the_broker_and_queue_of_the_celery_executor_come_from_the_environment() -> None:
+    default = ServiceSettings.from_env({})
+    assert (default.broker_url, default.queue) == ("redis://127.0.0.1:6379/0", "proctor")
+    chosen = ServiceSettings.from_env(
+        {"PROCTOR_BROKER_URL": "amqp://guest@127.0.0.1:5672//", "PROCTOR_QUEUE": "gpu"}
+    )
+    assert (chosen.broker_url, chosen.queue) == ("amqp://guest@127.0.0.1:5672//", "gpu")
+
+
+def test_queue_routes_send_a_challenge_to_its_own_queue_and_bad_ones_are_named() -> None:
+    routed = ServiceSettings.from_env({"PROCTOR_QUEUE_ROUTES": "autowsl:bigmem, toy:gpu"})
+    assert [routed.queue_of(c) for c in ("autowsl", "toy", "other")] == ["bigmem", "gpu", "proctor"]
+    with pytest.raises(UsageError, match="PROCTOR_QUEUE_ROUTES: 'autowsl' is not CHALLENGE:QUEUE"):
+        ServiceSettings.from_env({"PROCTOR_QUEUE_ROUTES": "autowsl"})

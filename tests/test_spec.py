@@ -113,13 +113,10 @@ def test_a_time_limit_under_limits_is_told_to_move_to_the_protocol(challenge_dir
         load_challenge(challenge_dir)
 
 
-@pytest.mark.parametrize("kind", ["command", "python_model", "predictions"])
-def test_a_protocol_kind_without_a_driver_is_refused_at_load(
-    challenge_dir: Path, kind: str
-) -> None:
-    write(challenge_dir, {**MINIMAL, "protocol": {"kind": kind}})
-    with pytest.raises(ConfigError, match=rf"protocol\.kind: protocol kind '{kind}' has no driver"):
-        load_challenge(challenge_dir)
+def test_every_builtin_protocol_kind_has_a_driver() -> None:
+    from proctor.types import BUILTIN_PROTOCOLS, RUNNABLE_BUILTIN_PROTOCOLS
+
+    assert set(BUILTIN_PROTOCOLS) == set(RUNNABLE_BUILTIN_PROTOCOLS)
 
 
 def test_an_unknown_protocol_kind_lists_the_runnable_ones(challenge_dir: Path) -> None:

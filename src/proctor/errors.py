@@ -17,7 +17,12 @@ one table at the edge (the CLI's is ``proctor.cli.exit_status``)::
     ├── PlatformError            the host is at fault, not the participant
     │   ├── SandboxUnavailableError   no working isolation; says how to fix the host
     │   └── EnvironmentBuildError     building an environment failed on this host
-    └── JobCancelledError        a job was stopped on request
+    ├── JobCancelledError        a job was stopped on request
+    ├── RefusedError             the service refuses for now (quota, phase closed); says when
+    ├── ForbiddenError           the caller may not do or see this
+    │   ├── AuthenticationError  no valid API token
+    │   └── NotFoundError        no such thing (or another team's: never "forbidden")
+    └── ServerUnreachableError   the service cannot be reached at the URL given
 
 Metrics and the file readers built on them raise ``ValueError`` subclasses of their own
 (``MetricInputError``, as ``proctor.metrics`` imports nothing of Proctor); the services turn
@@ -93,3 +98,26 @@ class EnvironmentBuildError(PlatformError):
 
 class EntryRequirementsError(EntryError):
     """An entry's ``requirements.txt`` cannot be installed (not allowed, too big, no wheel)."""
+
+
+class RefusedError(ProctorError):
+    """The service refuses the request under its rules now (a quota, a closed phase).
+
+    The message says when the next attempt can succeed.
+    """
+
+
+class ForbiddenError(ProctorError):
+    """The caller may not do or see this."""
+
+
+class AuthenticationError(ForbiddenError):
+    """No valid API token was presented."""
+
+
+class NotFoundError(ForbiddenError):
+    """No such object, or one the caller may not know exists (another team's submission)."""
+
+
+class ServerUnreachableError(ProctorError):
+    """The Proctor server cannot be reached at the URL given."""

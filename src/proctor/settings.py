@@ -120,3 +120,112 @@ def default_env_root(env: Mapping[str, str], is_root: bool) -> Path:
     if is_root:
         return Path("/var/lib/proctor/envs")
     return Path(env.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "proctor" / "envs"
+
+
+DEFAULT_DATA = Path("proctor-data")
+DEFAULT_UPLOAD_BYTES = 256 * 1024**2
+DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSettings:
+    """Configuration of the platform service (``proctor serve``, workers, ``user add``).
+
+    ``data``: the data folder (``PROCTOR_DATA``, default ``./proctor-data``), holding the
+    embedded SQLite database, the installed challenge bundles and, by default, the artifacts.
+    ``database_url``: ``PROCTOR_DATABASE_URL`` (a SQLAlchemy URL; wins over the data folder).
+    ``artifacts``: the content-addressed store workers share (``PROCTOR_ARTIFACTS``, default
+    ``DATA/artifacts``). Intervals in seconds: a lease lasts ``lease_s`` and is renewed every
+    ``heartbeat_s``; the reaper and sweeper look every ``reaper_s``. ``max_attempts``: runs of a
+    job before it ends ``failed: infrastructure``. ``upload_bytes``: the largest upload taken.
+    ``allow_host_environment``: serve challenges with ``environment: host`` (the host's ``/usr``
+    shown to entries; ``PROCTOR_ALLOW_HOST_ENVIRONMENT=1``, off by default).
+    ``broker_url``: the Celery broker of the ``celery`` executor (``PROCTOR_BROKER_URL``, e.g.
+    ``redis://127.0.0.1:6379/0`` or ``amqp://guest@127.0.0.1:5672//``); ``queue``: the broker
+    queue jobs are sent to and ``proctor worker`` takes from (``PROCTOR_QUEUE``);
+    ``queue_routes``: challenges whose jobs go to a queue of their own
+    (``PROCTOR_QUEUE_ROUTES=CHALLENGE:QUEUE,...``, e.g. a challenge for big-memory machines).
+    """
+
+    data: Path = DEFAULT_DATA
+    database_url: str | None = None
+    artifacts_dir: Path | None = None
+    lease_s: float = 30.0
+    heartbeat_s: float = 10.0
+    reaper_s: float = 5.0
+    max_attempts: int = 3
+    upload_bytes: int = DEFAULT_UPLOAD_BYTES
+    allow_host_environment: bool = False
+    server: str = "http://127.0.0.1:8000"
+    token: str | None = None
+    team_size: int = 5
+    broker_url: str = DEFAULT_BROKER
+    queue: str = "proctor"
+    queue_routes: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def url(self) -> str:
+        """The database URL: ``database_url``, else SQLite in the data folder."""
+        return self.database_url or f"sqlite:///{(self.data / 'proctor.sqlite3').resolve()}"
+
+    @property
+    def artifacts(self) -> Path:
+        """The artifact store's folder."""
+        return self.artifacts_dir or self.data / "artifacts"
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, data: Path | None = None
+    ) -> ServiceSettings:
+        """Read ``PROCTOR_*`` service variables; ``data`` (``--data``) wins over ``PROCTOR_DATA``.
+
+        Raises ``UsageError`` naming the variable whose value cannot be used.
+        """
+        env = os.environ if environ is None else environ
+        return cls(
+            data=data or Path(env.get("PROCTOR_DATA", str(DEFAULT_DATA))),
+            database_url=env.get("PROCTOR_DATABASE_URL") or None,
+            artifacts_dir=Path(env["PROCTOR_ARTIFACTS"]) if env.get("PROCTOR_ARTIFACTS") else None,
+            lease_s=_positive(env, "PROCTOR_LEASE_S", 30.0),
+            heartbeat_s=_positive(env, "PROCTOR_HEARTBEAT_S", 10.0),
+            reaper_s=_positive(env, "PROCTOR_REAPER_S", 5.0),
+            upload_bytes=int(_positive(env, "PROCTOR_UPLOAD_BYTES", DEFAULT_UPLOAD_BYTES)),
+            allow_host_environment=env.get("PROCTOR_ALLOW_HOST_ENVIRONMENT", "") == "1",
+            server=env.get("PROCTOR_SERVER", "http://127.0.0.1:8000"),
+            token=env.get("PROCTOR_TOKEN") or None,
+            broker_url=env.get("PROCTOR_BROKER_URL") or DEFAULT_BROKER,
+            queue=env.get("PROCTOR_QUEUE") or "proctor",
+            queue_routes=_routes(env.get("PROCTOR_QUEUE_ROUTES", "")),
+        )
+
+    def queue_of(self, challenge: str) -> str:
+        """The broker queue of ``challenge``'s jobs: its route, else ``queue``."""
+        return dict(self.queue_routes).get(challenge, self.queue)
+
+
+def _routes(text: str) -> tuple[tuple[str, str], ...]:
+    """``CHALLENGE:QUEUE,...`` as pairs; a UsageError naming ``PROCTOR_QUEUE_ROUTES`` if bad."""
+    pairs = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        challenge, _, queue = item.partition(":")
+        if not challenge.strip() or not queue.strip():
+            raise UsageError(
+                f"PROCTOR_QUEUE_ROUTES: {item!r} is not CHALLENGE:QUEUE "
+                "(e.g. PROCTOR_QUEUE_ROUTES=autowsl:bigmem,visceral-anatomy3:bigmem)"
+            )
+        pairs.append((challenge.strip(), queue.strip()))
+    return tuple(pairs)
+
+
+def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+    """The positive number in variable ``name``, else ``default``; a UsageError if invalid."""
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise UsageError(f"{name}={text!r} is not a positive number of seconds or bytes")
+    return value

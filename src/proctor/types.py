@@ -77,6 +77,39 @@ class Failure(StrEnum):
     INFRASTRUCTURE = "infrastructure"
 
 
+class JobState(StrEnum):
+    """The one state machine of a job (an entry on one task), shared by web and workers.
+
+    ``queued`` → ``running`` (a worker holds its lease) → ``done`` (a result is committed);
+    ``running`` → ``queued`` again when the lease expires (the reaper, attempt + 1);
+    ``queued``/``running`` → ``cancelled``; ``running`` → ``failed`` after the last attempt
+    (``failure: infrastructure``).
+    """
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        """True for a state no worker will change any more."""
+        return self in (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
+
+
+JOB_TRANSITIONS: Mapping[JobState, frozenset[JobState]] = {
+    JobState.QUEUED: frozenset({JobState.RUNNING, JobState.CANCELLED}),
+    JobState.RUNNING: frozenset(
+        {JobState.DONE, JobState.QUEUED, JobState.FAILED, JobState.CANCELLED}
+    ),
+    JobState.DONE: frozenset({JobState.QUEUED}),  # a rescore queues the job again
+    JobState.FAILED: frozenset({JobState.QUEUED}),
+    JobState.CANCELLED: frozenset(),
+}
+"""Allowed moves of :class:`JobState`; the job store refuses every other one."""
+
+
 class Direction(StrEnum):
     """Which way a metric improves."""
 
@@ -130,6 +163,56 @@ class ScorerDeclaration:
         raise KeyError(name)
 
 
+@dataclass(frozen=True, slots=True)
+class Organ:
+    """One organ of the VISCERAL Anatomy benchmarks: its RadLex ID, metric key and name."""
+
+    radlex: int
+    key: str
+    title: str
+
+
+VISCERAL_ORGANS: tuple[Organ, ...] = (
+    Organ(29663, "kidney_left", "left kidney"),
+    Organ(29662, "kidney_right", "right kidney"),
+    Organ(86, "spleen", "spleen"),
+    Organ(58, "liver", "liver"),
+    Organ(1326, "lung_left", "left lung"),
+    Organ(1302, "lung_right", "right lung"),
+    Organ(237, "urinary_bladder", "urinary bladder"),
+    Organ(40358, "rectus_left", "left rectus abdominis"),
+    Organ(40357, "rectus_right", "right rectus abdominis"),
+    Organ(29193, "lumbar_vertebra_1", "lumbar vertebra 1"),
+    Organ(7578, "thyroid", "thyroid"),
+    Organ(170, "pancreas", "pancreas"),
+    Organ(32248, "psoas_left", "left psoas major"),
+    Organ(32249, "psoas_right", "right psoas major"),
+    Organ(187, "gallbladder", "gallbladder"),
+    Organ(2473, "sternum", "sternum"),
+    Organ(480, "aorta", "aorta"),
+    Organ(1247, "trachea", "trachea"),
+    Organ(30325, "adrenal_left", "left adrenal gland"),
+    Organ(30324, "adrenal_right", "right adrenal gland"),
+)
+"""The Anatomy3 organ table. The guidelines print 32249 for both psoas muscles; here the left
+one has RadLex's own 32248 (each organ needs its own ID)."""
+
+VISCERAL_METRICS: tuple[tuple[str, str, Direction], ...] = (
+    ("dice", "DICE", Direction.HIGHER),
+    ("avgdist", "AVGDIST", Direction.LOWER),
+    ("adjrind", "ADJRIND", Direction.HIGHER),
+    ("iccorr", "ICCORR", Direction.HIGHER),
+)
+"""(metric prefix, EvaluateSegmentation code, direction) of the benchmark's four metrics."""
+
+
+def _organ_metrics(organ: Organ) -> tuple[tuple[str, Direction, str], ...]:
+    return tuple(
+        (f"{prefix}_{organ.key}", direction, f"{code} of the {organ.title} (mean over volumes)")
+        for prefix, code, direction in VISCERAL_METRICS
+    )
+
+
 def _metrics(*rows: tuple[str, Direction, str]) -> tuple[MetricDeclaration, ...]:
     return tuple(MetricDeclaration(name, direction, summary) for name, direction, summary in rows)
 
@@ -164,6 +247,46 @@ SCORERS: Mapping[str, ScorerDeclaration] = {
             ("records_zero_filled", Direction.NEUTRAL, "records answered as noise (no output)"),
         ),
     ),
+    "ehealthkd2019": ScorerDeclaration(
+        name="ehealthkd2019",
+        summary="eHealth-KD 2019: the official F1 of one scenario (keyphrases and relations)",
+        reference="{record}",
+        metrics=_metrics(
+            ("f1", Direction.HIGHER, "the scenario's official F1"),
+            ("precision", Direction.HIGHER, "(correct + partial/2) / submitted items"),
+            ("recall", Direction.HIGHER, "(correct + partial/2) / gold items"),
+            ("correct_a", Direction.NEUTRAL, "keyphrases with the gold spans and label"),
+            ("incorrect_a", Direction.NEUTRAL, "keyphrases with the gold spans, another label"),
+            ("partial_a", Direction.NEUTRAL, "keyphrases overlapping a gold one"),
+            ("missing_a", Direction.NEUTRAL, "gold keyphrases not found"),
+            ("spurious_a", Direction.NEUTRAL, "submitted keyphrases matching none"),
+            ("correct_b", Direction.NEUTRAL, "relations matching a gold one"),
+            ("missing_b", Direction.NEUTRAL, "gold relations not found"),
+            ("spurious_b", Direction.NEUTRAL, "submitted relations matching none"),
+        ),
+    ),
+    "autowsl": ScorerDeclaration(
+        name="autowsl",
+        summary="AutoWSL 2019: ROC AUC of each dataset's prediction (label column)",
+        reference="{record}.solution",
+        metrics=_metrics(
+            ("auc", Direction.HIGHER, "area under the ROC curve of the dataset's prediction"),
+            ("datasets", Direction.NEUTRAL, "hidden datasets scored"),
+            ("datasets_failed", Direction.NEUTRAL, "datasets without a usable prediction"),
+        ),
+    ),
+    "visceral": ScorerDeclaration(
+        name="visceral",
+        summary="VISCERAL Anatomy3: EvaluateSegmentation's Dice, AVGDIST, ARI and ICC per organ",
+        reference="{record}.nii.gz",
+        metrics=_metrics(
+            ("organs_dice", Direction.HIGHER, "mean Dice over the annotated organs (0 if none)"),
+            *(row for organ in VISCERAL_ORGANS for row in _organ_metrics(organ)),
+            ("organs_segmented", Direction.NEUTRAL, "organs with output in some volume"),
+            ("records", Direction.NEUTRAL, "hidden volumes scored"),
+            ("records_zero_filled", Direction.NEUTRAL, "volumes with no usable output"),
+        ),
+    ),
 }
 """Every built-in scorer, by the name a task's ``scorer`` key uses."""
 
@@ -189,7 +312,7 @@ BUILTIN_PROTOCOLS: Mapping[str, str] = {
 }
 """Every protocol kind the ``challenge.yaml`` vocabulary names, runnable or not yet."""
 
-RUNNABLE_BUILTIN_PROTOCOLS = frozenset({"records"})
+RUNNABLE_BUILTIN_PROTOCOLS = frozenset({"records", "command", "predictions", "python_model"})
 """The built-in kinds whose driver ships (a test checks the driver registry agrees)."""
 
 

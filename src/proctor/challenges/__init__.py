@@ -11,5 +11,14 @@ def bundled_root() -> Path:
 
 
 def bundled_names() -> list[str]:
-    """Names of the bundled challenges (folders holding a ``challenge.yaml``)."""
-    return sorted(p.parent.name for p in bundled_root().glob("*/challenge.yaml"))
+    """Names of the bundled challenges (folders holding a ``challenge.yaml``).
+
+    A folder is a Python package, so its name has ``_`` where the challenge's has ``-``
+    (``visceral_anatomy3`` holds ``visceral-anatomy3``).
+    """
+    return sorted(p.parent.name.replace("_", "-") for p in bundled_root().glob("*/challenge.yaml"))
+
+
+def folder_name(name: str) -> str:
+    """The folder of the bundled challenge called ``name`` (``-`` written ``_``)."""
+    return name.replace("-", "_")

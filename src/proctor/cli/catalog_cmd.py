@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -16,13 +17,24 @@ from proctor.cli.run_cmd import print_report
 from proctor.services.catalog import list_challenges, write_kit
 from proctor.services.demo import demo_challenges, demo_entries, demo_leaderboard
 from proctor.services.evaluate import RunRequest, run_entry
-from proctor.services.reports import Standing
+from proctor.services.reports import EvaluationReport, Standing
+from proctor.services.visceral import OrganBest, organ_board
 from proctor.settings import Settings
 from proctor.types import RunStatus
 
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
-def challenges() -> None:
+
+def challenges(as_json: JsonOption = False) -> None:
     """List the bundled reference challenges."""
+    if as_json:
+        rows = [
+            {"name": i.name, "title": i.title, "protocol": i.protocol, "tasks": list(i.tasks),
+             "phases": list(i.phases)}
+            for i in list_challenges()
+        ]  # fmt: skip
+        typer.echo(json.dumps({"challenges": rows}, indent=2))
+        return
     table = Table(title="bundled challenges")
     for column in ("name", "protocol", "tasks", "phases", "title"):
         table.add_column(column)
@@ -36,9 +48,14 @@ def challenges() -> None:
 def kit(
     name: Annotated[str, typer.Argument(help="A bundled challenge name or a challenge folder.")],
     dest: Annotated[Path, typer.Argument(help="New folder to write the kit into.")],
+    as_json: JsonOption = False,
 ) -> None:
     """Write a participant's starting kit: DEST/entry (baseline), DEST/data, DEST/README.md."""
-    for path in write_kit(name, dest):
+    written = write_kit(name, dest)
+    if as_json:
+        typer.echo(json.dumps({"kit": str(dest), "written": [str(p) for p in written]}, indent=2))
+        return
+    for path in written:
         typer.echo(f"wrote {path}")
     typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
 
@@ -76,31 +93,75 @@ def print_leaderboard(
     Console().print(table)
 
 
-def demo() -> None:
-    """Run every bundled challenge's baseline and a constant entry in the sandbox; rank them."""
+def print_organ_board(challenge: str, rows: list[OrganBest]) -> None:
+    """Print VISCERAL's board: the best Dice per organ, with the best per task (modality)."""
+    if not rows:
+        return
+    tasks = sorted({task for row in rows for task in row.per_task})
+    table = Table(title=f"best Dice per organ · {challenge}")
+    for column in ("organ", "Dice", "entry", *tasks):
+        table.add_column(column, justify="left" if column in ("organ", "entry") else "right")
+    for row in rows:
+        per_task = [
+            f"{row.per_task[t][0]:.4f} ({row.per_task[t][1]})" if t in row.per_task else ""
+            for t in tasks
+        ]
+        table.add_row(row.title, f"{row.dice:.4f}", row.entry, *per_task)
+    Console().print(table)
+
+
+def demo(as_json: JsonOption = False) -> None:
+    """Run every bundled challenge's baseline and a trivial entry in the sandbox; rank them."""
     settings = Settings.from_env()
     console = Console()
     failures = 0
+    results = []
     for challenge in demo_challenges():
         reports = []
         with tempfile.TemporaryDirectory(prefix="proctor-demo-") as scratch:
             for label, entry in demo_entries(challenge, Path(scratch)):
-                console.rule(f"{challenge.name} · {label}")
-                with (
-                    RichProgress(Console(stderr=True)) as display,
-                    RichBuild(Console(stderr=True)) as builds,
-                ):
-                    request = RunRequest(entry, str(challenge.root))
-                    report = run_entry(request, settings, display, builds=builds)
-                print_report(report, console)
+                if not as_json:
+                    console.rule(f"{challenge.name} · {label}")
+                report = _demo_run(RunRequest(entry, str(challenge.root)), settings, as_json)
+                if not as_json:
+                    print_report(report, console, brief=True)
                 reports.append((label, report))
                 failures += report.status is RunStatus.FAILED
         board = challenge.leaderboard
         metric = board.metric if board else ""
         standings = demo_leaderboard(challenge, reports)
+        if as_json:
+            results.append(_demo_json(challenge.name, metric, reports, standings))
+            continue
         scores = {label: report.scores for label, report in reports}
         print_leaderboard(challenge.name, metric, standings, scores)
+        print_organ_board(challenge.name, organ_board(reports))
+    if as_json:
+        typer.echo(json.dumps({"challenges": results}, indent=2))
     raise typer.Exit(1 if failures else 0)
+
+
+def _demo_run(request: RunRequest, settings: Settings, quiet: bool) -> EvaluationReport:
+    """One demo evaluation, with progress bars on the terminal unless ``quiet``."""
+    if quiet:
+        return run_entry(request, settings)
+    with RichProgress(Console(stderr=True)) as display, RichBuild(Console(stderr=True)) as builds:
+        return run_entry(request, settings, display, builds=builds)
+
+
+def _demo_json(
+    challenge: str,
+    metric: str,
+    reports: list[tuple[str, EvaluationReport]],
+    standings: list[Standing],
+) -> dict[str, object]:
+    """One challenge of ``demo --json``: each entry's report and the leaderboard."""
+    board = [
+        {"rank": r.rank, "entry": r.entry, "scores": r.scores, "mean_rank": r.mean_rank}
+        for r in standings
+    ]
+    entries = [{"entry": label, "report": report.to_json()} for label, report in reports]
+    return {"challenge": challenge, "metric": metric, "entries": entries, "leaderboard": board}
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:

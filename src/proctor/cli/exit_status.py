@@ -27,11 +27,15 @@ from proctor.cli.untrusted import visible
 from proctor.errors import (
     ConfigError,
     EntryError,
+    ForbiddenError,
     InputFileError,
     JobCancelledError,
+    NotFoundError,
     PlatformError,
     ProctorError,
+    RefusedError,
     SandboxUnavailableError,
+    ServerUnreachableError,
     UsageError,
 )
 from proctor.services.input_errors import MetricInputError
@@ -49,6 +53,9 @@ EXIT_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
         MetricInputError: 2,  # a metric or file reader refused its input: an input-file error
         KeyboardInterrupt: INTERRUPTED,  # not 1, which would read as a failed entry
         JobCancelledError: INTERRUPTED,  # stopped on request, like Ctrl-C
+        RefusedError: 4,  # the service's rules refuse it now (quota, phase closed)
+        ForbiddenError: 5,  # not allowed, or not found (another team's submission)
+        ServerUnreachableError: 6,  # no Proctor server at the URL given
     }
 )
 """Exit status of each exception type the CLI expects; a subclass takes its nearest ancestor's."""
@@ -104,6 +111,10 @@ class ProctorGroup(TyperGroup):
 USAGE_STATUS = 2
 _KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (JobCancelledError, "cancelled"),
+    (RefusedError, "refused"),
+    (NotFoundError, "not_found"),
+    (ForbiddenError, "forbidden"),
+    (ServerUnreachableError, "unreachable"),
     (SandboxUnavailableError, "sandbox"),
     (ConfigError, "config"),
     (InputFileError, "input"),

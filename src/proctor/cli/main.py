@@ -12,6 +12,9 @@ from proctor.cli import (
     score_ehealthkd,
     score_physionet,
     segeval_cmd,
+    service_cmd,
+    team_cmd,
+    worker_cmd,
 )
 from proctor.cli.exit_status import ProctorGroup
 
@@ -42,6 +45,9 @@ def build_app() -> typer.Typer:
     score_auc.register(app, score)
     score_ehealthkd.register(app, score)
     segeval_cmd.register(app, score)
+    service_cmd.register(app, score)
+    team_cmd.register(app, score)
+    worker_cmd.register(app, score)
     app.add_typer(score, name="score")
     return app
 

@@ -20,7 +20,11 @@ from proctor.cli.untrusted import visible
 from proctor.services.reports import StageKey, StageReport
 from proctor.types import StageStatus
 
-_MARKS = {StageStatus.PASSED: "[green]✓", StageStatus.FAILED: "[red]✗", StageStatus.SKIPPED: "·"}
+_MARKS = {
+    StageStatus.PASSED: "[green]✓",
+    StageStatus.FAILED: "[red]✗",
+    StageStatus.SKIPPED: "[dim]·",
+}
 
 
 class RichProgress:

@@ -16,6 +16,7 @@ from proctor.cli.progress_display import RichProgress
 from proctor.cli.untrusted import plain
 from proctor.services.evaluate import RunRequest, run_entry
 from proctor.services.reports import EvaluationReport
+from proctor.services.visceral import dashboard_rows
 from proctor.settings import Settings
 from proctor.types import Failure, RunStatus
 
@@ -31,8 +32,12 @@ def _number(metric: str, value: float) -> str:
 INTERNAL_FAILURE = 3
 
 
-def print_report(report: EvaluationReport, console: Console) -> None:
-    """Print the stages and scores of ``report`` as tables."""
+def print_report(report: EvaluationReport, console: Console, *, brief: bool = False) -> None:
+    """Print the stages and scores of ``report`` as tables.
+
+    ``brief`` (the demo, whose leaderboards show the scores) leaves out the score tables and
+    the dashboard.
+    """
     stages = Table(title=f"{report.challenge} · phase {report.phase} · {report.status}")
     for column in ("stage", "status", "wall s", "cases", "message"):
         stages.add_column(column)
@@ -44,15 +49,9 @@ def print_report(report: EvaluationReport, console: Console) -> None:
         wall = f"{stage.wall_s:.2f}"
         stages.add_row(plain(stage.label), str(stage.status), wall, counted, plain(stage.message))
     console.print(stages)
-    for task, metrics in report.scores.items():
-        table = Table(title=f"scores · {task}")
-        table.add_column("metric")
-        table.add_column("value", justify="right")
-        for metric, value in metrics.items():
-            table.add_row(metric, _number(metric, value))
-        for metric, value in report.efficiency.get(task, {}).items():
-            table.add_row(f"[dim]{metric}[/]", _number(metric, value))
-        console.print(table)
+    if not brief:
+        print_scores(report, console)
+        print_dashboard(report, console)
     environment = report.environment
     if environment is not None:
         shown = environment.name
@@ -66,6 +65,36 @@ def print_report(report: EvaluationReport, console: Console) -> None:
         f"usage: {usage.wall_s:.2f} s wall, {usage.cpu_s:.2f} s CPU, "
         f"peak {usage.peak_memory_bytes / 2**20:.1f} MiB"
     )
+
+
+def print_scores(report: EvaluationReport, console: Console) -> None:
+    """Print one table of scores (and efficiency figures) per task."""
+    for task, metrics in report.scores.items():
+        table = Table(title=f"scores · {task}")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for metric, value in metrics.items():
+            table.add_row(metric, _number(metric, value))
+        for metric, value in report.efficiency.get(task, {}).items():
+            table.add_row(f"[dim]{metric}[/]", _number(metric, value))
+        console.print(table)
+
+
+def print_dashboard(report: EvaluationReport, console: Console) -> None:
+    """Print the scorer's private dashboard (VISCERAL: per metric and organ), if any."""
+    rows = dashboard_rows(report)
+    if not rows:
+        return
+    table = Table(title="dashboard · per metric and organ (hidden volumes)")
+    for column in ("task", "metric", "organ", "empty", "count", "min", "max", "median", "mean"):
+        table.add_column(
+            column, justify="left" if column in ("task", "metric", "organ") else "right"
+        )
+    for row in rows:
+        stats = (row.minimum, row.maximum, row.median, row.mean)
+        table.add_row(row.task, row.metric, row.organ, str(row.empty), str(row.count),
+                      *(_number(row.metric, value) for value in stats))  # fmt: skip
+    console.print(table)
 
 
 def run(  # noqa: PLR0917 - typer maps parameters to options

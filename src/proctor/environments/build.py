@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from proctor.environments.bytecode import settle_bytecode
 from proctor.environments.debian import bootstrap, installed_packages
 from proctor.environments.digests import canonical_tar, declaration_digest
 from proctor.environments.lockfile import EnvironmentLock, read_lock
@@ -105,6 +106,7 @@ def _build_into(
         spec.lock.parent.mkdir(parents=True, exist_ok=True)
         spec.lock.write_text(built.render(spec.name), encoding="utf-8")
     step("pack")
+    settle_bytecode(rootfs)  # before the image's times are set: bytecode stays valid inside
     pack_image(rootfs, partial / IMAGE)
     step("digest")
     digest, size = canonical_tar(rootfs)

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from proctor.spec.environment import EnvironmentSpec
 
-FORMAT = 2
+FORMAT = 3
 """Bumped when the way an image is built changes, so old images are not taken for new ones."""
 
 

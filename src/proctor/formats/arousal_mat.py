@@ -8,6 +8,7 @@ not scored). The official scorer reads it with ``numpy.ravel(h5py.File(f)['data'
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import h5py
@@ -58,27 +59,56 @@ def _matlab_header() -> bytes:
     return header + b" " * 8 + b"\x00\x02" + b"IM"
 
 
-def write_arousal_reference(path: Path, arousals: npt.ArrayLike) -> None:
-    """Write ``arousals`` as a MATLAB v7.3 ``-arousal.mat`` file (``data/arousals``, double).
+SLEEP_STAGES = ("wake", "nonrem1", "nonrem2", "nonrem3", "rem", "undefined")
+"""The 0/1 vectors of ``data/sleep_stages`` in a 2018 ``-arousal.mat`` file."""
 
-    The vector is stored as MATLAB's N×1 column (HDF5 shape (1, N)) inside a struct ``data``,
-    behind the MATLAB header, so h5py, ``scipy.io.matlab.matfile_version`` and the official
-    scorer read it like a file from the challenge. Compressed (gzip + shuffle), as MATLAB
-    writes v7.3 files.
+
+def _matlab_dataset(group: h5py.Group, name: str, values: np.ndarray) -> None:
+    """One double vector as the 2018 files hold it: h5py shape (N, 1), gzip + shuffle."""
+    dataset = group.create_dataset(
+        name,
+        data=values.reshape(-1, 1),
+        compression="gzip",
+        shuffle=True,
+        chunks=True,
+        track_times=False,
+    )
+    dataset.attrs.create("MATLAB_class", np.bytes_("double"))
+
+
+def write_arousal_reference(
+    path: Path,
+    arousals: npt.ArrayLike,
+    sleep_stages: Mapping[str, npt.ArrayLike] | None = None,
+) -> None:
+    """Write a MATLAB v7.3 ``-arousal.mat`` file as the 2018 challenge distributed it.
+
+    ``data/arousals`` (double) reads in h5py with shape (N, 1), as in the challenge files (the
+    organizers' sample code appends it to the N × channels signal matrix along axis 1);
+    ``sleep_stages`` (each of :data:`SLEEP_STAGES`, N values 0/1) go to
+    ``data/sleep_stages/NAME`` with the same shape. Written inside a struct ``data``, behind
+    the MATLAB header, so h5py, ``scipy.io.matlab.matfile_version`` and the official scorer read
+    it like a file from the challenge; compressed (gzip + shuffle), as MATLAB writes v7.3 files.
     """
     values = np.asarray(arousals, dtype=np.float64).ravel()
+    stages = {
+        name: np.asarray(vector, dtype=np.float64).ravel()
+        for name, vector in (sleep_stages or {}).items()
+    }
+    unknown = sorted(set(stages) - set(SLEEP_STAGES))
+    wrong = sorted(name for name, vector in stages.items() if vector.size != values.size)
+    if unknown or wrong:
+        raise ValueError(f"sleep stages: unknown {unknown}, wrong length {wrong}")
     path = Path(path)
     with h5py.File(path, "w", userblock_size=USERBLOCK) as handle:
         group = handle.create_group("data")
         group.attrs.create("MATLAB_class", np.bytes_("struct"))
-        dataset = group.create_dataset(
-            "arousals",
-            data=values.reshape(1, -1),
-            compression="gzip",
-            shuffle=True,
-            chunks=True,
-            track_times=False,
-        )
-        dataset.attrs.create("MATLAB_class", np.bytes_("double"))
+        _matlab_dataset(group, "arousals", values)
+        if stages:
+            stage_group = group.create_group("sleep_stages")
+            stage_group.attrs.create("MATLAB_class", np.bytes_("struct"))
+            for name in SLEEP_STAGES:
+                if name in stages:
+                    _matlab_dataset(stage_group, name, stages[name])
     with path.open("r+b") as raw:
         raw.write(_matlab_header().ljust(USERBLOCK, b"\x00"))

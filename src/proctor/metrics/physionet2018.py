@@ -192,7 +192,8 @@ def auc_from_histograms(positive: np.ndarray, negative: np.ndarray) -> tuple[flo
     """(AUPRC, AUROC) from per-bin counts, by the official threshold sweep.
 
     The loop repeats the official arithmetic operation by operation (same order, float64), so
-    the result agrees to the last digit. NaN for both when either class is empty.
+    the result agrees to the last digit; bins holding no sample are skipped, since their terms
+    are exactly zero. NaN for both when either class is empty.
     """
     tp = int(np.sum(positive))
     fp = int(np.sum(negative))
@@ -204,7 +205,9 @@ def auc_from_histograms(positive: np.ndarray, negative: np.ndarray) -> tuple[flo
     ppv = float(tp) / (tp + fp)
     auroc: float = 0
     auprc: float = 0
-    for n_pos, n_neg in zip(positive.tolist(), negative.tolist(), strict=True):
+    # an empty bin changes no count, so its terms add exactly 0.0: only occupied bins are swept
+    occupied = np.flatnonzero((positive != 0) | (negative != 0))
+    for n_pos, n_neg in zip(positive[occupied].tolist(), negative[occupied].tolist(), strict=True):
         tp -= n_pos
         fn += n_pos
         fp -= n_neg

@@ -35,6 +35,26 @@ def auprc_from_histograms_batch(positive: np.ndarray, negative: np.ndarray) -> n
     return np.where(empty, np.nan, auprc)
 
 
+def resampled_histograms(
+    draws: np.ndarray, positive: np.ndarray, negative: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-bin totals of each resample (row of ``draws``: the records drawn), exactly.
+
+    The weights (times each record was drawn) come from one ``bincount``, and the weighted sums
+    are one float64 matrix product (BLAS) instead of an int64 one (numpy's slow generic loop):
+    every product and partial sum is an integer far below 2**53, so the result is exact in any
+    summation order.
+    """
+    n_resamples, n_records = draws.shape
+    flat = (np.arange(n_resamples)[:, None] * n_records + draws).ravel()
+    weights = np.bincount(flat, minlength=n_resamples * n_records).reshape(n_resamples, -1)
+    weights = weights.astype(np.float64)
+    limit = float(max(int(positive.sum()), int(negative.sum()))) * n_records
+    if limit >= 2.0**53:
+        return weights.astype(np.int64) @ positive, weights.astype(np.int64) @ negative
+    return weights @ positive.astype(np.float64), weights @ negative.astype(np.float64)
+
+
 def bootstrap_gross_auprc(
     positive: npt.ArrayLike,
     negative: npt.ArrayLike,
@@ -61,9 +81,7 @@ def bootstrap_gross_auprc(
     rng = np.random.default_rng(seed)
     n_records = pos.shape[0]
     draws = rng.integers(0, n_records, size=(n_resamples, n_records))
-    weights = np.zeros((n_resamples, n_records), dtype=np.int64)
-    np.add.at(weights, (np.arange(n_resamples)[:, None], draws), 1)
-    samples = auprc_from_histograms_batch(weights @ pos, weights @ neg)
+    samples = auprc_from_histograms_batch(*resampled_histograms(draws, pos, neg))
     alpha = (1 - confidence) / 2
     bounds = np.full(2, np.nan)
     if np.isfinite(samples).any():

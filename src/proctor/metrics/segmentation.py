@@ -108,7 +108,9 @@ class SegmentationPair:
     def distances(self) -> SurfaceDistances:
         """Surface distances between the masks at membership > 0.5 (or > threshold)."""
         truth, segment = self.masks(0.5)
-        return SurfaceDistances(truth, segment, self.spacing or (1.0, 1.0, 1.0))
+        origin = tuple(s.start for s in self.box) if self.box is not None else (0, 0, 0)
+        spacing = self.spacing or (1.0, 1.0, 1.0)
+        return SurfaceDistances(truth, segment, spacing, origin=origin, shape=self.truth.shape)
 
     @cached_property
     def mahalanobis(self) -> float:

@@ -2,8 +2,11 @@
 
 :class:`SurfaceDistances` is built once per pair of binary masks A (truth) and B (segment): the
 distance of every voxel of A∖B to the nearest voxel of B, and of every voxel of B∖A to the
-nearest voxel of A, in mm (or voxels). HDRFDST, its quantiles, AVGDIST and bAVD all derive from
-these two arrays.
+nearest voxel of A, in mm (or voxels). HDRFDST and its quantiles derive from these two arrays,
+and so do the exact average distances (:meth:`SurfaceDistances.nearest_average_distance`,
+:meth:`~SurfaceDistances.nearest_balanced_average_distance`). AVGDIST and bAVD are the tool's
+own, from a bounded search that starts from the same nearest voxels
+(:mod:`proctor.metrics.segmentation_avgdist`).
 
 Why nearest *surface* voxels are enough: if q ∈ B is the voxel nearest to some p ∉ B, the
 6-neighbour of q one step towards p is strictly nearer to p (for any axis where they differ, and
@@ -20,11 +23,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 from scipy.spatial import cKDTree
 
 from proctor.metrics._segmentation_arrays import nonzero_box, undefined, union_box
+from proctor.metrics.segmentation_avgdist import (
+    Geometry,
+    NearestSearch,
+    raster_indices,
+    sequential_sum,
+    tool_directed_distances,
+)
 
 
 def boundary(mask: np.ndarray) -> np.ndarray:
@@ -44,51 +55,81 @@ def boundary(mask: np.ndarray) -> np.ndarray:
     return surface
 
 
-def _points(mask: np.ndarray, spacing: np.ndarray) -> np.ndarray:
-    """Physical coordinates (n × 3) of the voxels of ``mask``."""
-    points: np.ndarray = np.argwhere(mask).astype(np.float64) * spacing
-    return points
-
-
-def _directed(source: np.ndarray, target: np.ndarray, spacing: np.ndarray) -> np.ndarray:
-    """Distances from every voxel of ``source`` ∖ ``target`` to the nearest voxel of ``target``."""
-    outside = source & ~target
-    if not outside.any():
-        return np.zeros(0)
-    tree = cKDTree(_points(boundary(target), spacing))
-    distances, _ = tree.query(_points(outside, spacing), k=1)
-    return np.asarray(distances, dtype=np.float64)
+def _directed(
+    source: np.ndarray, target: np.ndarray, spacing: tuple[float, float, float]
+) -> NearestSearch:
+    """The exact nearest boundary voxel of ``target`` for every voxel of ``source`` ∖ ``target``."""
+    queries = raster_indices(source & ~target)
+    surface = raster_indices(boundary(target))
+    if not queries.size:
+        empty = np.zeros(0, np.int64)
+        return NearestSearch(queries, surface, empty, np.zeros(0), None)
+    scale = np.asarray(spacing, dtype=np.float64)
+    tree = cKDTree(surface * scale)
+    distances, nearest = tree.query(queries * scale, k=1)
+    return NearestSearch(
+        queries, surface, np.asarray(nearest, np.int64), np.asarray(distances, np.float64), tree
+    )
 
 
 class SurfaceDistances:
     """The directed distances between two binary masks, computed once.
 
-    ``truth_to_segment[i]`` is the distance from the i-th voxel of A∖B to B and
-    ``segment_to_truth`` likewise for B∖A, in the unit of ``spacing`` (mm; ``(1, 1, 1)`` for
-    voxels). ``truth_count``/``segment_count`` are |A| and |B|.
+    ``truth_to_segment[i]`` is the exact distance from the i-th voxel of A∖B (raster order) to
+    the nearest voxel of B and ``segment_to_truth`` likewise for B∖A, in the unit of
+    ``spacing`` (mm; ``(1, 1, 1)`` for voxels). ``truth_count``/``segment_count`` are |A| and
+    |B|. AVGDIST and bAVD use the tool's bounded search instead (:attr:`tool_sums`), which
+    depends on where the masks lie in the whole volume: ``origin`` is the index of the masks'
+    first voxel when they are crops, ``shape`` the shape of the whole volume.
     """
 
     def __init__(
-        self, truth: np.ndarray, segment: np.ndarray, spacing: tuple[float, float, float]
+        self,
+        truth: np.ndarray,
+        segment: np.ndarray,
+        spacing: tuple[float, float, float],
+        *,
+        origin: Sequence[int] = (0, 0, 0),
+        shape: Sequence[int] | None = None,
     ) -> None:
         self.truth_count = int(np.count_nonzero(truth))
         self.segment_count = int(np.count_nonzero(segment))
+        self.spacing = (float(spacing[0]), float(spacing[1]), float(spacing[2]))
+        whole = tuple(shape) if shape is not None else truth.shape
         self.truth_to_segment = np.zeros(0)
         self.segment_to_truth = np.zeros(0)
+        self._searches: tuple[NearestSearch, NearestSearch] | None = None
         if self.truth_count == 0 or self.segment_count == 0:
             return
         box = union_box(nonzero_box(truth), nonzero_box(segment))
         if box is None:  # both counts are positive, so both masks have a box
             raise RuntimeError("non-empty masks without a bounding box")
-        a, b = truth[box], segment[box]
-        step = np.asarray(spacing, dtype=np.float64)
-        self.truth_to_segment = _directed(a, b, step)
-        self.segment_to_truth = _directed(b, a, step)
+        self._masks = truth[box], segment[box]
+        start = tuple(int(o) + s.start for o, s in zip(origin, box, strict=True))
+        self._geometry = Geometry((start[0], start[1], start[2]), (whole[0], whole[1], whole[2]))
+        a, b = self._masks
+        forward, backward = _directed(a, b, self.spacing), _directed(b, a, self.spacing)
+        self._searches = forward, backward
+        self.truth_to_segment = forward.distances
+        self.segment_to_truth = backward.distances
 
     @property
     def empty(self) -> bool:
         """Whether either mask is empty (every distance metric is then undefined)."""
         return self.truth_count == 0 or self.segment_count == 0
+
+    @cached_property
+    def tool_sums(self) -> tuple[float, float]:
+        """Σ_{A∖B} and Σ_{B∖A} of the tool's bounded-search distances, summed as the tool does.
+
+        See :mod:`proctor.metrics.segmentation_avgdist`; each is ≥ the exact nearest sum.
+        """
+        if self._searches is None:
+            return 0.0, 0.0
+        a, b = self._masks
+        forward = tool_directed_distances(self._searches[0], b, self.spacing, self._geometry)
+        backward = tool_directed_distances(self._searches[1], a, self.spacing, self._geometry)
+        return sequential_sum(forward), sequential_sum(backward)
 
     def hausdorff(self, quantile: float = 1.0) -> float:
         """HDRFDST: the largest distance of A∖B to B and of B∖A to A.
@@ -111,15 +152,33 @@ class SurfaceDistances:
         return float(np.partition(pooled, k)[k])
 
     def average_distance(self) -> float:
-        """AVGDIST = [Σ_{A∖B} d(a, B)/|A| + Σ_{B∖A} d(b, A)/|B|] / 2."""
+        """AVGDIST as the tool computes it: [Σ_{A∖B} d(a, B)/|A| + Σ_{B∖A} d(b, A)/|B|] / 2.
+
+        d is the tool's bounded-search distance (:attr:`tool_sums`), not the exact nearest one
+        (that is :meth:`nearest_average_distance`).
+        """
+        if self.empty:
+            return undefined("AVGDIST", "a mask is empty")
+        forward, backward = self.tool_sums
+        return (forward / self.truth_count + backward / self.segment_count) / 2
+
+    def balanced_average_distance(self) -> float:
+        """BAVD as the tool computes it: [Σ_{A∖B} d(a, B)/|A| + Σ_{B∖A} d(b, A)/|A|] / 2."""
+        if self.empty:
+            return undefined("bAVD", "a mask is empty")
+        forward, backward = self.tool_sums
+        return (forward / self.truth_count + backward / self.truth_count) / 2
+
+    def nearest_average_distance(self) -> float:
+        """AVGDIST with the exact nearest distances (the textbook definition, not the tool's)."""
         if self.empty:
             return undefined("AVGDIST", "a mask is empty")
         forward = float(self.truth_to_segment.sum()) / self.truth_count
         backward = float(self.segment_to_truth.sum()) / self.segment_count
         return (forward + backward) / 2
 
-    def balanced_average_distance(self) -> float:
-        """Balanced average distance: bAVD = [Σ_{A∖B} d(a, B) + Σ_{B∖A} d(b, A)] / (2|A|)."""
+    def nearest_balanced_average_distance(self) -> float:
+        """BAVD with the exact nearest distances: [Σ_{A∖B} + Σ_{B∖A}] / (2|A|)."""
         if self.empty:
             return undefined("bAVD", "a mask is empty")
         total = float(self.truth_to_segment.sum()) + float(self.segment_to_truth.sum())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass
 
 from proctor.protocols.base import CaseRun
@@ -98,14 +98,12 @@ def _collect(
     """Wait for every case, sorting finished runs and unstarted cases.
 
     Finished runs go into ``results``, cases that never started into ``skipped``; the first
-    exception a case raised is raised again.
+    exception a case raised is raised again. ``as_completed`` waits on every future once (a
+    ``wait(FIRST_COMPLETED)`` per case re-registers on all pending ones: quadratic in cases).
     """
-    pending = set(futures)
-    while pending:
-        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-        for future in done:
-            run = future.result()
-            if run is None:
-                skipped.append(futures[future])
-            else:
-                results[futures[future]] = run
+    for future in as_completed(futures):
+        run = future.result()
+        if run is None:
+            skipped.append(futures[future])
+        else:
+            results[futures[future]] = run

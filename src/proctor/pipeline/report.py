@@ -35,6 +35,14 @@ def _json_table(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float
     return {key: {k: json_number(v) for k, v in row.items()} for key, row in table.items()}
 
 
+def _json_dashboard(rows: dict[str, dict[str, float]]) -> dict[str, dict[str, float | None]]:
+    """A dashboard metric's rows for JSON: ``empty`` and ``count`` whole, NaN as null."""
+    return {
+        group: {k: int(v) if k in ("empty", "count") else json_number(v) for k, v in row.items()}
+        for group, row in rows.items()
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Resources used: wall and CPU seconds, peak memory in bytes (max over runs)."""
@@ -182,6 +190,8 @@ class TaskReport:
     per_record: dict[str, dict[str, float]] | None = None
     efficiency: dict[str, float] | None = None
     determinism: dict[str, float] | None = None
+    dashboard: dict[str, dict[str, dict[str, float]]] | None = None
+    """The scorer's per-group statistics (VISCERAL: metric → organ → statistic), if shown."""
     environment: EnvironmentInfo = HOST_ENVIRONMENT
     count_metrics: frozenset[str] = frozenset()
     """Metrics that count something (records scored): whole numbers in the JSON report."""
@@ -221,6 +231,8 @@ class EvaluationReport:
     determinism: dict[str, dict[str, float]] = field(default_factory=dict)
     tasks: dict[str, TaskReport] = field(default_factory=dict)
     run_dir: Path | None = None
+    dashboard: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
+    """Per task, the scorer's dashboard (VISCERAL: metric → organ → statistic), where shown."""
 
     @property
     def environment(self) -> EnvironmentInfo | None:
@@ -268,6 +280,11 @@ class EvaluationReport:
                 task: {key: int(value) for key, value in row.items()}
                 for task, row in self.determinism.items()
             }
+        if self.dashboard:
+            data["dashboard"] = {
+                task: {metric: _json_dashboard(rows) for metric, rows in board.items()}
+                for task, board in self.dashboard.items()
+            }
         if self.per_record:
             data["per_record"] = {
                 task: _json_table(records) for task, records in self.per_record.items()
@@ -303,5 +320,6 @@ def combine(challenge: str, phase: str, reports: Sequence[TaskReport]) -> Evalua
         per_record={r.task: r.per_record for r in reports if r.per_record is not None},
         efficiency={r.task: r.efficiency for r in reports if r.efficiency is not None},
         determinism={r.task: r.determinism for r in reports if r.determinism is not None},
+        dashboard={r.task: r.dashboard for r in reports if r.dashboard},
         tasks={r.task: r for r in reports},
     )

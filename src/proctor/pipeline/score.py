@@ -1,5 +1,8 @@
 """The score stage: stored exam outputs against hidden references, in trusted host code.
 
+:func:`run_scorer` is the stage itself for any protocol (a ``ScoreTarget`` says what to score);
+:func:`score` scores a code protocol's exam outputs and adds its efficiency figures.
+
 A scorer crash is the scorer's fault, never the entry's: its traceback (which can quote
 reference values) goes to the run folder for the organizer, the participant gets an error code.
 """
@@ -8,17 +11,21 @@ from __future__ import annotations
 
 import json
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
-from proctor.scoring.base import TaskScores
+from proctor.scoring.base import Scorer, TaskScores
 from proctor.spec.model import DisclosureSpec, PerRecord
+from proctor.store.runfolder import RunFolder
 from proctor.types import Disclosure, Failure, Stage, StageStatus
 
 SCORE_ERROR_CODE = "E-SCORE"
-ZERO_FILLED = "records_zero_filled"
+ZERO_FILLED = frozenset({"records_zero_filled", "datasets_failed"})
+"""Counts of cases without usable output: hidden when the exam shows nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +35,7 @@ class ShownScores:
     scores: dict[str, float] = field(default_factory=dict)
     per_record: dict[str, dict[str, float]] | None = None
     efficiency: dict[str, float] | None = None
+    dashboard: dict[str, dict[str, dict[str, float]]] | None = None
 
 
 def shown_scores(
@@ -52,24 +60,44 @@ def shown_scores(
     return ShownScores(summary, scored.per_record)
 
 
-def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScores | None:
-    """Score the task's stored exam outputs; None when scoring itself failed."""
-    task = ctx.task
-    references, inputs = task.hidden_references, task.hidden_inputs
-    if references is None or inputs is None:
-        raise ValueError(f"task {task.name!r} has no hidden data to score")
-    cases = ctx.driver.list_cases(ctx.challenge.protocol, inputs)
-    template = ctx.driver.output_template(ctx.challenge.protocol)
+@dataclass(frozen=True, slots=True)
+class ScoreTarget:
+    """What one score stage scores: stored outputs of ``cases`` against ``references``.
+
+    ``precheck``: an entry-side check run first (predictions uploaded in a bad format): its
+    message fails the stage as the entry's fault. ``hide_zero_filled``: say nothing of the
+    cases scored as zeros (the exam shows nothing).
+    """
+
+    task: str
+    scorer: Scorer
+    outputs: Path
+    references: Path
+    cases: tuple[str, ...]
+    template: str
+    noun: str
+    errors_log: Path
+    precheck: Callable[[], str | None] | None = None
+    hide_zero_filled: bool = False
+
+
+def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
+    """Run the score stage on ``target``; None when it failed (the entry's or the scorer's)."""
     scored: list[TaskScores] = []
-    # at exam "none" not even the count of failed exam cases may show, here or in a metric
-    exam_hidden = disclosure_level(runner.policy, Stage.EXAM) is Disclosure.NONE
 
     def body(_: CaseSink) -> StageResult:
+        problem = target.precheck() if target.precheck is not None else None
+        if problem is not None:
+            return StageResult(
+                Stage.SCORE, StageStatus.FAILED, problem, "score failed", failure=Failure.ENTRY
+            )
         try:
-            result = ctx.scorer.score(ctx.outputs(Stage.EXAM), references, cases, template)
+            result = target.scorer.score(
+                target.outputs, target.references, target.cases, target.template
+            )
         except Exception:
-            with ctx.folder.score_errors.open("a", encoding="utf-8") as log:
-                log.write(f"task {task.name}:\n{traceback.format_exc()}\n")
+            with target.errors_log.open("a", encoding="utf-8") as log:
+                log.write(f"task {target.task}:\n{traceback.format_exc()}\n")
             message = (
                 f"scoring failed with an internal error ({SCORE_ERROR_CODE}); your entry is "
                 "not at fault and the organizers have the details"
@@ -78,20 +106,59 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
                 Stage.SCORE, StageStatus.FAILED, message, message, failure=Failure.SCORER
             )
         scored.append(result)
-        noun = ctx.driver.case_noun
-        message = f"scored {len(cases)} {noun}s"
-        if result.zero_filled and not exam_hidden:
+        count = len(target.cases)
+        message = f"scored {count} {target.noun}{'' if count == 1 else 's'}"
+        if result.zero_filled and not target.hide_zero_filled:
             message += f"; {len(result.zero_filled)} without usable output scored as zeros"
         return StageResult(Stage.SCORE, StageStatus.PASSED, message, "scored")
 
     runner.run(Stage.SCORE, body)
-    if not scored:
+    return scored[0] if scored else None
+
+
+def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScores | None:
+    """Score the task's stored exam outputs; None when scoring itself failed."""
+    task = ctx.task
+    references, inputs = task.hidden_references, task.hidden_inputs
+    if references is None or inputs is None:
+        raise ValueError(f"task {task.name!r} has no hidden data to score")
+    # at exam "none" not even the count of failed exam cases may show, here or in a metric
+    exam_hidden = disclosure_level(runner.policy, Stage.EXAM) is Disclosure.NONE
+    target = ScoreTarget(
+        task=task.name,
+        scorer=ctx.scorer,
+        outputs=ctx.outputs(Stage.EXAM),
+        references=references,
+        cases=tuple(ctx.driver.list_cases(ctx.challenge.protocol, inputs)),
+        template=ctx.driver.output_template(ctx.challenge.protocol),
+        noun=ctx.driver.case_noun,
+        errors_log=ctx.folder.score_errors,
+        hide_zero_filled=exam_hidden,
+    )
+    scored = run_scorer(target, runner)
+    if scored is None:
         return None
+    keep_full_scores(ctx.folder, task.name, scored)
     policy = runner.policy
     level = disclosure_level(policy, Stage.SCORE)
-    wanted = tuple(m for m in task.reported_metrics if not (exam_hidden and m == ZERO_FILLED))
-    shown = shown_scores(scored[0], wanted, level, policy.per_record)
-    return ShownScores(shown.scores, shown.per_record, _exam_efficiency(ctx, policy, exam))
+    wanted = tuple(m for m in task.reported_metrics if not (exam_hidden and m in ZERO_FILLED))
+    shown = shown_scores(scored, wanted, level, policy.per_record)
+    efficiency = _exam_efficiency(ctx, policy, exam)
+    board = shown_dashboard(scored, level, exam_hidden=exam_hidden)
+    return ShownScores(shown.scores, shown.per_record, efficiency, board)
+
+
+def shown_dashboard(
+    scored: TaskScores, level: Disclosure, *, exam_hidden: bool
+) -> dict[str, dict[str, dict[str, float]]] | None:
+    """The scorer's dashboard, shown only with full scores and an exam that shows counts.
+
+    Like VISCERAL's private dashboard it carries minima and maxima over hidden volumes and
+    counts of empty ones, so a policy hiding either keeps it back.
+    """
+    if not scored.dashboard or level is not Disclosure.FULL or exam_hidden:
+        return None
+    return scored.dashboard
 
 
 def _exam_efficiency(
@@ -148,3 +215,13 @@ def _keep_for_organizer(ctx: TaskContext, figures: dict[str, float]) -> None:
     kept = json.loads(path.read_text()) if path.is_file() else {}
     kept[ctx.task.name] = figures
     path.write_text(json.dumps(kept, indent=2, sort_keys=True))
+
+
+def keep_full_scores(folder: RunFolder, task: str, scored: TaskScores) -> None:
+    """Every summary and per-case value, unredacted, for the service's store and leaderboards.
+
+    Written to the run folder's ``scores-TASK.json`` by every protocol's score stage.
+    """
+    path = folder.full_scores(task)
+    data = {"summary": scored.summary, "per_record": scored.per_record}
+    path.write_text(json.dumps(data, sort_keys=True, allow_nan=True))

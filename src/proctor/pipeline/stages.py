@@ -87,7 +87,7 @@ def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
     Stops at the first failure or mismatch and reports that case's diagnostics.
     """
     driver = ctx.driver
-    cases = driver.list_cases(ctx.challenge.protocol, ctx.task.public_inputs)
+    cases = driver.quiz_cases(ctx.challenge.protocol, ctx.task.public_inputs)
 
     def body(sink: CaseSink) -> StageResult:
         found = run_cases(
@@ -120,7 +120,11 @@ def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
             return StageResult(
                 Stage.QUIZ, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
             )
-        matched = f"{counts.passed} {driver.case_noun}s matched the shipped answers"
+        matched = (
+            f"{counts.passed} {driver.case_noun}s matched the shipped answers"
+            if driver.answers_expected
+            else f"{counts.passed} {driver.case_noun}s gave usable output"
+        )
         return StageResult(Stage.QUIZ, StageStatus.PASSED, matched, matched, counts, usage)
 
     return runner.run(Stage.QUIZ, body, cases=len(cases))
@@ -155,6 +159,19 @@ def exam(ctx: TaskContext, runner: StageRunner, inputs: Path) -> StageResult:
             return StageResult(
                 Stage.EXAM, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
             )
+        failed = next((run for run in found.runs if not run.ok), None)
+        if failed is not None and driver.failed_case_fails_task:
+            return StageResult(
+                Stage.EXAM,
+                StageStatus.FAILED,
+                case_headline(driver.case_noun, failed),
+                "exam failed",
+                counts,
+                usage,
+                run_logs(failed.outcome.stdout, failed.outcome.stderr),
+                counts_replace_headline=True,
+                failure=Failure.ENTRY,
+            )
         message = counts_message(Stage.EXAM, counts)
         return StageResult(Stage.EXAM, StageStatus.PASSED, message, "exam completed", counts, usage)
 
@@ -174,7 +191,7 @@ def rerun(ctx: TaskContext, runner: StageRunner, inputs: Path, count: int) -> di
     with_output = [
         case
         for case in driver.list_cases(ctx.challenge.protocol, inputs)
-        if ctx.stored(Stage.EXAM, case).is_file()
+        if ctx.stored(Stage.EXAM, case).exists()
     ]
     chosen = with_output[:count]
     identical = timed_out = 0
@@ -186,8 +203,8 @@ def rerun(ctx: TaskContext, runner: StageRunner, inputs: Path, count: int) -> di
             again = driver.run_case(
                 ctx.home, inputs, case, wall_s=driver.case_s, store=ctx.stored(Stage.RERUN, case)
             )
-            stored = ctx.stored(Stage.EXAM, case).read_bytes()
-            identical += again.output is not None and again.output.read_bytes() == stored
+            stored = ctx.stored(Stage.EXAM, case)
+            identical += again.output is not None and driver.same_output(again.output, stored)
             timed_out += again.timed_out
             outcomes.append(again.outcome)
             sink(again)

@@ -1,20 +1,22 @@
 """A submission's evaluation: one ``evaluate_task`` job per task of the phase, then combined.
 
-Here the jobs run one after the other in this process (what ``proctor run`` needs); the service
-hands the same jobs to its executor instead.
+Here the jobs run in this process, every task of the phase at once on its own long-lived
+thread (each job claims its own sandbox session; AutoWSL ran the datasets of a submission in
+parallel, each under its own budget); the service hands the same jobs to its executor instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.entries.manifest import set_executable_bits
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import ProgressListener
-from proctor.pipeline.report import EvaluationReport, combine
+from proctor.pipeline.report import EvaluationReport, TaskReport, combine
 from proctor.pipeline.task import JobEnvironment, TaskJob, evaluate_task, refused
 from proctor.protocols.registry import driver_for
 from proctor.sandbox.base import Sandbox
@@ -69,8 +71,26 @@ def evaluate_submission(
     manifest = driver_for(protocol.kind).manifest(protocol)
     made = tuple(set_executable_bits(submission.entry_root, manifest.executable))
     jobs = [dataclasses.replace(job, made_executable=made) for job in submission.jobs_of()]
-    reports = [evaluate_task(job, sandbox, progress) for job in jobs]
+    reports = _evaluate_jobs(jobs, sandbox, progress, submission.cancel)
     return combine(submission.challenge.name, submission.phase.name, reports)
+
+
+def _evaluate_jobs(
+    jobs: Sequence[TaskJob],
+    sandbox: Sandbox,
+    progress: ProgressListener | None,
+    cancel: CancelToken,
+) -> list[TaskReport]:
+    """Every job at once (a thread each); a crash or Ctrl-C cancels the others."""
+    if len(jobs) <= 1:
+        return [evaluate_task(job, sandbox, progress) for job in jobs]
+    with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="task") as pool:
+        futures = [pool.submit(evaluate_task, job, sandbox, progress) for job in jobs]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            cancel.cancel()
+            raise
 
 
 def rejected(

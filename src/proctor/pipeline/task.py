@@ -29,12 +29,13 @@ from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult
 from proctor.pipeline.entry_layer import EntryLayer, entry_layer
+from proctor.pipeline.files import FilesJob, evaluate_files
 from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo, StageReport, TaskReport
 from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner, disclosure_level
 from proctor.pipeline.score import ShownScores, score
-from proctor.protocols.base import DriverContext
+from proctor.protocols.base import HIDDEN, PUBLIC, Driver, DriverContext, FilesContext, FilesDriver
 from proctor.protocols.registry import driver_for
 from proctor.sandbox.base import Sandbox
 from proctor.sandbox.rootfs import RootFilesystem
@@ -147,6 +148,11 @@ def evaluate_task(
 
 def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport:
     challenge = job.challenge
+    driver_class = driver_for(challenge.protocol.kind)
+    if issubclass(driver_class, FilesDriver):
+        return _evaluate_files(job, driver_class, runner)
+    if not issubclass(driver_class, Driver):
+        raise TypeError(f"protocol {driver_class.kind!r} is neither a Driver nor a FilesDriver")
     task = _staged(challenge.task(job.task), job.folder)
     scorer = get_scorer(task.scorer)
     job.folder.prepare_homes()
@@ -173,7 +179,7 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
             challenge=challenge,
             phase=job.phase,
             task=task,
-            driver=driver_for(challenge.protocol.kind)(context),
+            driver=driver_class(context),
             scorer=scorer,
             entry_root=job.entry_root,
             home=home,
@@ -191,6 +197,34 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
     job.cancel.check()
     shown = score(ctx, runner, examined.exam)
     return task_report(job, runner, examined, shown)
+
+
+def _evaluate_files(
+    job: TaskJob, driver_class: type[FilesDriver], runner: StageRunner
+) -> TaskReport:
+    """A protocol where no code runs: no sandbox session, no home, the upload is read as is."""
+    challenge = job.challenge
+    task = challenge.task(job.task)
+    scorer = get_scorer(task.scorer)
+    context = FilesContext(
+        challenge.protocol, challenge.limits, scorer.check_output, _split_cases(challenge)
+    )
+    files_job = FilesJob(
+        challenge, task, driver_class(context), scorer, job.entry_root, job.folder, job.dry_run
+    )
+    shown = evaluate_files(files_job, runner)
+    return task_report(job, runner, None, shown)
+
+
+def _split_cases(challenge: Challenge) -> dict[str, tuple[str, ...]]:
+    """Every task's cases by split: the whole layout an upload of predictions must have."""
+    driver = driver_for(challenge.protocol.kind)
+    cases: dict[str, list[str]] = {PUBLIC: [], HIDDEN: []}
+    for task in challenge.tasks:
+        cases[PUBLIC] += driver.list_cases(challenge.protocol, task.public_inputs)
+        if task.hidden_inputs is not None:
+            cases[HIDDEN] += driver.list_cases(challenge.protocol, task.hidden_inputs)
+    return {split: tuple(dict.fromkeys(names)) for split, names in cases.items()}
 
 
 def _entry_layer(job: TaskJob) -> EntryLayer:
@@ -294,6 +328,7 @@ def task_report(job: TaskJob, runner: StageRunner, examined: _Examined | None = 
         scores=shown.scores if shown is not None else {},
         per_record=shown.per_record if shown is not None else None,
         efficiency=shown.efficiency if shown is not None else None,
+        dashboard=shown.dashboard if shown is not None else None,
         determinism=_shown_determinism(job, examined),
         environment=runner.environment or _environment_info(job.environment, private=False),
         count_metrics=frozenset(

@@ -1,10 +1,17 @@
-"""The entry-protocol contract: what the pipeline may ask of any way of running an entry.
+"""The entry-protocol contract: what the pipeline may ask of any way of evaluating an entry.
 
-A ``Driver`` knows one protocol (how an entry is laid out, prepared and run per case); the
-pipeline knows only this contract, so a new protocol is one driver module plus
-``protocols.registry.register_driver``. Everything runs through the job's sandbox session;
-outputs leave the sandbox only through the driver's collection and are stored by the host in
-the run folder, never shown to another case.
+Every protocol is a ``ProtocolDriver``: how an entry is laid out (its manifest), what the cases
+of a split are and where each case's output is stored. Two kinds of protocol share it:
+
+- a ``Driver`` runs code (how an entry is prepared and run per case). Everything runs through
+  the job's sandbox session; outputs leave the sandbox only through the driver's collection and
+  are stored by the host in the run folder, never shown to another case.
+- a ``FilesDriver`` runs nothing (``runs_code`` is False): the entry *is* its outputs, files
+  the participant made on public inputs. The pipeline opens no sandbox session for it; the
+  driver checks the upload (prep) and names the file holding each case's predictions.
+
+The pipeline knows only this contract, so a new protocol is one driver module plus
+``protocols.registry.register_driver``.
 """
 
 from __future__ import annotations
@@ -16,9 +23,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from proctor.entries import Manifest
-from proctor.sandbox.base import Mount, Outcome, SandboxSession
+from proctor.sandbox.base import Limits, Mount, Outcome, SandboxSession
 from proctor.spec.model import ResourceLimits
 from proctor.spec.protocols import ProtocolSettings
+
+PUBLIC = "public"
+HIDDEN = "hidden"
+"""The two splits a files driver knows: predictions on public inputs with public references,
+and predictions on public inputs whose references are hidden."""
 
 OutputCheck = Callable[[Path], "str | None"]
 """Whether a stored output is valid for the task's scorer: None, or what is wrong with it."""
@@ -75,24 +87,47 @@ class DriverContext:
     extra_mounts: tuple[Mount, ...] = ()
 
 
-class Driver(ABC):
-    """One entry protocol. Subclasses set ``kind``, ``settings_model`` and ``summary``.
+def run_limits(limits: ResourceLimits, parallel_runs: int, wall_s: float) -> Limits:
+    """Sandbox limits of one run of an entry lasting at most ``wall_s`` seconds."""
+    return Limits(
+        wall_s=wall_s,
+        memory_bytes=limits.memory_bytes,
+        processes=limits.processes,
+        # parallel cases share the slot uid, whose process count the kernel caps as a whole
+        uid_processes=limits.processes * max(1, parallel_runs),
+        file_size_bytes=limits.home_bytes,  # no single file can outgrow the home
+        tmp_bytes=limits.tmp_bytes,
+        log_bytes=limits.log_bytes,
+        cpus=limits.cpus_per_case,
+    )
 
-    ``case_noun`` names a case in participant messages ("record", "volume", "dataset").
+
+class ProtocolDriver(ABC):
+    """What every protocol tells the pipeline before anything runs.
+
+    Subclasses set ``kind``, ``settings_model`` and ``summary``; ``case_noun`` names a case in
+    participant messages ("record", "volume", "dataset", "scenario"). ``runs_code`` says which of
+    the two contracts below the protocol follows. ``failed_case_fails_task``: a failed exam case
+    fails the whole task (a dataset of AutoWSL, which has no score without its prediction) instead
+    of being scored as the scorer's failure value (a record of PhysioNet, scored as zeros).
     """
 
     kind: ClassVar[str]
     settings_model: ClassVar[type[ProtocolSettings]]
     summary: ClassVar[str]
     case_noun: ClassVar[str] = "case"
-
-    def __init__(self, context: DriverContext) -> None:
-        self.context = context
+    runs_code: ClassVar[bool] = True
+    failed_case_fails_task: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
     def list_cases(cls, settings: ProtocolSettings, folder: Path) -> list[str]:
         """The cases of a split (a public or hidden inputs folder), in evaluation order."""
+
+    @classmethod
+    def quiz_cases(cls, settings: ProtocolSettings, folder: Path) -> list[str]:
+        """The public cases the quiz runs (every one unless the protocol checks fewer)."""
+        return cls.list_cases(settings, folder)
 
     @classmethod
     @abstractmethod
@@ -103,6 +138,15 @@ class Driver(ABC):
     @abstractmethod
     def manifest(cls, settings: ProtocolSettings) -> Manifest:
         """What an entry must contain before anything runs (checked before a slot is claimed)."""
+
+
+class Driver(ProtocolDriver):
+    """A protocol that runs the entry's code, case by case, in the job's sandbox session."""
+
+    runs_code: ClassVar[bool] = True
+
+    def __init__(self, context: DriverContext) -> None:
+        self.context = context
 
     @property
     @abstractmethod
@@ -123,6 +167,10 @@ class Driver(ABC):
         self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
     ) -> CaseRun:
         """Run one case for at most ``wall_s`` seconds; store its valid output at ``store``."""
+
+    def same_output(self, first: Path, second: Path) -> bool:
+        """True when two stored outputs of a case are identical (the determinism check)."""
+        return first.is_file() and second.is_file() and first.read_bytes() == second.read_bytes()
 
     def validate_output(self, stored: Path) -> str | None:
         """Whether a stored output is usable (None) or what is wrong with it.
@@ -154,3 +202,69 @@ class Driver(ABC):
     def describe_answer(self, case: str) -> str:
         """Where the entry should ship the answer of ``case`` (for the missing-answer message)."""
         return case
+
+
+@dataclass(frozen=True, slots=True)
+class FilesContext:
+    """What a files driver works with for one job.
+
+    The protocol settings, the resource limits, the scorer's output check and the case names
+    of every task of the challenge by split (the upload's whole layout).
+    """
+
+    settings: ProtocolSettings
+    limits: ResourceLimits
+    check_output: OutputCheck
+    cases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+class FilesDriver(ProtocolDriver):
+    """A protocol where no code runs: the upload holds the predictions themselves.
+
+    The inputs are public (participants make their predictions from them) and only the
+    references are hidden. ``split`` is ``"public"`` or ``"hidden"``.
+    """
+
+    runs_code: ClassVar[bool] = False
+
+    def __init__(self, context: FilesContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def check_upload(self, entry_root: Path) -> list[str]:
+        """Every problem of the upload's layout, encoding and sizes (empty when it is fine).
+
+        Each message names the file as the participant does (relative to the upload) and the
+        fix.
+        """
+
+    @classmethod
+    @abstractmethod
+    def split_folder(cls, settings: ProtocolSettings, split: str) -> str:
+        """The upload's folder holding the predictions of ``split`` (e.g. ``dev``, ``test``)."""
+
+    def folder_of(self, split: str) -> str:
+        """The upload's folder for ``split`` under this job's settings."""
+        return self.split_folder(self.context.settings, split)
+
+    def upload_path(self, split: str, case: str) -> str:
+        """Where the upload holds the predictions of ``case``, relative to its root."""
+        output = self.output_template(self.context.settings).format(record=case)
+        return f"{self.folder_of(split)}/{output}"
+
+    def prediction(self, entry_root: Path, split: str, case: str) -> Path:
+        """The predictions of ``case`` of ``split`` in the unpacked upload."""
+        return entry_root / self.upload_path(split, case)
+
+    def validate_output(self, entry_root: Path, split: str, case: str) -> str | None:
+        """Whether the predictions of ``case`` are in the scorer's format (None) or what is not.
+
+        The scorer's check names a file inside a folder of predictions by its relative path
+        (``output_a_scenario1.txt line 3: ...``); the message names it from the upload's root.
+        """
+        stored = self.prediction(entry_root, split, case)
+        problem = self.context.check_output(stored)
+        if problem is None:
+            return None
+        joint = "/" if stored.is_dir() else ": "
+        return f"{self.upload_path(split, case)}{joint}{problem}"

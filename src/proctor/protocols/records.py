@@ -1,9 +1,12 @@
 """The ``records`` protocol (PhysioNet sandbox): ``setup.sh`` once, ``next.sh RECORD`` per case.
 
 The entry's home is a size-capped writable workspace shown at ``/entry`` (also the working
-folder); the case inputs are shown read-only at ``/data`` and named by ``PROCTOR_DATA``. After a
-case, its declared output (``{record}.vec``) is taken out of the home by trusted host code and
-stored outside every sandbox. References are never shown to the entry.
+folder); the case inputs are shown read-only at ``/data`` and named by ``PROCTOR_DATA``, and the
+record's own files are linked into the working folder while its case runs, as the official
+``next.sh`` contract has them (``record_files``). After a case, its declared output
+(``{record}.vec``), or the line it appended to a shared ``answers.txt`` (``answer_lines``), is
+taken out of the home by trusted host code and stored outside every sandbox. References are
+never shown to the entry.
 """
 
 from __future__ import annotations
@@ -11,9 +14,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from proctor.entries import Manifest
-from proctor.protocols.base import CaseRun, Driver, Preparation
+from proctor.protocols.answer_lines import compare_lines, last_line
+from proctor.protocols.base import CaseRun, Driver, DriverContext, Preparation, run_limits
 from proctor.protocols.compare import compare_files
-from proctor.protocols.outputs import checked_file, collect_output_to, remove_output
+from proctor.protocols.outputs import (
+    checked_file,
+    collect_output,
+    collect_output_to,
+    remove_output,
+)
+from proctor.protocols.record_files import RecordFiles, linked_into
 from proctor.protocols.scripts import duration, launch_problem
 from proctor.sandbox.base import Limits, Mount, Outcome
 from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
@@ -45,6 +55,10 @@ class RecordsDriver(Driver):
     summary = "PhysioNet sandbox: setup.sh once, next.sh RECORD per case"
     case_noun = "record"
 
+    def __init__(self, context: DriverContext) -> None:
+        super().__init__(context)
+        self._record_files = RecordFiles()
+
     @property
     def protocol(self) -> RecordsProtocol:
         """The challenge's records settings."""
@@ -57,8 +71,13 @@ class RecordsDriver(Driver):
 
     @classmethod
     def output_template(cls, settings: ProtocolSettings) -> str:
-        """The file ``next.sh`` writes per record, e.g. ``{record}.vec``."""
-        return _records_settings(settings).output
+        """The stored output per record: the file ``next.sh`` writes, e.g. ``{record}.vec``.
+
+        For a shared ``answers.txt`` it is the record's line, stored as ``{record}.answers.txt``.
+        """
+        protocol = _records_settings(settings)
+        shared = protocol.appended
+        return protocol.output if shared is None else f"{{record}}.{Path(shared).name}"
 
     @classmethod
     def manifest(cls, settings: ProtocolSettings) -> Manifest:
@@ -78,25 +97,17 @@ class RecordsDriver(Driver):
 
     def sandbox_limits(self, wall_s: float) -> Limits:
         """Sandbox limits of one run lasting at most ``wall_s`` seconds."""
-        limits = self.context.limits
-        return Limits(
-            wall_s=wall_s,
-            memory_bytes=limits.memory_bytes,
-            processes=limits.processes,
-            # parallel cases share the slot uid, whose process count the kernel caps as a whole
-            uid_processes=limits.processes * max(1, self.context.parallel_runs),
-            file_size_bytes=limits.home_bytes,  # no single file can outgrow the home
-            tmp_bytes=limits.tmp_bytes,
-            log_bytes=limits.log_bytes,
-            cpus=limits.cpus_per_case,
-        )
+        return run_limits(self.context.limits, self.context.parallel_runs, wall_s)
 
     def _env(self) -> dict[str, str]:
         own = {"PROCTOR_DATA": DATA, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
         return {**self.context.variables, **own}
 
-    def _run(self, argv: list[str], home: Path, inputs: Path, wall_s: float) -> Outcome:
-        return self.context.session.run(
+    def _run(
+        self, argv: list[str], home: Path, inputs: Path, wall_s: float, *, case: bool = False
+    ) -> Outcome:
+        run = self.context.session.run_case if case else self.context.session.run
+        return run(
             argv,
             mounts=[
                 Mount(home, HOME, writable=True),
@@ -112,15 +123,23 @@ class RecordsDriver(Driver):
         """Run the entry's setup script once, with the public inputs visible."""
         script, limit = self.protocol.setup, self.protocol.setup_s
         outcome = self._run([f"./{script}"], home, public_inputs, limit)
+        if self.protocol.appended is not None:
+            # the shipped answers.txt is moved aside, as PhysioNet did: the quiz starts afresh
+            remove_output(home, self.protocol.appended)
         return Preparation(script, limit, outcome, launch_problem(home, script, outcome))
 
     def run_case(
         self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
     ) -> CaseRun:
-        """Run ``next RECORD``, take its output out of the home and store it at ``store``."""
+        """Run ``next RECORD``, take its output out of the home and store it at ``store``.
+
+        The record's files are linked into the working folder for the run.
+        """
+        if self.protocol.appended is not None:
+            return self._run_appending(home, inputs, case, wall_s=wall_s, store=store)
         output_name = self.protocol.output.format(record=case)
         remove_output(home, output_name)
-        outcome = self._run([f"./{self.protocol.next}", case], home, inputs, wall_s)
+        outcome = self._run_record(home, inputs, case, wall_s)
         if not outcome.succeeded:
             remove_output(home, output_name)
             return CaseRun(case, outcome, None, self._failure(home, outcome, wall_s))
@@ -134,6 +153,34 @@ class RecordsDriver(Driver):
         if problem is not None:
             store.unlink()
             return CaseRun(case, outcome, None, f"{output_name}: {problem}")
+        return CaseRun(case, outcome, store)
+
+    def _run_record(self, home: Path, inputs: Path, case: str, wall_s: float) -> Outcome:
+        with linked_into(home, self._record_files.of(inputs, case), DATA):
+            return self._run([f"./{self.protocol.next}", case], home, inputs, wall_s, case=True)
+
+    def _run_appending(
+        self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
+    ) -> CaseRun:
+        """A case whose answer is the line ``RECORD,…`` it appended to the shared file."""
+        shared = self.protocol.appended or ""
+        outcome = self._run_record(home, inputs, case, wall_s)
+        if not outcome.succeeded:
+            return CaseRun(case, outcome, None, self._failure(home, outcome, wall_s))
+        collected = collect_output(home, shared, max_bytes=self.context.limits.output_bytes)
+        missing = f"{shared}: {self.protocol.next} appended no line {case},ANSWER to it"
+        if collected.data is None:
+            absent = collected.problem.endswith("no such file")
+            return CaseRun(case, outcome, None, missing if absent else collected.problem)
+        line = last_line(collected.data, case)
+        if line is None:
+            return CaseRun(case, outcome, None, missing)
+        store.parent.mkdir(parents=True, exist_ok=True)
+        store.write_text(line + "\n", encoding="utf-8")
+        problem = self.validate_output(store)
+        if problem is not None:
+            store.unlink()
+            return CaseRun(case, outcome, None, f"{shared}, line of {case}: {problem}")
         return CaseRun(case, outcome, store)
 
     def _failure(self, home: Path, outcome: Outcome, wall_s: float) -> str:
@@ -161,5 +208,11 @@ class RecordsDriver(Driver):
         return None if isinstance(found, str) and found.endswith("no such file") else found
 
     def compare(self, output: Path, answer: Path) -> str | None:
-        """Compare under the protocol's ``compare`` rule, as streams."""
+        """Compare under the protocol's ``compare`` rule, as streams.
+
+        A record's line against a shipped shared ``answers.txt``: the same fields as the line
+        the entry ships for that record.
+        """
+        if self.protocol.answers is not None and "{record}" not in self.protocol.answers:
+            return compare_lines(output, answer)
         return compare_files(output, answer, self.protocol.compare)

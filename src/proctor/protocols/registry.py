@@ -10,16 +10,24 @@ from __future__ import annotations
 import threading
 
 from proctor.errors import ConfigError
-from proctor.protocols.base import Driver
+from proctor.protocols.base import ProtocolDriver
+from proctor.protocols.command import CommandDriver
+from proctor.protocols.predictions import PredictionsDriver
+from proctor.protocols.python_model import PythonModelDriver
 from proctor.protocols.records import RecordsDriver
 from proctor.types import ProtocolDeclaration, declare_protocol, withdraw_protocol
 
-_BUILTIN: dict[str, type[Driver]] = {RecordsDriver.kind: RecordsDriver}
-_DRIVERS: dict[str, type[Driver]] = dict(_BUILTIN)
+_BUILTIN: dict[str, type[ProtocolDriver]] = {
+    RecordsDriver.kind: RecordsDriver,
+    CommandDriver.kind: CommandDriver,
+    PredictionsDriver.kind: PredictionsDriver,
+    PythonModelDriver.kind: PythonModelDriver,
+}
+_DRIVERS: dict[str, type[ProtocolDriver]] = dict(_BUILTIN)
 _LOCK = threading.Lock()
 
 
-def register_driver(driver: type[Driver]) -> None:
+def register_driver(driver: type[ProtocolDriver]) -> None:
     """Make ``driver`` run challenges whose ``protocol.kind`` is ``driver.kind``."""
     with _LOCK:
         _DRIVERS[driver.kind] = driver
@@ -34,7 +42,7 @@ def unregister_driver(kind: str) -> None:
     withdraw_protocol(kind)
 
 
-def driver_for(kind: str) -> type[Driver]:
+def driver_for(kind: str) -> type[ProtocolDriver]:
     """The driver of protocol ``kind``; a ``ConfigError`` when none is registered."""
     with _LOCK:
         found = _DRIVERS.get(kind)

@@ -46,7 +46,7 @@ class Mount:
 class Limits:
     """Resource limits of one run. Seconds, bytes, counts.
 
-    ``cpu_s`` defaults to ``wall_s`` (a run cannot use more CPU than wall time per core without
+    ``cpu_s`` defaults to ``longest_s`` (a run cannot use more CPU than wall time per core without
     being stopped by the wall clock anyway). ``log_bytes`` caps each of stdout and stderr.
     ``tmp_bytes`` caps ``/tmp`` and ``shm_bytes`` caps ``/dev/shm`` (both tmpfs, charged to the
     memory limit as well).
@@ -58,6 +58,12 @@ class Limits:
     ``RLIMIT_NPROC`` of the slot uid, which the kernel counts over every process of that uid:
     runs that share a slot at the same time (parallel cases of one entry) need room for all of
     them. ``None`` means ``processes``. Without a cgroup the rlimit is the only process cap.
+
+    ``start_s`` makes the wall clock start when the run says so: the run gets a pipe whose
+    descriptor number is in its environment as ``PROCTOR_CLOCK_FD``; until it writes a byte
+    there it may take at most ``start_s`` seconds, and from that byte on ``wall_s`` seconds
+    (the supervisor watches the pipe from outside; later bytes change nothing). A harness uses
+    it to load data unclocked before any participant code runs. None: ``wall_s`` from launch.
     """
 
     wall_s: float = 20.0
@@ -71,6 +77,12 @@ class Limits:
     shm_bytes: int = 64 * MiB
     uid_processes: int | None = None
     cpus: float | None = None
+    start_s: float | None = None
+
+    @property
+    def longest_s(self) -> float:
+        """The longest the run may last in wall seconds (``start_s`` + ``wall_s``)."""
+        return self.wall_s + (self.start_s or 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +100,14 @@ class Outcome:
     stdout: str = ""
     stderr: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    clock_started_s: float | None = None
+    """With ``Limits.start_s``: seconds from launch to the byte that started the clock (None:
+    the run never started it); ``wall_s`` - ``clock_started_s`` is the clocked time."""
+
+    @property
+    def clocked_s(self) -> float:
+        """Seconds the run lasted on its clock (all of ``wall_s`` without a clock start)."""
+        return self.wall_s - (self.clock_started_s or 0.0)
 
     @property
     def succeeded(self) -> bool:
@@ -143,6 +163,24 @@ class SandboxSession(ABC):
         Once the session is cancelled, returns ``CANCELLED`` at once without starting anything;
         a run under way when ``cancel()`` is called ends killed (signal 9, note ``cancelled``).
         """
+
+    def run_case(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+    ) -> Outcome:
+        """``run`` for one of many short, similar cases of this session (same mounts, env, cwd).
+
+        A backend may start such cases from a case server it keeps per configuration for the
+        session (``sandbox.case_server``): the same isolation and limits, enforced from outside,
+        but the cases of one server share its network namespace and its ``/tmp`` (emptied
+        before each case). Default: ``run``.
+        """
+        return self.run(argv, mounts=mounts, limits=limits, env=env, cwd=cwd)
 
     @abstractmethod
     def run_interactive(

@@ -28,7 +28,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from proctor.errors import SandboxUnavailableError, UsageError
@@ -40,7 +40,8 @@ from proctor.sandbox.bwrap_args import (
     synthetic_etc,
     synthetic_proc,
 )
-from proctor.sandbox.cgroups import CgroupHost
+from proctor.sandbox.case_pool import CasePool
+from proctor.sandbox.cgroups import Cgroup, CgroupHost
 from proctor.sandbox.launch import (
     Rlimits,
     find_tool,
@@ -53,7 +54,8 @@ from proctor.sandbox.runs import RunGroup
 from proctor.sandbox.seccomp import denylist_program
 from proctor.sandbox.session import SessionSandbox
 from proctor.sandbox.slots import claim_slot
-from proctor.sandbox.supervise import supervise
+from proctor.sandbox.supervise import ClockPipe, supervise
+from proctor.sandbox.views import MountViews, PrivateViews
 from proctor.sandbox.workspace import give_to_uid, release_stale, tmpfs_workspace
 from proctor.settings import Settings
 
@@ -152,6 +154,17 @@ class BwrapSandbox(SessionSandbox):
             root, is_root=self.is_root, under=self.settings.work_root / "roots", tag=str(slot)
         )
 
+    @contextlib.contextmanager
+    def mount_views(self, slot: int) -> Iterator[MountViews]:
+        """As root, read-only mounts from private images of this session (``views``)."""
+        if not self.is_root:
+            yield MountViews()
+            return
+        uid, gid = self.slot_ids(slot)
+        with contextlib.ExitStack() as stack:
+            under = self.settings.work_root / "roots"
+            yield PrivateViews(stack, under, str(slot), lambda m: check_reachable(m, uid, gid))
+
     def hold_slot(self) -> contextlib.AbstractContextManager[int]:
         """A free slot of this host (a lock in ``settings.slot_locks``)."""
         return claim_slot(self.settings.slot_locks)
@@ -203,26 +216,73 @@ class BwrapSandbox(SessionSandbox):
     ) -> Outcome:
         fds: list[int] = []
         with contextlib.ExitStack() as stack:
-            cgroup = stack.enter_context(run_cgroup(self.cgroups, limits, enabled=self.is_root))
+            cgroup = stack.enter_context(
+                run_cgroup(self.cgroups, limits, enabled=self.is_root, slot=slot)
+            )
+            clock = stack.enter_context(ClockPipe.open(limits))
             stack.callback(_close_all, fds)
-            synthetic = [*synthetic_etc(), *synthetic_proc(limits)]
-            data_fds = [(_memfd(f.content, fds), f.target) for f in synthetic]
-            seccomp_fd = _memfd(self._seccomp, fds) if self._seccomp else None
-            inner = bwrap_args(
-                self.bwrap or _tool("bwrap"),
+            if clock is not None:
+                env = {**env, **clock.env()}
+            launcher = self.launcher(
                 argv,
                 mounts=mounts,
                 limits=limits,
                 env=env,
                 cwd=cwd,
-                data_fds=data_fds,
-                seccomp_fd=seccomp_fd,
+                slot=slot,
                 root_dir=root_dir,
+                cgroup=cgroup,
+                fds=fds,
             )
-            launcher = [*limits_prefix(limits, cgroup), *self._drop_privileges(slot), *inner]
             if interactive:
                 return _attended(launcher, fds)
-            return supervise(launcher, limits=limits, cgroup=cgroup, pass_fds=fds, runs=runs)
+            passed = [*fds, clock.write_fd] if clock is not None else fds
+            return supervise(
+                launcher, limits=limits, cgroup=cgroup, pass_fds=passed, runs=runs, clock=clock
+            )
+
+    def launcher(
+        self,
+        argv: list[str],
+        *,
+        mounts: list[Mount],
+        limits: Limits,
+        env: dict[str, str],
+        cwd: str,
+        slot: int,
+        root_dir: Path | None,
+        cgroup: Cgroup | None,
+        fds: list[int],
+    ) -> list[str]:
+        """The whole launch chain of one sandbox; the descriptors it needs are added to ``fds``.
+
+        The caller passes ``fds`` to the launcher and closes them once it has started.
+        """
+        synthetic = [*synthetic_etc(), *synthetic_proc(limits)]
+        data_fds = [(_memfd(f.content, fds), f.target) for f in synthetic]
+        seccomp_fd = _memfd(self._seccomp, fds) if self._seccomp else None
+        inner = bwrap_args(
+            self.bwrap or _tool("bwrap"),
+            argv,
+            mounts=mounts,
+            limits=limits,
+            env=env,
+            cwd=cwd,
+            data_fds=data_fds,
+            seccomp_fd=seccomp_fd,
+            root_dir=root_dir,
+        )
+        return [*limits_prefix(limits, cgroup), *self._drop_privileges(slot), *inner]
+
+    def case_pool(self, slot: int, runs: RunGroup, root_dir: Path | None) -> CasePool | None:
+        """Case servers for a session of ``slot`` (root with cgroups only, else None)."""
+        if not self.is_root or not self.cgroups.parents():
+            return None
+        python = (root_dir or Path("/")) / "usr" / "bin" / "python3"
+        if not python.exists():
+            return None
+        self.check()
+        return CasePool(self, slot, runs, root_dir)
 
     def run_interactive(
         self,

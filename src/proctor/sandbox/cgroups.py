@@ -1,4 +1,4 @@
-"""Per-run control groups: memory and pids limits, CPU and peak-memory accounting, tree kill.
+"""Where per-run control groups live: finding the hierarchy, creating runs, slot CPU weights.
 
 Two layouts are supported and detected from ``cgroup_root`` (``Settings.cgroup_root``):
 
@@ -13,207 +13,42 @@ rlimits (the address-space limit then stands in for the memory cgroup).
 
 Run names are ``<worker pid>-<random>``: ``CgroupHost.reconcile`` removes only the leftovers of
 workers that are gone, so two workers on one host never reap each other's runs.
+
+CPU share per evaluation: a run given a slot is placed, in the ``cpu`` controller, below
+``proctor/slot-<N>`` (v1: ``cpu.shares`` 1024; v2: ``cpu.weight`` 100, with the run's other
+controllers enabled there). A slot is held by one session (one job) at a time on the host, so
+every evaluation running at once is one scheduling entity of equal weight, whatever it spawns
+(new sessions included: the kernel's autogroup applies only to tasks outside cpu cgroups).
+Where the ``cpu`` controller is missing or read-only, runs stay in the worker's cpu group and
+fairness rests on autogroup (each run is a session of its own).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import time
 import uuid
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.host import pid_alive
+from proctor.sandbox.control_group import (
+    Cgroup,
+    CgroupV1,
+    CgroupV2,
+    Usage,
+    kill_members,
+    read_file,
+    remove_group,
+    write_file,
+)
+
+__all__ = ["Cgroup", "CgroupHost", "CgroupV1", "CgroupV2", "Usage"]
 
 PARENT = "proctor"
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpu")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
-CPU_PERIOD_US = 100_000
-KILL_TIMEOUT_S = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """What a cgroup measured: CPU seconds, peak bytes (``None`` when not measured), OOM kill."""
-
-    cpu_s: float | None
-    peak_memory_bytes: int | None
-    oom_killed: bool
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text()
-    except OSError:
-        return None
-
-
-def _write(path: Path, value: str) -> bool:
-    try:
-        path.write_text(value)
-    except OSError:
-        return False
-    return True
-
-
-def _keyed(text: str | None, key: str) -> int | None:
-    """The integer after ``key`` in a ``key value`` per line file (``memory.events``)."""
-    for line in (text or "").splitlines():
-        name, _, value = line.partition(" ")
-        if name == key and value.strip().isdigit():
-            return int(value)
-    return None
-
-
-def _pids(folder: Path) -> list[int]:
-    text = _read(folder / "cgroup.procs") or ""
-    return [int(p) for p in text.split() if p.isdigit()]
-
-
-def _kill_members(folders: list[Path]) -> None:
-    """SIGKILL every process in ``folders`` until all are empty (bounded by KILL_TIMEOUT_S)."""
-    deadline = time.monotonic() + KILL_TIMEOUT_S
-    while time.monotonic() < deadline:
-        members = [pid for folder in folders for pid in _pids(folder)]
-        if not members:
-            return
-        for pid in members:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.005)
-
-
-def _remove(folder: Path) -> None:
-    """Rmdir a cgroup folder, retrying briefly while the kernel finishes releasing it."""
-    for _ in range(100):
-        try:
-            folder.rmdir()
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.01)
-        else:
-            return
-
-
-class Cgroup(ABC):
-    """One run's cgroup (one folder per controller in v1). Thread-confined to its run."""
-
-    def __init__(self, folders: dict[str, Path]) -> None:
-        self.folders = folders
-
-    join_file = "cgroup.procs"
-
-    @property
-    def join_files(self) -> list[Path]:
-        """The files a single-threaded launcher writes ``0`` (itself) into to join the run."""
-        return [folder / self.join_file for folder in dict.fromkeys(self.folders.values())]
-
-    @property
-    def limits_memory(self) -> bool:
-        """True when the memory limit is enforced here (else use RLIMIT_AS)."""
-        return "memory" in self.folders
-
-    @abstractmethod
-    def apply(self, *, memory_bytes: int, processes: int, cpus: float | None = None) -> None:
-        """Set the memory (bytes, swap included) and task-count limits."""
-
-    @abstractmethod
-    def cpu_seconds(self) -> float | None:
-        """CPU seconds used so far by every process that ever ran in the cgroup."""
-
-    @abstractmethod
-    def usage(self) -> Usage:
-        """CPU seconds, peak memory and whether the OOM killer struck."""
-
-    def kill(self) -> None:
-        """SIGKILL every member and wait until the cgroup is empty."""
-        _kill_members(list(dict.fromkeys(self.folders.values())))
-
-    def remove(self) -> None:
-        """Kill what is left, then delete the folders (best effort)."""
-        self.kill()
-        for folder in dict.fromkeys(self.folders.values()):
-            _remove(folder)
-
-
-class CgroupV1(Cgroup):
-    """A run's cgroups on a v1 host: memory, pids and cpuacct folders.
-
-    The launcher joins through the per-thread ``tasks`` file: a process moving its own (only)
-    thread skips the kernel's global threadgroup lock (Linux 5.17+), whose write side waits
-    for an RCU grace period. Through ``cgroup.procs`` that wait cost ~12 ms per run here
-    whenever runs were not back to back; a single-threaded process moves whole either way.
-    """
-
-    join_file = "tasks"
-
-    def apply(self, *, memory_bytes: int, processes: int, cpus: float | None = None) -> None:
-        memory = self.folders.get("memory")
-        if memory is not None:
-            _write(memory / "memory.limit_in_bytes", str(memory_bytes))
-            _write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
-        pids = self.folders.get("pids")
-        if pids is not None:
-            _write(pids / "pids.max", str(processes))
-        cpu = self.folders.get("cpu")
-        if cpu is not None and cpus is not None:
-            _write(cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US))
-            _write(cpu / "cpu.cfs_quota_us", str(int(cpus * CPU_PERIOD_US)))
-
-    def cpu_seconds(self) -> float | None:
-        folder = self.folders.get("cpuacct")
-        text = _read(folder / "cpuacct.usage") if folder else None
-        return int(text) / 1e9 if text and text.strip().isdigit() else None
-
-    def usage(self) -> Usage:
-        memory = self.folders.get("memory")
-        if memory is None:
-            return Usage(self.cpu_seconds(), None, False)
-        peak = _read(memory / "memory.max_usage_in_bytes")
-        kills = _keyed(_read(memory / "memory.oom_control"), "oom_kill")
-        if kills is None:  # kernels before 4.13: fall back to the failure counter
-            kills = int((_read(memory / "memory.failcnt") or "0").strip() or 0)
-        return Usage(
-            self.cpu_seconds(), int(peak) if peak and peak.strip().isdigit() else None, kills > 0
-        )
-
-
-class CgroupV2(Cgroup):
-    """A run's cgroup on a v2 (unified) host; controllers present as the host allows.
-
-    Joining takes the global threadgroup lock (an RCU grace period, several ms) unless the
-    hierarchy is mounted with ``favordynmods`` (Linux 6.0+), which operators may enable.
-    """
-
-    def apply(self, *, memory_bytes: int, processes: int, cpus: float | None = None) -> None:
-        folder = self.folders["cpu"]
-        if cpus is not None and (folder / "cpu.max").exists():
-            _write(folder / "cpu.max", f"{int(cpus * CPU_PERIOD_US)} {CPU_PERIOD_US}")
-        if "memory" in self.folders:
-            _write(folder / "memory.max", str(memory_bytes))
-            _write(folder / "memory.swap.max", "0")
-        if "pids" in self.folders:
-            _write(folder / "pids.max", str(processes))
-
-    def cpu_seconds(self) -> float | None:
-        usec = _keyed(_read(self.folders["cpu"] / "cpu.stat"), "usage_usec")
-        return usec / 1e6 if usec is not None else None
-
-    def usage(self) -> Usage:
-        folder = self.folders["cpu"]
-        peak = _read(folder / "memory.peak")
-        kills = _keyed(_read(folder / "memory.events"), "oom_kill") or 0
-        return Usage(
-            self.cpu_seconds(), int(peak) if peak and peak.strip().isdigit() else None, kills > 0
-        )
-
-    def kill(self) -> None:
-        _write(self.folders["cpu"] / "cgroup.kill", "1")  # kernel 5.14+; the loop covers older
-        super().kill()
+SLOT_PREFIX = "slot-"
+V1_SLOT_SHARES = "1024"
+V2_SLOT_WEIGHT = "100"
 
 
 class CgroupHost:
@@ -244,9 +79,10 @@ class CgroupHost:
             parent = self.root / PARENT
             if _mkdir(parent):
                 for controller in V2_CONTROLLERS:
-                    _write(self.root / "cgroup.subtree_control", f"+{controller}")
-                    _write(parent / "cgroup.subtree_control", f"+{controller}")
-                enabled = (_read(parent / "cgroup.subtree_control") or "").split()
+                    write_file(self.root / "cgroup.subtree_control", f"+{controller}")
+                    write_file(parent / "cgroup.subtree_control", f"+{controller}")
+                enabled = (read_file(parent / "cgroup.subtree_control") or "").split()
+                write_file(parent / "cpu.weight", str(min(10_000, 100 * _cores())))
                 found = {c: parent for c in V2_CONTROLLERS if c in enabled}
                 found["cpu"] = parent  # cpu.stat and cgroup.kill exist without the controller
         elif self.version == 1:
@@ -254,20 +90,30 @@ class CgroupHost:
                 parent = self.root / controller / _own_path(controller).lstrip("/") / PARENT
                 if _mkdir(parent):
                     found[controller] = parent
+                if controller == "cpu" and controller in found:
+                    write_file(parent / "cpu.shares", str(1024 * _cores()))
         return found
 
     def create(
-        self, *, memory_bytes: int, processes: int, cpus: float | None = None
+        self,
+        *,
+        memory_bytes: int,
+        processes: int,
+        cpus: float | None = None,
+        slot: int | None = None,
     ) -> Cgroup | None:
-        """A fresh, uniquely named run cgroup with the limits applied, or None if unavailable."""
-        parents = self.parents()
+        """A fresh, uniquely named run cgroup with the limits applied, or None if unavailable.
+
+        With ``slot``, the run's cpu cgroup lies below the slot's (one weight per evaluation).
+        """
+        parents = self._run_parents(slot)
         if not parents:
             return None
         name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         folders: dict[str, Path] = {}
         for controller, parent in parents.items():
-            if controller == "cpu" and cpus is None and self.version == 1:
-                continue  # v1's cpu hierarchy is only needed for a quota
+            if controller == "cpu" and cpus is None and slot is None and self.version == 1:
+                continue  # v1's cpu hierarchy: only for a quota or a slot's weight
             folder = parent / name
             if _mkdir(folder):
                 folders[controller] = folder
@@ -280,22 +126,66 @@ class CgroupHost:
         group.apply(memory_bytes=memory_bytes, processes=processes, cpus=cpus)
         return group
 
+    def _run_parents(self, slot: int | None) -> dict[str, Path]:
+        """Controller → parent of a run's folder: the slot's cpu group where one can exist."""
+        parents = dict(self.parents())
+        if slot is None or not self.cpu_weights:
+            return parents
+        if self.version == 2:
+            group = self._slot_group(parents["cpu"], slot, "cpu.weight", V2_SLOT_WEIGHT)
+            return dict.fromkeys(parents, group) if group is not None else parents
+        group = self._slot_group(parents["cpu"], slot, "cpu.shares", V1_SLOT_SHARES)
+        if group is not None:
+            parents["cpu"] = group
+        return parents
+
+    @property
+    def cpu_weights(self) -> bool:
+        """Whether a writable cpu controller can give each slot a weight of its own."""
+        cpu = self.parents().get("cpu")
+        return cpu is not None and (
+            (self.version == 1)
+            or "cpu" in (read_file(cpu / "cgroup.subtree_control") or "").split()
+        )
+
+    def _slot_group(self, parent: Path, slot: int, knob: str, weight: str) -> Path | None:
+        """The slot's cpu cgroup below ``parent`` (created on first use; kept for reuse)."""
+        group = parent / f"{SLOT_PREFIX}{slot}"
+        if not _mkdir(group) or not write_file(group / knob, weight):
+            return None
+        if self.version == 2:
+            enabled = (read_file(parent / "cgroup.subtree_control") or "").split()
+            for controller in enabled:
+                write_file(group / "cgroup.subtree_control", f"+{controller}")
+        return group
+
     def reconcile(self) -> int:
         """Remove run cgroups left by workers that no longer exist; returns how many."""
         removed = 0
         for parent in dict.fromkeys(self.parents().values()):
-            for folder in _children(parent):
+            slots = [f for f in _children(parent) if f.name.startswith(SLOT_PREFIX)]
+            for folder in [*_children(parent), *[run for s in slots for run in _children(s)]]:
                 owner = folder.name.partition("-")[0]
                 if owner.isdigit() and not pid_alive(int(owner)):
-                    _kill_members([folder])
-                    _remove(folder)
+                    kill_members([folder])
+                    remove_group(folder)
                     removed += 1
         return removed
 
 
+def _cores() -> int:
+    """CPUs this worker may use: the weight of all evaluations together, one per core.
+
+    All runs share the ``proctor`` cpu group; weighted like one busy process per core, they
+    keep the whole machine's worth against other host processes, as runs did when each was
+    an autogroup of its own.
+    """
+    return len(os.sched_getaffinity(0)) or 1
+
+
 def _own_path(controller: str) -> str:
     """The cgroup path of the current process in a v1 controller hierarchy ("/" if unknown)."""
-    for line in (_read(Path("/proc/self/cgroup")) or "").splitlines():
+    for line in (read_file(Path("/proc/self/cgroup")) or "").splitlines():
         _, controllers, path = line.split(":", 2)
         if controller in controllers.split(","):
             return path

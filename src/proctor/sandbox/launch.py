@@ -13,7 +13,8 @@ the limits set are always exactly the ones asked for. ``BwrapSandbox.check`` rea
 ``/proc/self/limits`` inside the sandbox and refuses to run if they differ.
 
 Limits of one run (soft = hard unless said otherwise): CPU seconds ``cpu + 1`` soft and
-``cpu + 2`` hard (SIGXCPU, then SIGKILL; ``cpu`` is ``Limits.cpu_s`` or ``wall_s`` rounded up),
+``cpu + 2`` hard (SIGXCPU, then SIGKILL; ``cpu`` is ``Limits.cpu_s`` or ``Limits.longest_s``
+rounded up),
 processes of the slot uid ``Limits.uid_processes`` (else ``processes``) ``+ PROCESS_SLACK``,
 file size, open files, core 0, and the address space only when no memory cgroup limits the run.
 """
@@ -67,7 +68,7 @@ class Rlimits:
     @classmethod
     def of(cls, limits: Limits, *, address_space: bool) -> Rlimits:
         """The rlimits for ``limits``; the address space only when ``address_space``."""
-        cpu = math.ceil(limits.cpu_s if limits.cpu_s is not None else limits.wall_s)
+        cpu = math.ceil(limits.cpu_s if limits.cpu_s is not None else limits.longest_s)
         return cls(
             cpu_soft_s=cpu + 1,
             cpu_hard_s=cpu + 2,
@@ -168,10 +169,13 @@ def prlimit_argv(prlimit: str, rl: Rlimits) -> list[str]:
 
 
 @contextlib.contextmanager
-def run_cgroup(host: CgroupHost, limits: Limits, *, enabled: bool) -> Iterator[Cgroup | None]:
+def run_cgroup(
+    host: CgroupHost, limits: Limits, *, enabled: bool, slot: int | None = None
+) -> Iterator[Cgroup | None]:
     """A fresh cgroup with ``limits`` for one run, removed (members killed) when it ends.
 
-    None when not ``enabled`` (not root) or when the host has no writable cgroups.
+    None when not ``enabled`` (not root) or when the host has no writable cgroups. With
+    ``slot``, the run shares its slot's CPU weight (``CgroupHost.create``).
     """
     cgroup = None
     if enabled:
@@ -179,6 +183,7 @@ def run_cgroup(host: CgroupHost, limits: Limits, *, enabled: bool) -> Iterator[C
             memory_bytes=limits.memory_bytes,
             processes=limits.processes + PROCESS_SLACK,
             cpus=limits.cpus,
+            slot=slot,
         )
     try:
         yield cgroup

@@ -21,7 +21,7 @@ from proctor.sandbox.launch import limits_prefix, run_cgroup
 from proctor.sandbox.runs import RunGroup
 from proctor.sandbox.session import SessionSandbox
 from proctor.sandbox.slots import claim_slot
-from proctor.sandbox.supervise import supervise
+from proctor.sandbox.supervise import ClockPipe, supervise
 from proctor.settings import Settings
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -82,15 +82,20 @@ class ProcessSandbox(SessionSandbox):
         scratch = "/tmp"  # noqa: S108
         full_env = {"PATH": DEFAULT_PATH, "HOME": scratch, "TMPDIR": scratch, **(env or {})}
         full_env = {key: _translate(value, mounts) for key, value in full_env.items()}
-        with run_cgroup(self.cgroups, limits, enabled=self.settings.is_root) as cgroup:
+        with (
+            run_cgroup(self.cgroups, limits, enabled=self.settings.is_root, slot=slot) as cgroup,
+            ClockPipe.open(limits) as clock,
+        ):
             launcher = [*limits_prefix(limits, cgroup), *[_translate(a, mounts) for a in argv]]
             return supervise(
                 launcher,
                 limits=limits,
                 cgroup=cgroup,
-                env=full_env,
+                env={**full_env, **(clock.env() if clock is not None else {})},
                 cwd=_translate(cwd, mounts),
+                pass_fds=(clock.write_fd,) if clock is not None else (),
                 runs=runs,
+                clock=clock,
             )
 
     def workspace(

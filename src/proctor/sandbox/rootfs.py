@@ -21,7 +21,12 @@ from proctor.errors import PlatformError
 from proctor.host import mounts, pid_alive
 
 MOUNT_PREFIX = "root-"
+LINK_PREFIX = "link-"
+IMAGE_PREFIX = "img-"
 TOOL_TIMEOUT_S = 60
+LOOP_MAJOR = 7
+ROOT_SOURCE = "proctor-root"
+"""The mount source shown for a job's root image (``/proc/self/mountinfo``), the same for all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +57,9 @@ def _tool(name: str) -> str:
     return found
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 - an argv list, no shell
-        argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False
+        argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False, cwd=cwd
     )
 
 
@@ -73,9 +78,35 @@ def _detach_loop(device: str) -> None:
     _run([_tool("losetup"), "--detach", device])
 
 
+def _mount_neutral(device: str, point: Path, source: str) -> None:
+    """Mount the erofs on ``device`` at ``point`` under the mount source name ``source``.
+
+    The kernel shows a mount's source as the string given to mount(2), in every mountinfo;
+    a relative link named ``source`` (in a folder of its own, as the cwd of a ``mount`` that
+    does not canonicalize) keeps the loop device's name, a per-job number, out of it.
+    """
+    links = point.with_name(f"{LINK_PREFIX}{point.name}")
+    links.mkdir(mode=0o700, exist_ok=True)
+    try:
+        link = links / source
+        link.unlink(missing_ok=True)
+        link.symlink_to(device)
+        argv = [_tool("mount"), "--no-canonicalize", "-t", "erofs", "-o", "ro,nodev,nosuid"]
+        done = _run([*argv, source, str(point)], cwd=links)
+    finally:
+        shutil.rmtree(links, ignore_errors=True)
+    if done.returncode != 0:
+        raise PlatformError(f"cannot mount {device} at {point}: {done.stderr.strip()}")
+
+
 @contextlib.contextmanager
-def private_mount(image: Path, under: Path, tag: str) -> Iterator[Path]:
-    """Mount ``image`` (erofs) read-only at a fresh folder below ``under`` for the block."""
+def private_mount(
+    image: Path, under: Path, tag: str, *, source: str = ROOT_SOURCE
+) -> Iterator[Path]:
+    """Mount ``image`` (erofs) read-only at a fresh folder below ``under`` for the block.
+
+    ``source`` is the neutral name the mount shows instead of its loop device.
+    """
     under.mkdir(parents=True, exist_ok=True)
     under.chmod(0o755)
     point = under / f"{MOUNT_PREFIX}{os.getpid()}-{tag}"
@@ -87,9 +118,7 @@ def private_mount(image: Path, under: Path, tag: str) -> Iterator[Path]:
             point.rmdir()
         raise
     try:
-        done = _run([_tool("mount"), "-t", "erofs", "-o", "ro,nodev,nosuid", device, str(point)])
-        if done.returncode != 0:
-            raise PlatformError(f"cannot mount {image} at {point}: {done.stderr.strip()}")
+        _mount_neutral(device, point, source)
         try:
             yield point
         finally:
@@ -115,26 +144,50 @@ def attach_root(
 
 
 def release_stale_roots(under: Path) -> int:
-    """Unmount root mounts below ``under`` left by dead workers; returns how many."""
+    """Unmount root and data mounts below ``under`` left by dead workers; returns how many.
+
+    Their packed data images (``img-PID-…``) and mount links go too.
+    """
     released = 0
     if not under.is_dir():
         return released
     for point in sorted(under.glob(f"{MOUNT_PREFIX}*")):
-        owner = point.name.removeprefix(MOUNT_PREFIX).partition("-")[0]
-        if not owner.isdigit() or pid_alive(int(owner)):
+        if not _stale(point.name, MOUNT_PREFIX):
             continue
         if os.path.ismount(point):
-            device = _mount_source(point)
+            device = _loop_device(point)
             _run([_tool("umount"), "--lazy", str(point)])
-            if device.startswith("/dev/loop"):
+            if device is not None:
                 _detach_loop(device)
             released += 1
         with contextlib.suppress(OSError):
             point.rmdir()
+    for leftover in [*under.glob(f"{IMAGE_PREFIX}*"), *under.glob(f"{LINK_PREFIX}*")]:
+        prefix = IMAGE_PREFIX if leftover.name.startswith(IMAGE_PREFIX) else LINK_PREFIX
+        if _stale(leftover.name.removeprefix(prefix).removeprefix(MOUNT_PREFIX), ""):
+            shutil.rmtree(leftover, ignore_errors=True)
+            leftover.unlink(missing_ok=True)
     return released
 
 
-def _mount_source(point: Path) -> str:
-    """The source (device) of the mount at ``point``, from this namespace's mountinfo."""
+def _stale(name: str, prefix: str) -> bool:
+    """Whether ``PREFIX<pid>-…`` names a worker that no longer runs."""
+    owner = name.removeprefix(prefix).partition("-")[0]
+    return owner.isdigit() and not pid_alive(int(owner))
+
+
+def _loop_device(point: Path) -> str | None:
+    """The loop device under the mount at ``point`` (from its device number), if any.
+
+    Not from mountinfo: mounts show a neutral source name instead of their device.
+    """
+    try:
+        dev = os.stat(point).st_dev
+    except OSError:
+        return None
+    if os.major(dev) != LOOP_MAJOR:
+        return None
     wanted = str(point.resolve())
-    return next((m.source for m in mounts() if m.point == wanted), "")
+    if not any(m.point == wanted for m in mounts()):
+        return None
+    return f"/dev/loop{os.minor(dev)}"

@@ -16,8 +16,10 @@ from pathlib import Path
 
 from proctor.errors import UsageError
 from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome, Sandbox, SandboxSession
+from proctor.sandbox.case_pool import CasePool
 from proctor.sandbox.rootfs import AttachedRoot, RootFilesystem, attach_root
 from proctor.sandbox.runs import RunGroup
+from proctor.sandbox.views import MountViews
 
 
 class SessionSandbox(Sandbox):
@@ -72,19 +74,31 @@ class SessionSandbox(Sandbox):
         """Make ``root`` available to one session (a backend may mount it privately)."""
         return attach_root(root, is_root=False, under=Path("/"), tag=str(slot))
 
+    def mount_views(self, slot: int) -> contextlib.AbstractContextManager[MountViews]:
+        """What one session's runs bind for their mounts (a backend may show private copies)."""
+        return contextlib.nullcontext(MountViews())
+
+    def case_pool(self, slot: int, runs: RunGroup, root_dir: Path | None) -> CasePool | None:
+        """Case servers for one session (None: every case is a sandbox of its own)."""
+        return None
+
     @contextlib.contextmanager
     def session(self, root: RootFilesystem | None = None) -> Iterator[SandboxSession]:
         """Hold a free slot and a run group of its own; leaving cancels what still runs."""
         with contextlib.ExitStack() as stack:
             slot = stack.enter_context(self.hold_slot())
             attached = stack.enter_context(self.attach_root(root, slot)) if root else None
+            views = stack.enter_context(self.mount_views(slot))
             runs = RunGroup()
             with self._groups_lock:
                 self._session_runs.add(runs)
+            pool = self.case_pool(slot, runs, attached.folder if attached else None)
             try:
-                yield GroupSession(self, slot, runs, attached)
+                yield GroupSession(self, slot, runs, attached, views=views, pool=pool)
             finally:
                 runs.cancel()  # a run still going would outlive the slot it holds
+                if pool is not None:
+                    pool.close()
                 with self._groups_lock:
                     self._session_runs.discard(runs)
 
@@ -119,11 +133,16 @@ class GroupSession(SandboxSession):
         slot: int,
         runs: RunGroup,
         root: AttachedRoot | None = None,
+        *,
+        views: MountViews | None = None,
+        pool: CasePool | None = None,
     ) -> None:
         self.slot = slot
         self._sandbox = sandbox
         self._runs = runs
         self._root = root
+        self._views = views or MountViews()
+        self._pool = pool
         self.private_root = root is not None and root.private
 
     def run(
@@ -141,12 +160,35 @@ class GroupSession(SandboxSession):
         return self._sandbox.run_in_group(
             self._runs,
             argv,
-            mounts=mounts,
+            mounts=self._views.view(mounts),
             limits=limits,
             env=env,
             cwd=cwd,
             slot=self.slot,
             root_dir=self._root.folder if self._root is not None else None,
+        )
+
+    def run_case(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "/",
+    ) -> Outcome:
+        """Run one of many similar short runs, on a case server when the backend has them."""
+        if self._pool is None or limits.start_s is not None:
+            return self.run(argv, mounts=mounts, limits=limits, env=env, cwd=cwd)
+        if self._runs.cancelled:
+            return CANCELLED
+        return self._pool.run(
+            argv,
+            mounts=self._views.view(mounts),  # the same private views a run of its own binds
+            limits=limits,
+            env=dict(env or {}),
+            cwd=cwd,
+            fallback=lambda: self.run(argv, mounts=mounts, limits=limits, env=env, cwd=cwd),
         )
 
     def run_interactive(
@@ -161,7 +203,7 @@ class GroupSession(SandboxSession):
         """Run ``argv`` attached to this terminal (for people, never for entries under test)."""
         return self._sandbox.run_interactive(
             argv,
-            mounts=mounts,
+            mounts=self._views.view(mounts),
             limits=limits,
             env=env,
             cwd=cwd,

@@ -3,6 +3,10 @@
 Slots are exclusive ``flock`` locks on files in one folder (``Settings.slot_locks``), so they are
 released by the kernel when a holder dies: a crashed worker never leaks its slot. Entering
 ``Sandbox.session()`` claims one; nothing else needs to.
+
+Free slots are tried in random order: a run can see its slot uid (it owns bubblewrap's own
+tmpfs mounts, and the kernel prints that owner in host terms in ``/proc/self/mountinfo``), and
+with first-free claiming the number would tell how many evaluations were running at once.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,9 +25,9 @@ SLOT_COUNT = 64
 
 @contextlib.contextmanager
 def claim_slot(lock_dir: Path, *, count: int = SLOT_COUNT) -> Iterator[int]:
-    """Hold the first free slot number in ``0..count-1`` for the duration of the block."""
+    """Hold a free slot number in ``0..count-1``, picked at random, for the block."""
     lock_dir.mkdir(parents=True, exist_ok=True)
-    for slot in range(count):
+    for slot in random.SystemRandom().sample(range(count), count):
         fd = os.open(lock_dir / f"slot-{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

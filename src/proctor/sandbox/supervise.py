@@ -18,6 +18,10 @@ hundreds of megabytes grows neither host memory nor disk.
 Every run belongs to a ``RunGroup`` (the runs of one session): cancelling the group kills the
 run's tree, including a run that was still being launched, and only that group's runs.
 
+A run with ``Limits.start_s`` gets a clock pipe (``ClockPipe``): its wall clock is ``start_s``
+until the run writes a byte on the pipe, then ``wall_s`` from that byte, watched here from
+outside like the output pipes.
+
 Parent-death signals are tied to the thread that forked (rule 8): call ``run`` from a
 long-lived worker thread, never from a short-lived one that ends while the run goes on.
 """
@@ -30,20 +34,21 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from proctor.sandbox.base import CANCELLED, Limits, Outcome
 from proctor.sandbox.cgroups import Cgroup
 from proctor.sandbox.runs import RunGroup
 
+CLOCK_FD_VARIABLE = "PROCTOR_CLOCK_FD"
 READ_CHUNK = 1 << 16
 CPU_POLL_S = 0.1
 DRAIN_S = 2.0
 
 
 @dataclass
-class _Stream:
+class Stream:
     """One output pipe: keeps the first ``cap`` bytes, counts and discards the rest."""
 
     fd: int
@@ -70,13 +75,39 @@ class _Stream:
         return self.data.decode("utf-8", errors="replace")
 
 
+@dataclass(frozen=True, slots=True)
+class ClockPipe:
+    """The pipe on which a run starts its own wall clock (one byte on ``write_fd``)."""
+
+    read_fd: int
+    write_fd: int
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, limits: Limits) -> Iterator[ClockPipe | None]:
+        """A clock pipe for a run with ``limits.start_s``, else None; closed on leaving."""
+        if limits.start_s is None:
+            yield None
+            return
+        read_fd, write_fd = os.pipe()
+        try:
+            yield cls(read_fd, write_fd)
+        finally:
+            os.close(read_fd)
+            os.close(write_fd)
+
+    def env(self) -> dict[str, str]:
+        """The variable naming the write end inside the run (its number is kept by exec)."""
+        return {CLOCK_FD_VARIABLE: str(self.write_fd)}
+
+
 @dataclass(eq=False)
 class _Watch:
     """State of one watched run."""
 
     proc: subprocess.Popen[bytes]
     pidfd: int
-    streams: dict[int, _Stream]
+    streams: dict[int, Stream]
     cgroup: Cgroup | None
     started: float
     timed_out: bool = False
@@ -85,6 +116,8 @@ class _Watch:
     status: int | None = None
     rusage_cpu_s: float = 0.0
     rusage_peak_bytes: int = 0
+    clock: ClockPipe | None = None
+    clock_started_s: float | None = None
 
     def cancel(self) -> None:
         """Kill the run's tree on behalf of its group; it reports itself as cancelled."""
@@ -101,19 +134,21 @@ def supervise(
     cwd: str = "/",
     pass_fds: Sequence[int] = (),
     runs: RunGroup,
+    clock: ClockPipe | None = None,
 ) -> Outcome:
     """Run the launcher ``argv`` to its end under ``limits`` as a member of ``runs``.
 
-    The caller owns ``cgroup``. When ``runs`` is cancelled already, nothing starts and the
+    The caller owns ``cgroup`` and ``clock`` (whose write end must be among ``pass_fds``).
+    When ``runs`` is cancelled already, nothing starts and the
     result is ``CANCELLED``; when it is cancelled during the run, the tree is killed and the
     outcome (signal 9) carries the note ``cancelled``.
     """
     if runs.cancelled:
         return CANCELLED
-    proc, out_r, err_r = _spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
+    proc, out_r, err_r = spawn(argv, env=env, cwd=cwd, pass_fds=pass_fds)
     started = time.monotonic()
-    streams = {fd: _Stream(fd, limits.log_bytes) for fd in (out_r, err_r)}
-    watch = _Watch(proc, os.pidfd_open(proc.pid), streams, cgroup, started)
+    streams = {fd: Stream(fd, limits.log_bytes) for fd in (out_r, err_r)}
+    watch = _Watch(proc, os.pidfd_open(proc.pid), streams, cgroup, started, clock=clock)
     runs.join(watch.cancel)
     try:
         _watch(watch, limits)
@@ -132,7 +167,7 @@ def supervise(
     return _outcome(watch, wall)
 
 
-def _spawn(
+def spawn(
     argv: Sequence[str], *, env: dict[str, str] | None, cwd: str, pass_fds: Sequence[int]
 ) -> tuple[subprocess.Popen[bytes], int, int]:
     """Start the launcher in a new session; returns it and the read ends of its out/err pipes."""
@@ -160,15 +195,24 @@ def _spawn(
     return proc, out_r, err_r
 
 
-def _watch(watch: _Watch, limits: Limits) -> None:
-    """Poll until the launcher exits, killing the tree at the wall or CPU limit."""
+def _poller(watch: _Watch) -> select.poll:
+    """A poll object on the launcher's pidfd, its output pipes and its clock pipe."""
     poller = select.poll()
     poller.register(watch.pidfd, select.POLLIN)
     for fd in watch.streams:
         os.set_blocking(fd, False)
         poller.register(fd, select.POLLIN)
-    deadline = watch.started + limits.wall_s
-    cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.wall_s
+    if watch.clock is not None:
+        poller.register(watch.clock.read_fd, select.POLLIN)
+    return poller
+
+
+def _watch(watch: _Watch, limits: Limits) -> None:
+    """Poll until the launcher exits, killing the tree at the wall or CPU limit."""
+    poller = _poller(watch)
+    unclocked = watch.clock is not None and limits.start_s is not None
+    deadline = watch.started + (limits.longest_s - limits.wall_s if unclocked else limits.wall_s)
+    cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.longest_s
     poll_cpu = watch.cgroup is not None
     while watch.status is None:
         remaining = deadline - time.monotonic()
@@ -181,13 +225,33 @@ def _watch(watch: _Watch, limits: Limits) -> None:
         for fd, _ in poller.poll(max(wait, 0.0) * 1000):
             if fd == watch.pidfd:
                 _reap(watch)
+            elif watch.clock is not None and fd == watch.clock.read_fd:
+                poller.unregister(fd)
+                deadline = _start_clock(watch, limits)
             elif not watch.streams[fd].read():
                 poller.unregister(fd)
-        if poll_cpu and watch.status is None and not watch.cpu_exceeded:
-            used = watch.cgroup.cpu_seconds() if watch.cgroup else None
-            if used is not None and used > cpu_limit:
-                watch.cpu_exceeded = True
-                _kill_tree(watch)
+        if poll_cpu and watch.status is None:
+            _check_cpu(watch, cpu_limit)
+
+
+def _check_cpu(watch: _Watch, cpu_limit: float) -> None:
+    """Kill the tree once the run's cgroup has used more than ``cpu_limit`` CPU seconds."""
+    if watch.cpu_exceeded or watch.cgroup is None:
+        return
+    used = watch.cgroup.cpu_seconds()
+    if used is not None and used > cpu_limit:
+        watch.cpu_exceeded = True
+        _kill_tree(watch)
+
+
+def _start_clock(watch: _Watch, limits: Limits) -> float:
+    """The run wrote on its clock pipe: from now on it has ``wall_s``; the new deadline."""
+    now = time.monotonic()
+    if watch.clock is not None:
+        with contextlib.suppress(BlockingIOError):
+            os.read(watch.clock.read_fd, 1)
+    watch.clock_started_s = now - watch.started
+    return now + limits.wall_s
 
 
 def _reap(watch: _Watch) -> None:
@@ -252,4 +316,5 @@ def _outcome(watch: _Watch, wall: float) -> Outcome:
         stdout=out.text(),
         stderr=err.text(),
         notes=tuple(notes),
+        clock_started_s=watch.clock_started_s,
     )

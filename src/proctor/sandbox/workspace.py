@@ -25,7 +25,11 @@ MS_NODEV = 0x4
 MNT_DETACH = 0x2
 BYTES_PER_INODE = 4096
 MIN_INODES = 256
-SOURCE_PREFIX = "proctor-ws-"
+SOURCE = "proctor-ws"
+"""The mount source of every workspace (mountinfo shows it inside: the same for all jobs)."""
+LEGACY_PREFIX = "proctor-ws-"  # workspaces of older workers named their pid in the source
+OWNER_XATTR = "trusted.proctor.owner"
+"""The worker pid owning a workspace, on its root folder (``trusted.``: no run can read it)."""
 
 
 def _libc() -> ctypes.CDLL:
@@ -42,15 +46,24 @@ def mount_tmpfs(
 ) -> None:
     """Mount a capped tmpfs at ``path`` (which must exist), owned by ``uid:gid``, mode 0700.
 
-    The mount's source names the worker pid (``proctor-ws-PID``) so ``release_stale`` can tell
-    the leftovers of dead workers from the live workspaces of others.
+    Nothing of the job shows in its mountinfo line: the source is ``proctor-ws`` and the owner
+    is set on the root folder, not as a mount option (tmpfs prints ``uid=`` in host terms). The
+    worker pid goes into a ``trusted.`` attribute so ``release_stale`` can tell the leftovers of
+    dead workers from the live workspaces of others.
     """
-    options = f"size={size_bytes},nr_inodes={inode_cap(size_bytes)},mode=0700,uid={uid},gid={gid}"
-    source = f"{SOURCE_PREFIX}{owner_pid if owner_pid is not None else os.getpid()}".encode()
+    options = f"size={size_bytes},nr_inodes={inode_cap(size_bytes)},mode=0700"
     flags = MS_NOSUID | MS_NODEV
-    if _libc().mount(source, os.fsencode(path), b"tmpfs", flags, options.encode()) != 0:
+    if _libc().mount(SOURCE.encode(), os.fsencode(path), b"tmpfs", flags, options.encode()) != 0:
         err = ctypes.get_errno()
         raise PlatformError(f"cannot mount a tmpfs workspace at {path}: {os.strerror(err)}")
+    try:
+        owner = owner_pid if owner_pid is not None else os.getpid()
+        os.setxattr(path, OWNER_XATTR, str(owner).encode())
+        os.chown(path, uid, gid)
+    except OSError as error:
+        with contextlib.suppress(PlatformError):
+            unmount(path)
+        raise PlatformError(f"cannot hand the workspace at {path} to uid {uid}: {error}") from None
 
 
 def unmount(path: Path) -> None:
@@ -115,13 +128,26 @@ def release_stale(under: Path) -> int:
     released = 0
     root = os.path.realpath(under)
     for source, target in _tmpfs_mounts():
-        owner = source.removeprefix(SOURCE_PREFIX)
         inside = target == root or target.startswith(root.rstrip("/") + "/")
-        ours = source.startswith(SOURCE_PREFIX) and owner.isdigit() and inside
-        if ours and not pid_alive(int(owner)):
+        owner = _owner(source, target) if inside else None
+        if owner is not None and not pid_alive(owner):
             unmount(Path(target))
             released += 1
     return released
+
+
+def _owner(source: str, target: str) -> int | None:
+    """The worker pid that mounted the workspace at ``target`` (None: not a workspace)."""
+    if source.startswith(LEGACY_PREFIX):
+        owner = source.removeprefix(LEGACY_PREFIX)
+        return int(owner) if owner.isdigit() else None
+    if source != SOURCE:
+        return None
+    try:
+        owner = os.getxattr(target, OWNER_XATTR).decode()
+    except OSError:
+        return None
+    return int(owner) if owner.isdigit() else None
 
 
 def _tmpfs_mounts() -> list[tuple[str, str]]:

@@ -11,11 +11,14 @@ from proctor.types import ScorerDeclaration
 
 @dataclass(frozen=True, slots=True)
 class TaskScores:
-    """Summary metrics of a task, per-case values, and the cases scored as zeros."""
+    """Summary metrics of a task, per-case values, the cases scored as zeros, a dashboard."""
 
     summary: dict[str, float]
     per_record: dict[str, dict[str, float]] = field(default_factory=dict)
     zero_filled: tuple[str, ...] = ()
+    dashboard: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """Statistics per metric and group a scorer offers (VISCERAL's per-organ dashboard:
+    metric → organ → empty, count, min, max, median, mean); empty for most scorers."""
 
 
 ScoreFunction = Callable[[Path, Path, Sequence[str], str], TaskScores]

@@ -6,20 +6,27 @@ reported under that folder's name). A submission folder and GOLD hold ``scenario
 ``scenario2-taskA/`` and ``scenario3-taskB/``. Unlike the official tool, folders are visited in
 name order, so the results (and the tie-breaking of :func:`best_per_scenario`) do not depend on
 the file system.
+
+:func:`score_task` and :func:`check_scenario_output` serve the ``predictions`` protocol: one
+scenario folder per task, scored with the same reader and metrics.
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 from proctor.errors import UsageError
 from proctor.formats.brat import (
     SCENARIO_FOLDERS,
+    ExtractionFormatError,
     read_collection,
     read_gold,
     submission_sentence_file,
 )
 from proctor.metrics.extraction import Scenario, ScenarioScore, Sentence, score_scenario
+from proctor.scoring.base import TaskScores
 
 Record = dict[str, float | str]
 """One scenario's official result: eight counts, recall, precision, f1 and ``submit``."""
@@ -102,3 +109,71 @@ def best_per_scenario(results: dict[str, list[Submission]]) -> dict[str, dict[st
                 key=lambda record: record["f1"],
             )
     return best
+
+
+SCENARIO_OF_FOLDER = {folder: scenario for scenario, folder in SCENARIO_FOLDERS.items()}
+"""The scenario each official folder name stands for (``scenario1-main`` → scenario 1)."""
+
+
+def scenario_of(folder: Path) -> Scenario:
+    """The scenario of a scenario folder, from its official name; ``ValueError`` otherwise."""
+    found = SCENARIO_OF_FOLDER.get(folder.name)
+    if found is None:
+        names = ", ".join(SCENARIO_OF_FOLDER)
+        raise ValueError(f"{folder.name!r} is not a scenario folder: use one of {names}")
+    return found
+
+
+def _sentence_file(folder: Path, scenario: Scenario) -> Path:
+    """A submitted scenario folder's sentence file: ``output_scenarioN.txt``, else ``input_…``."""
+    output = folder / f"output_scenario{scenario.value}.txt"
+    return output if output.exists() else folder / f"input_scenario{scenario.value}.txt"
+
+
+def check_scenario_output(folder: Path) -> str | None:
+    """None when a submitted scenario folder reads as the official script reads it.
+
+    The message names the file relative to ``folder`` and its line, never a host path, e.g.
+    ``output_a_scenario1.txt line 3: expected 4 tab-separated fields ...``.
+    """
+    try:
+        scenario = scenario_of(folder)
+    except ValueError as err:
+        return str(err)
+    sentences = _sentence_file(folder, scenario)
+    if not sentences.is_file():
+        return (
+            f"output_scenario{scenario.value}.txt: missing (copy input_scenario"
+            f"{scenario.value}.txt, then write output_a_/output_b_scenario{scenario.value}.txt)"
+        )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            read_collection(sentences)
+    except ExtractionFormatError as err:
+        line = "" if err.line is None else f" line {err.line}"
+        problem = str(err).removeprefix(f"{err.path}{line}: ")
+        return f"{err.path.name}{line}: {problem}"
+    return None
+
+
+def score_task(
+    outputs: Path, references: Path, cases: Sequence[str], output_template: str
+) -> TaskScores:
+    """The official record of one scenario: F1, precision, recall and the eight counts.
+
+    Each case is a scenario folder: the submitted one is ``outputs/<template>``, the gold one
+    ``references/CASE``. A task is one scenario, so exactly one case is expected.
+    """
+    if len(cases) != 1:
+        raise ValueError(f"an eHealth-KD task is one scenario folder, not {len(cases)}")
+    per_case: dict[str, dict[str, float]] = {}
+    for case in cases:
+        gold_folder = references / case
+        scenario = scenario_of(gold_folder)
+        gold = read_collection(gold_folder / f"input_scenario{scenario.value}.txt")
+        submitted_folder = outputs / output_template.format(record=case)
+        submitted = read_collection(_sentence_file(submitted_folder, scenario))
+        result = score_scenario(gold, submitted, scenario=scenario)
+        per_case[case] = {key.lower(): float(value) for key, value in result.as_dict().items()}
+    return TaskScores(dict(per_case[cases[0]]), per_case)

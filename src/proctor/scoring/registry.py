@@ -7,7 +7,7 @@ this table gives the functions. ``tests/test_scoring_registry.py`` checks both a
 from __future__ import annotations
 
 from proctor.errors import ConfigError
-from proctor.scoring import physionet2017, physionet2018
+from proctor.scoring import autowsl, ehealthkd, physionet2017, physionet2018, visceral
 from proctor.scoring.base import Scorer
 from proctor.types import SCORERS
 
@@ -18,6 +18,11 @@ _SCORERS: dict[str, Scorer] = {
     "physionet2017": Scorer(
         SCORERS["physionet2017"], physionet2017.score_task, physionet2017.check_label_output
     ),
+    "ehealthkd2019": Scorer(
+        SCORERS["ehealthkd2019"], ehealthkd.score_task, ehealthkd.check_scenario_output
+    ),
+    "autowsl": Scorer(SCORERS["autowsl"], autowsl.score_task, autowsl.check_prediction),
+    "visceral": Scorer(SCORERS["visceral"], visceral.score_task, visceral.check_organ_folder),
 }
 
 

@@ -6,14 +6,17 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.challenges import bundled_names, bundled_root
+from proctor.challenges import bundled_names, bundled_root, folder_name
 from proctor.errors import ConfigError, UsageError
-from proctor.protocols.base import Driver
+from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver, ProtocolDriver
 from proctor.protocols.registry import driver_for
 from proctor.spec import CHALLENGE_FILE, Challenge, load_challenge
 
 KIT_README = "KIT.md"
 BASELINE_FOLDER = "baseline"
+KIT_EXTRAS = "kit"
+"""A challenge's folder of extra kit files (training data, the baseline's program), copied into
+the kit's root as they are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +36,7 @@ def resolve_challenge(ref: str) -> Challenge:
     if path.exists():
         challenge = load_challenge(path)
     elif ref in bundled_names():
-        challenge = load_challenge(bundled_root() / ref)
+        challenge = load_challenge(bundled_root() / folder_name(ref))
     else:
         known = ", ".join(bundled_names()) or "none"
         raise UsageError(
@@ -58,7 +61,7 @@ def _check_scorers(challenge: Challenge) -> None:
         missing = [
             name
             for name in (template.format(record=case) for case in cases)
-            if not (task.hidden_references / name).is_file()
+            if not (task.hidden_references / name).exists()
         ]
         if missing:
             shown = ", ".join(missing[:5]) + (
@@ -73,7 +76,9 @@ def _check_scorers(challenge: Challenge) -> None:
     _check_determinism_cases(challenge, driver, path)
 
 
-def _check_determinism_cases(challenge: Challenge, driver: type[Driver], path: Path) -> None:
+def _check_determinism_cases(
+    challenge: Challenge, driver: type[ProtocolDriver], path: Path
+) -> None:
     """A phase cannot rerun more exam cases than a task of it has hidden records."""
     for index, phase in enumerate(challenge.phases):
         for name in phase.tasks:
@@ -94,7 +99,7 @@ def list_challenges() -> list[ChallengeSummary]:
     """Every bundled challenge, loaded and checked."""
     out = []
     for name in bundled_names():
-        challenge = load_challenge(bundled_root() / name)
+        challenge = load_challenge(bundled_root() / folder_name(name))
         _check_scorers(challenge)
         out.append(
             ChallengeSummary(
@@ -111,7 +116,8 @@ def list_challenges() -> list[ChallengeSummary]:
 def write_kit(ref: str, dest: Path) -> list[Path]:
     """Write a participant's starting kit: ``entry/`` (the baseline), ``data/``, ``README.md``.
 
-    Only public data is copied. Refuses to write into a non-empty ``dest``.
+    Only public data is copied (once, into ``data/``, when every task shares its public
+    inputs). Refuses to write into a non-empty ``dest``.
     """
     challenge = resolve_challenge(ref)
     baseline = challenge.root / BASELINE_FOLDER
@@ -130,11 +136,13 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
     except OSError as err:
         raise UsageError(f"cannot write the kit into {dest}: {err.strerror}") from None
     shutil.copytree(baseline, dest / "entry", ignore=shutil.ignore_patterns("__pycache__"))
-    written = [dest / "entry"]
-    for task in challenge.tasks:
-        target = dest / "data" if len(challenge.tasks) == 1 else dest / "data" / task.name
-        shutil.copytree(task.public_inputs, target)
-        written.append(target)
+    written = [dest / "entry", *_copy_data(challenge, dest)]
+    extras = challenge.root / KIT_EXTRAS
+    if extras.is_dir():
+        for item in sorted(extras.iterdir()):
+            if item.name != "__pycache__":
+                _copy_item(item, dest / item.name)
+                written.append(dest / item.name)
     readme = challenge.root / KIT_README
     if readme.is_file():
         shutil.copy2(readme, dest / "README.md")
@@ -142,6 +150,49 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
     return written
 
 
+def _copy_item(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copy2(source, target)
+
+
+def _copy_data(challenge: Challenge, dest: Path) -> list[Path]:
+    """The public data of every task into ``DEST/data``.
+
+    Where code runs, the public inputs (``data/``, or ``data/TASK/`` with several tasks).
+    Where the upload is predictions, the inputs of both splits are public: each case's
+    folder goes under ``data/PUBLIC_FOLDER/`` and ``data/HIDDEN_FOLDER/``, as the upload lays
+    them out (the hidden references stay behind).
+    """
+    driver = driver_for(challenge.protocol.kind)
+    if not issubclass(driver, FilesDriver):
+        return _copy_public_inputs(challenge, dest)
+    written = []
+    for task in challenge.tasks:
+        for split, inputs in ((PUBLIC, task.public_inputs), (HIDDEN, task.hidden_inputs)):
+            if inputs is None:
+                continue
+            target = dest / "data" / driver.split_folder(challenge.protocol, split) / inputs.name
+            shutil.copytree(inputs, target)
+            written.append(target)
+    return written
+
+
+def _copy_public_inputs(challenge: Challenge, dest: Path) -> list[Path]:
+    """The public inputs: ``data/`` once when every task shares them, else ``data/TASK/``."""
+    public = list(dict.fromkeys(task.public_inputs for task in challenge.tasks))
+    if len(public) == 1:
+        shutil.copytree(public[0], dest / "data")
+        return [dest / "data"]
+    written = []
+    for task in challenge.tasks:
+        target = dest / "data" / task.name
+        shutil.copytree(task.public_inputs, target)
+        written.append(target)
+    return written
+
+
 def bundled_challenges() -> list[Challenge]:
     """Every bundled challenge, loaded and checked."""
-    return [resolve_challenge(str(bundled_root() / name)) for name in bundled_names()]
+    return [resolve_challenge(str(bundled_root() / folder_name(name))) for name in bundled_names()]

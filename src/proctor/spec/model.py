@@ -9,12 +9,14 @@ it; the protocol block is validated by its kind's model (``spec.protocols``).
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from proctor.spec.environment import HOST, Environment, EnvironmentSpec
+from proctor.spec.leaderboards import BoardSpec, check_boards
 from proctor.spec.protocols import (
     LocatedError,
     ProtocolSettings,
@@ -147,11 +149,28 @@ class LeaderboardSpec(Strict):
     metric: str
 
 
+class Quota(Strict):
+    """How many submissions a team may make in a phase (each limit absent = unlimited).
+
+    ``per_day``: in any 24 hours; ``every_days``: one per that many days (VISCERAL: 7);
+    ``total``: over the whole phase; ``concurrent``: queued or running at once. A submission
+    that failed through no fault of the entry (platform, refunded infrastructure) never counts.
+    """
+
+    per_day: int | None = Field(default=None, gt=0, strict=True)
+    every_days: float | None = Field(default=None, gt=0)
+    total: int | None = Field(default=None, gt=0, strict=True)
+    concurrent: int | None = Field(default=None, gt=0, strict=True)
+
+
 class Phase(Strict):
     """A period of the challenge with its own tasks.
 
     ``determinism_cases``: after the exam, rerun that many cases and report whether their
-    outputs are identical (0: no check).
+    outputs are identical (0: no check). ``opens``/``closes``: ISO 8601 times with a time zone
+    (absent: always open); after ``closes`` submissions are refused and queued jobs finish.
+    ``quota``: submission limits per team (absent: unlimited). ``final_entries``: how many
+    submissions a team may choose for the final ranking (its last N scored when it chooses none).
     """
 
     name: Identifier
@@ -159,6 +178,33 @@ class Phase(Strict):
     title: str = ""
     determinism_cases: int = Field(default=0, ge=0, strict=True)
     disclosure: DisclosureOverride | None = None
+    opens: datetime | None = None
+    closes: datetime | None = None
+    quota: Quota | None = None
+    final_entries: int = Field(default=1, gt=0, strict=True)
+
+    @field_validator("opens", "closes")
+    @classmethod
+    def _has_time_zone(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.utcoffset() is None:
+            raise ValueError(
+                f"{value.isoformat()} has no time zone: write it as 2025-03-01T12:00:00+00:00"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _opens_before_closes(self) -> Phase:
+        if self.opens is not None and self.closes is not None and self.opens >= self.closes:
+            raise LocatedError("the phase closes before it opens: swap the two times", "closes")
+        return self
+
+    def is_open(self, now: datetime) -> bool:
+        """True when submissions are taken at ``now`` (an aware datetime)."""
+        if self.opens is not None and now < self.opens:
+            return False
+        return self.closes is None or now < self.closes
+
+    leaderboards: tuple[BoardSpec, ...] = ()  # besides "default" and "all" (spec.leaderboards)
 
 
 class Challenge(Strict):
@@ -234,6 +280,11 @@ class Challenge(Strict):
                     f"{board.metric!r} is a count, not a score: rank on another metric",
                     "leaderboard.metric",
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _boards_are_consistent(self) -> Challenge:
+        check_boards(self)
         return self
 
     def leaderboard_direction(self) -> Direction:

@@ -8,6 +8,7 @@ Layout (host side, outside every sandbox)::
     ROOT/outputs/TASK/{quiz,exam,rerun}/   collected outputs, stored by the host
     ROOT/cases.jsonl             the organizer's log of every case and stage
     ROOT/score-error.txt         a scorer's traceback (never shown to participants)
+    ROOT/scores-TASK.json        every score of TASK, unredacted (organizer and service only)
 
 An attempt is created under a name ending in ``.partial``; :meth:`RunFolder.commit` renames it
 to its final name in one step (so nothing half-written looks finished) and
@@ -72,6 +73,10 @@ class RunFolder:
     def score_errors(self) -> Path:
         """Where scorer tracebacks go (organizer only)."""
         return self.root / SCORE_ERROR_LOG
+
+    def full_scores(self, task: str) -> Path:
+        """``task``'s unredacted scores (summary and per case; organizer and service only)."""
+        return self.root / f"scores-{task}.json"
 
     def prepare_homes(self) -> None:
         """Create the parent of the homes, traversable by sandbox slots."""

@@ -1,15 +1,20 @@
 """Write the synthetic records of the ``physionet2018`` reference challenge.
 
-Usage: ``python -m proctor.challenges.physionet2018.generate OUTDIR`` writes
+Usage: ``python -m proctor.challenges.physionet2018.generate [OUTDIR] [--seconds S]
+[--records N]`` writes, as the 2018 challenge distributed its data,
 
-- ``OUTDIR/training/``: ``RECORDS``, and per record ``.hea``, ``.dat`` (format 16), ``.arousal``
-  (stage and region annotations) and ``-arousal.mat`` (labels): public, as in 2018;
-- ``OUTDIR/test/``: ``RECORDS``, ``.hea``, ``.dat`` only (the hidden inputs);
+- ``OUTDIR/training/``: ``RECORDS``, and per record ``.hea`` + ``.mat`` (the 13 channels of 2018
+  at 200 Hz as the MATLAB variable ``val``, channels × samples, WFDB format ``16+24``),
+  ``.arousal`` (stage and region annotations) and ``-arousal.mat`` (MATLAB v7.3: the labels
+  ``data/arousals`` and the six ``data/sleep_stages`` vectors): public, as in 2018;
+- ``OUTDIR/test/``: ``RECORDS``, ``.hea``, ``.mat`` only (the hidden inputs);
 - ``OUTDIR/test-reference/``: ``RECORDS``, ``.arousal`` and ``-arousal.mat`` (hidden references).
 
-The output is a pure function of the code: every record draws from its own seeded
-``numpy.random.Generator`` and the label files carry no timestamps, so regenerating yields the
-same bytes as the committed ``data/`` folder.
+The bundled data are 60 s records; ``--seconds 27000`` writes 7.5-hour nights like the real
+ones (about 140 MB per record) for benchmarks. The output is a pure function of the code and the
+parameters: every record draws from its own seeded ``numpy.random.Generator`` and the label
+files carry no timestamps, so regenerating with the defaults yields the same bytes as the
+committed ``data/`` folder.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ import numpy as np
 from proctor.challenges.physionet2018.labels import arousal_labels, parse_annotations
 from proctor.challenges.physionet2018.schedule import Scenario, draw_scenario
 from proctor.challenges.physionet2018.signals import CHANNELS, synthesize, to_digital
-from proctor.formats.arousal_mat import write_arousal_reference
+from proctor.formats.arousal_mat import SLEEP_STAGES, write_arousal_reference
+from proctor.formats.wfdb_mat import SignalSpec, write_mat_record
 
 
 @contextmanager
@@ -45,8 +51,8 @@ SEED = 2018
 """Root seed of every record's random generator."""
 FS = 200
 """Sampling frequency, Hz."""
-SECONDS = 100
-"""Duration of every record, seconds."""
+SECONDS = 60
+"""Duration of every bundled record, seconds (a parameter of :func:`generate`)."""
 N_RECORDS = 8
 """Records per split."""
 DATA_DIR = Path(__file__).parent / "data"
@@ -61,34 +67,39 @@ class Split:
     stream: int
     hidden: bool
 
-    def names(self) -> list[str]:
+    def names(self, count: int = N_RECORDS) -> list[str]:
         """Record names of this split: ``tr01-0001``, ``tr01-0002``, …."""
-        return [f"{self.prefix}01-{i:04d}" for i in range(1, N_RECORDS + 1)]
+        return [f"{self.prefix}01-{i:04d}" for i in range(1, count + 1)]
 
 
 TRAINING = Split("tr", 1, hidden=False)
 TEST = Split("te", 2, hidden=True)
 
 
-def make_scenario(split: Split, index: int) -> tuple[Scenario, np.random.Generator]:
+def make_scenario(
+    split: Split, index: int, seconds: int = SECONDS
+) -> tuple[Scenario, np.random.Generator]:
     """The scenario of record ``index`` (0-based) of ``split``, and its generator for signals."""
     rng = np.random.default_rng([SEED, split.stream, index])
-    return draw_scenario(rng, length=SECONDS * FS, fs=FS), rng
+    return draw_scenario(rng, length=seconds * FS, fs=FS), rng
 
 
 def write_signals(directory: Path, name: str, digital: np.ndarray) -> None:
-    """Write ``name.hea`` and ``name.dat`` (format 16, one interleaved file)."""
-    wfdb.wrsamp(
-        name,
-        fs=FS,
-        units=[c.units for c in CHANNELS],
-        sig_name=[c.name for c in CHANNELS],
-        d_signal=digital,
-        fmt=["16"] * len(CHANNELS),
-        adc_gain=[c.gain for c in CHANNELS],
-        baseline=[0] * len(CHANNELS),
-        write_dir=str(directory),
-    )
+    """Write ``name.hea`` and ``name.mat`` (``val``, channels × samples; format ``16+24``)."""
+    specs = [SignalSpec(c.name, c.units, c.gain) for c in CHANNELS]
+    write_mat_record(directory, name, digital, fs=FS, signals=specs)
+
+
+def sleep_stage_vectors(scenario: Scenario) -> dict[str, np.ndarray]:
+    """The six 0/1 vectors of ``data/sleep_stages``; before the first stage mark: undefined."""
+    stage = scenario.stage_at()
+    staged = np.arange(scenario.length) >= scenario.stages[0][0]
+    names = {"W": "wake", "N1": "nonrem1", "N2": "nonrem2", "N3": "nonrem3", "R": "rem"}
+    vectors = {
+        vector: ((stage == mark) & staged).astype(np.float64) for mark, vector in names.items()
+    }
+    vectors["undefined"] = (~staged).astype(np.float64)
+    return {name: vectors[name] for name in SLEEP_STAGES}
 
 
 def write_annotations(directory: Path, name: str, scenario: Scenario) -> None:
@@ -108,28 +119,37 @@ def write_labels(directory: Path, name: str, scenario: Scenario) -> None:
     """Write ``name-arousal.mat``: the per-sample labels derived from the annotations."""
     samples, notes = scenario.annotations()
     labels = arousal_labels(parse_annotations(samples, notes), length=scenario.length, fs=FS)
-    write_arousal_reference(directory / f"{name}-arousal.mat", labels)
+    write_arousal_reference(
+        directory / f"{name}-arousal.mat", labels, sleep_stage_vectors(scenario)
+    )
 
 
-def write_split(outdir: Path, split: Split) -> None:
+def write_split(outdir: Path, split: Split, *, seconds: int, records: int) -> None:
     """Write one split: inputs (and, for training, labels) or hidden inputs plus references."""
     inputs = outdir / ("test" if split.hidden else "training")
     references = outdir / "test-reference" if split.hidden else inputs
+    names = split.names(records)
     for folder in {inputs, references}:
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "RECORDS").write_text("".join(f"{n}\n" for n in split.names()))
-    for index, name in enumerate(split.names()):
-        scenario, rng = make_scenario(split, index)
+        (folder / "RECORDS").write_text("".join(f"{n}\n" for n in names))
+    for index, name in enumerate(names):
+        scenario, rng = make_scenario(split, index, seconds)
         write_signals(inputs, name, to_digital(synthesize(scenario, rng)))
         write_annotations(references, name, scenario)
         write_labels(references, name, scenario)
 
 
-def generate(outdir: Path) -> None:
-    """Write ``training/``, ``test/`` and ``test-reference/`` under ``outdir``."""
+def generate(outdir: Path, *, seconds: int = SECONDS, records: int = N_RECORDS) -> None:
+    """Write ``training/``, ``test/`` and ``test-reference/`` under ``outdir``.
+
+    ``seconds`` is every record's duration (at least one 30 s epoch plus its lead-in: 45),
+    ``records`` the number per split.
+    """
+    if seconds < 45 or records < 1:
+        raise ValueError("records last at least 45 s and each split holds at least one")
     with quiet_wfdb():
         for split in (TRAINING, TEST):
-            write_split(outdir, split)
+            write_split(outdir, split, seconds=seconds, records=records)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -141,8 +161,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "outdir", type=Path, nargs="?", default=DATA_DIR, help=f"default: {DATA_DIR}"
     )
+    parser.add_argument(
+        "--seconds", type=int, default=SECONDS, help=f"record duration (default {SECONDS})"
+    )
+    parser.add_argument(
+        "--records", type=int, default=N_RECORDS, help=f"records per split (default {N_RECORDS})"
+    )
     args = parser.parse_args(argv)
-    generate(args.outdir)
+    if args.seconds < 45 or args.records < 1:
+        parser.error("--seconds must be at least 45 and --records at least 1")
+    generate(args.outdir, seconds=args.seconds, records=args.records)
     return 0
 
 

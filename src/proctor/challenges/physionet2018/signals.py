@@ -1,4 +1,4 @@
-"""Polysomnography-like waveforms synthesized from a scenario: EEG, chin EMG and airflow.
+"""Polysomnography-like waveforms synthesized from a scenario: the 13 channels of 2018.
 
 Each EEG band is band-limited Gaussian noise whose amplitude follows the sleep stage (alpha when
 awake, delta in N3, spindles in N2). During an arousal the chin EMG grows 1.5–4 times louder,
@@ -6,7 +6,11 @@ the EEG gains alpha and beta power and loses delta, each scaled by a random inte
 arousals are faint. Apneas and hypopneas flatten the airflow and end with an arousal-like burst
 (which falls in the not-scored window); a RERA is preceded by flow limitation. Distractors keep
 the task honest: muscle twitches, beta bursts and spindles outside arousals, and a per-record
-gain on every channel. All amplitudes are in microvolts.
+gain on every channel. The six EEG derivations share one cortical signal (C3-M2) mixed with
+their own noise; the EOG carries slow and (in REM) rapid eye movements; the abdominal and chest
+effort follow the breathing (flat in a central apnea only); SaO2 dips some 20 s after an apnea or
+hypopnea; the ECG beats faster during an arousal. Amplitudes are in microvolts, SaO2 in percent,
+the ECG in millivolts.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from proctor.challenges.physionet2018 import physiology
 from proctor.challenges.physionet2018.labels import EXCLUDED_RESPIRATORY, is_target
+from proctor.challenges.physionet2018.physiology import EEG_NAMES, band_noise
 from proctor.challenges.physionet2018.schedule import Scenario
 
 Signal = npt.NDArray[np.float64]
@@ -32,11 +38,16 @@ class Channel:
 
 
 CHANNELS = (
-    Channel("C3-M2", "uV", 20.0),
+    *(Channel(name, "uV", 20.0) for name in EEG_NAMES),
+    Channel("E1-M2", "uV", 20.0),
     Channel("Chin1-Chin2", "uV", 20.0),
-    Channel("Airflow", "uV", 10.0),
+    Channel("ABD", "uV", 10.0),
+    Channel("CHEST", "uV", 10.0),
+    Channel("AIRFLOW", "uV", 10.0),
+    Channel("SaO2", "%", 100.0),
+    Channel("ECG", "mV", 1000.0),
 )
-"""The channels of every record, in the order they are stored."""
+"""The 13 channels of every record, in the order of the 2018 files."""
 
 BANDS_HZ = {
     "delta": (0.5, 2.0),
@@ -69,23 +80,18 @@ FLOW_UV = 150.0
 
 
 def synthesize(scenario: Scenario, rng: np.random.Generator) -> Signal:
-    """The physical signals of one record, shape ``(length, len(CHANNELS))``, in µV."""
+    """The physical signals of one record, shape ``(length, len(CHANNELS))``, in their units."""
     arousal = _arousal_envelope(scenario, rng)
     stage = scenario.stage_at()
     eeg = _eeg(scenario, stage, arousal, rng)
     emg = _emg(scenario, stage, arousal, rng)
-    flow = _airflow(scenario, stage, rng)
-    return np.stack([eeg, emg, flow], axis=1)
-
-
-def band_noise(rng: np.random.Generator, n: int, fs: float, low: float, high: float) -> Signal:
-    """Gaussian noise of unit RMS with its spectrum confined to ``[low, high]`` Hz."""
-    spectrum = np.fft.rfft(rng.standard_normal(n))
-    freqs = np.fft.rfftfreq(n, d=1.0 / fs)
-    spectrum[(freqs < low) | (freqs > high)] = 0.0
-    noise = np.fft.irfft(spectrum, n=n)
-    rms = float(np.sqrt(np.mean(noise**2)))
-    return noise / rms if rms > 0 else noise
+    flow, phase, depth = _airflow(scenario, stage, rng)
+    montage = physiology.eeg_montage(eeg, stage, rng, scenario.fs)
+    eye = physiology.eog(scenario, stage, eeg, rng)
+    abd, chest = physiology.effort(scenario, phase, depth, rng)
+    oxygen = physiology.sao2(scenario, rng)
+    heart = physiology.ecg(scenario, arousal, rng)
+    return np.stack([*montage, eye, emg, abd, chest, flow, oxygen, heart], axis=1)
 
 
 def smooth(x: Signal, width: int) -> Signal:
@@ -169,7 +175,10 @@ def _emg(
     return emg * rng.uniform(0.6, 1.6)
 
 
-def _airflow(scenario: Scenario, stage: npt.NDArray[np.str_], rng: np.random.Generator) -> Signal:
+def _airflow(
+    scenario: Scenario, stage: npt.NDArray[np.str_], rng: np.random.Generator
+) -> tuple[Signal, Signal, Signal]:
+    """Nasal airflow, and the breathing phase and depth the effort channels follow."""
     fs, n = scenario.fs, scenario.length
     rate = BREATH_HZ * rng.uniform(0.8, 1.2) * (1.0 + 0.08 * band_noise(rng, n, fs, 0.0, 0.05))
     phase = 2.0 * np.pi * np.cumsum(rate) / fs + rng.uniform(0.0, 2.0 * np.pi)
@@ -184,7 +193,7 @@ def _airflow(scenario: Scenario, stage: npt.NDArray[np.str_], rng: np.random.Gen
             depth[event.start : event.start + 4 * fs] *= 1.5
     depth = smooth(depth, fs)
     flow = FLOW_UV * depth * np.sin(phase) + 8.0 * rng.standard_normal(n)
-    return flow * rng.uniform(0.7, 1.3)
+    return flow * rng.uniform(0.7, 1.3), phase, depth
 
 
 def to_digital(signals: Signal) -> npt.NDArray[np.int16]:

@@ -1,8 +1,10 @@
 """Baseline arousal detector of the physionet2018 reference challenge (standard library only).
 
-Usage: ``python3 classify.py RECORD`` reads ``$PROCTOR_DATA/RECORD.hea`` and its format-16
-``.dat`` file and writes ``RECORD.vec`` in the current directory: one arousal probability per
-sample, ``%.3f``. The model is a logistic regression (coefficients in ``model.json`` beside this
+Usage: ``python3 classify.py RECORD`` reads ``RECORD.hea`` and its signal file ``RECORD.mat``
+(WFDB format ``16+24``: format 16 after the 24-byte MATLAB v4 header) from the current
+directory, where the sandbox puts the record's files as the 2018 challenge did (else from
+``$PROCTOR_DATA``), and writes ``RECORD.vec`` in the current directory: one arousal probability
+per sample, ``%.3f``. The model is a logistic regression (coefficients in ``model.json`` beside this
 file, fitted by ``train.py``) on five features computed in blocks of 0.25 s:
 
 - ``emg``: log power of the chin EMG over 2 s, minus its median over the record;
@@ -44,7 +46,7 @@ class RecordError(Exception):
 
 
 class Header:
-    """What this detector needs from a ``.hea`` file: length, file and channel positions."""
+    """What this detector needs from a ``.hea`` file: length, file, offset, channel positions."""
 
     def __init__(self, path: Path) -> None:
         lines = [ln.split() for ln in path.read_text().splitlines()]
@@ -56,8 +58,13 @@ class Header:
         signals = lines[1 : 1 + self.nsig]
         if len(signals) != self.nsig or any(len(s) < 9 for s in signals):
             raise RecordError(f"{path}: {self.nsig} signal lines with 9 fields expected")
-        if any(s[1] != "16" for s in signals) or len({s[0] for s in signals}) != 1:
-            raise RecordError(f"{path}: only one format-16 .dat file for all signals is read")
+        formats = {s[1] for s in signals}
+        if len(formats) != 1 or len({s[0] for s in signals}) != 1:
+            raise RecordError(f"{path}: one signal file and one format for all signals expected")
+        fmt, _, offset = formats.pop().partition("+")
+        if fmt != "16" or not (offset or "0").isdigit():
+            raise RecordError(f"{path}: only WFDB format 16 (with a byte offset) is read")
+        self.offset = int(offset or "0")
         self.dat = path.parent / signals[0][0]
         self.names = [" ".join(s[8:]) for s in signals]
 
@@ -71,7 +78,8 @@ class Header:
 def read_channels(header: Header, names: tuple[str, ...]) -> list[array[int]]:
     """The digital samples of the named channels (one interleaved little-endian int16 file)."""
     data: array[int] = array("h")
-    data.frombytes(header.dat.read_bytes())
+    raw = header.dat.read_bytes()[header.offset :]
+    data.frombytes(raw[: len(raw) - len(raw) % 2])
     if sys.byteorder == "big":
         data.byteswap()
     if len(data) < header.length * header.nsig:
@@ -162,12 +170,19 @@ def classify(data_dir: Path, record: str, out_dir: Path) -> Path:
     return out
 
 
+def data_folder(record: str) -> Path:
+    """Where the record's files are: the current directory, else ``$PROCTOR_DATA``."""
+    if Path(f"{record}.hea").is_file():
+        return Path(".")
+    return Path(os.environ.get("PROCTOR_DATA", "."))
+
+
 def main(argv: list[str]) -> int:
-    """``classify.py RECORD``: data from ``$PROCTOR_DATA`` (default ``.``), output in ``.``."""
+    """``classify.py RECORD``: the record from ``.`` (or ``$PROCTOR_DATA``), output in ``.``."""
     if len(argv) != 2:
         print("usage: classify.py RECORD", file=sys.stderr)
         return 2
-    data_dir = Path(os.environ.get("PROCTOR_DATA", "."))
+    data_dir = data_folder(argv[1])
     try:
         classify(data_dir, argv[1], Path.cwd())
     except (OSError, ValueError, RecordError) as exc:

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Quiz/exam stage: next.sh RECORD writes RECORD.vec (one probability per sample) into the
-# current directory; the record is read from $PROCTOR_DATA (/data in the sandbox).
+# current directory, where the record's files (RECORD.hea, RECORD.mat) are, as in 2018; the
+# same files are also in $PROCTOR_DATA (/data in the sandbox).
 set -e
 if [ $# -ne 1 ]; then
     echo "usage: next.sh RECORD" >&2

@@ -1,7 +1,7 @@
 """Fit the baseline's logistic model on the training records and write ``model.json``.
 
 Usage: ``python train.py DATA_DIR [--out model.json]``, where ``DATA_DIR`` holds ``RECORDS`` and,
-per record, ``.hea``, ``.dat`` and ``-arousal.mat`` (the public training folder). This runs on
+per record, ``.hea``, ``.mat`` and ``-arousal.mat`` (the public training folder). This runs on
 the participant's machine, so it may use numpy and h5py; ``classify.py`` (which runs inside the
 sandbox) computes the features, so training and prediction cannot drift apart.
 
@@ -91,7 +91,7 @@ def model_json(intercept: float, weights: list[float], features: tuple[str, ...]
 def main(argv: list[str] | None = None) -> int:
     """``train.py DATA_DIR [--out PATH]``: fit and write the model (default beside this file)."""
     parser = argparse.ArgumentParser(description="Fit the physionet2018 baseline model.")
-    parser.add_argument("data_dir", type=Path, help="folder with RECORDS, .hea, .dat, -arousal.mat")
+    parser.add_argument("data_dir", type=Path, help="folder with RECORDS, .hea, .mat, -arousal.mat")
     parser.add_argument("--out", type=Path, default=HERE / "model.json")
     args = parser.parse_args(argv)
     x, y = training_set(args.data_dir)

@@ -1,0 +1,1 @@
+"""The ``visceral-anatomy3`` reference challenge: synthetic CT/MR volumes, organ segmentation."""

@@ -1,0 +1,101 @@
+"""Teams and the organizer's refunds: ``team invite``, ``team join``, ``flagged``, ``refund``.
+
+Client commands like the other service commands: ``--server`` (``PROCTOR_SERVER``) and
+``--token`` (``PROCTOR_TOKEN``), ``--json`` for one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from proctor.cli.untrusted import plain
+from proctor.services.client import Client
+from proctor.settings import ServiceSettings
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+ServerOpt = Annotated[
+    str | None, typer.Option("--server", help="Server URL (PROCTOR_SERVER).", show_default=False)
+]
+TokenOpt = Annotated[
+    str | None, typer.Option("--token", help="API token (PROCTOR_TOKEN).", show_default=False)
+]
+
+
+def _client(server: str | None, token: str | None) -> Client:
+    settings = ServiceSettings.from_env()
+    return Client(server or settings.server, token or settings.token)
+
+
+def _print(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2))
+
+
+def invite_cmd(
+    team: Annotated[
+        str | None, typer.Argument(help="The team (organizers; default: your own).")
+    ] = None,
+    server: ServerOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make a one-use code (valid 7 days) another user joins the team with."""
+    answer = _client(server, token).invite(team)
+    if as_json:
+        _print(answer)
+        return
+    typer.echo(f"invitation to team {plain(answer['team'])} (expires {answer['expires']}):")
+    typer.echo(answer["code"])
+
+
+def join_cmd(
+    code: Annotated[str, typer.Argument(help="The invitation code.")],
+    server: ServerOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Join the team an invitation code names."""
+    answer = _client(server, token).join(code)
+    _print(answer) if as_json else typer.echo(
+        f"{plain(answer['user'])} joined team {plain(answer['team'])}"
+    )
+
+
+def flagged_cmd(server: ServerOpt = None, token: TokenOpt = None, as_json: JsonOpt = False) -> None:
+    """List the submissions whose worker was lost 3 times (organizers)."""
+    answer = _client(server, token).flagged()
+    if as_json:
+        _print(answer)
+        return
+    for row in answer["flagged"]:
+        state = "refunded" if row["refunded"] else "not refunded"
+        line = f"{row['submission']}  {row['team']}  {row['challenge']}/{row['phase']}  {state}"
+        typer.echo(plain(line))
+
+
+def refund_cmd(
+    submission: Annotated[str, typer.Argument(help="Submission id (a flagged one).")],
+    server: ServerOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Refund a flagged infrastructure failure so it stops counting against the quota.
+
+    The first such failure per team and phase is refunded automatically; later ones wait
+    for an organizer (an entry must not buy free reruns by killing its worker).
+    """
+    answer = _client(server, token).action(submission, "refund")
+    _print(answer) if as_json else typer.echo(f"{submission}: refunded")
+
+
+def register(app: typer.Typer, score: typer.Typer) -> None:
+    """Add ``team invite``, ``team join``, ``flagged`` and ``refund``."""
+    del score
+    team = typer.Typer(help="Teams: invite a user, join with a code.", no_args_is_help=True)
+    team.command("invite")(invite_cmd)
+    team.command("join")(join_cmd)
+    app.add_typer(team, name="team")
+    app.command("flagged")(flagged_cmd)
+    app.command("refund")(refund_cmd)

@@ -1,0 +1,84 @@
+"""The local executor: a pool of worker threads inside ``proctor serve``, and the reaper.
+
+Each worker loops: lease the oldest queued job (FIFO by submission time), run it, repeat; when
+the queue is empty it waits for a nudge (a new submission) or ``reaper_s``. Tasks of one
+submission are separate jobs, so free workers run them in parallel. One housekeeping thread
+reaps expired leases every ``reaper_s``. Workers started in the same process share a name prefix
+(host and pid), so a restarted server reconciles what its predecessor left.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+
+from proctor.executor.run import run_next
+from proctor.executor.runtime import WorkerRuntime
+from proctor.store import jobs
+
+log = logging.getLogger(__name__)
+
+
+def worker_name(index: int) -> str:
+    """A worker id unique on this host and process: ``HOST:PID:INDEX``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{index}"
+
+
+class LocalPool:
+    """``size`` worker threads running jobs from the database queue, and a reaper thread."""
+
+    def __init__(
+        self,
+        runtime: WorkerRuntime,
+        size: int,
+        run: Callable[[str, WorkerRuntime], bool] = run_next,
+    ) -> None:
+        self.runtime, self.size, self._run = runtime, max(1, size), run
+        self._wake = threading.Condition()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Start the workers and the reaper."""
+        for index in range(self.size):
+            thread = threading.Thread(
+                target=self._work, args=(worker_name(index),), name=f"worker-{index}", daemon=True
+            )
+            self._threads.append(thread)
+        self._threads.append(threading.Thread(target=self._reap, name="reaper", daemon=True))
+        for thread in self._threads:
+            thread.start()
+
+    def nudge(self) -> None:
+        """Wake idle workers: a job was queued."""
+        with self._wake:
+            self._wake.notify_all()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop taking jobs and wait up to ``timeout`` seconds for the threads."""
+        self._stop.set()
+        self.nudge()
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def _work(self, name: str) -> None:
+        while not self._stop.is_set():
+            try:
+                busy = self._run(name, self.runtime)
+            except Exception:
+                log.exception("worker %s: a job raised; the reaper will return it", name)
+                busy = False
+            if not busy:
+                with self._wake:
+                    self._wake.wait(self.runtime.service.reaper_s)
+
+    def _reap(self) -> None:
+        while not self._stop.wait(self.runtime.service.reaper_s):
+            try:
+                if jobs.reap(self.runtime.db, self.runtime.service.max_attempts):
+                    self.nudge()
+            except Exception:
+                log.exception("reaper failed; trying again in %s s", self.runtime.service.reaper_s)

@@ -1,0 +1,233 @@
+"""``run_job``: the one job function both executors call (the local pool, a Celery task).
+
+It leases the job, runs ``pipeline.evaluate_task`` in a fresh run folder while a heartbeat
+thread renews the lease, and commits the result with the lease's token. A lost lease (the
+reaper took the job back, or the submission was cancelled) cancels the evaluation and nothing
+is written; a worker that dies leaves a lease the reaper returns to the queue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from proctor.entries import ArchiveLimits, entry_flags, unpack_entry
+from proctor.entries.manifest import set_executable_bits
+from proctor.errors import ArchiveError, JobCancelledError, ProctorError
+from proctor.executor.runtime import WorkerRuntime
+from proctor.pipeline.cancel import CancelToken
+from proctor.pipeline.progress import StageKey
+from proctor.pipeline.report import StageReport, TaskReport
+from proctor.pipeline.report_codec import to_data
+from proctor.pipeline.task import TaskJob, evaluate_task, refused
+from proctor.protocols.registry import driver_for
+from proctor.store import jobs
+from proctor.store.models import ChallengeVersion, Job, SubmissionRow
+from proctor.store.runfolder import RunFolder
+from proctor.types import Failure, RunStatus, Stage
+
+UPLOAD_NAME = "upload"
+log = logging.getLogger(__name__)
+
+
+def run_job(job_id: int, worker_id: str, runtime: WorkerRuntime) -> bool:
+    """Lease job ``job_id`` and run it to a committed result; False if it was not free."""
+    lease = jobs.claim(runtime.db, worker_id, runtime.service.lease_s, job_id=job_id)
+    if lease is None:
+        return False
+    execute(lease, runtime)
+    return True
+
+
+def run_next(worker_id: str, runtime: WorkerRuntime) -> bool:
+    """Lease the oldest queued job and run it; False when the queue is empty."""
+    lease = jobs.claim(runtime.db, worker_id, runtime.service.lease_s)
+    if lease is None:
+        return False
+    execute(lease, runtime)
+    return True
+
+
+class _StageRecorder:
+    """A progress listener that writes the running stage to the job row."""
+
+    def __init__(self, runtime: WorkerRuntime, lease: jobs.Lease) -> None:
+        self.runtime, self.lease = runtime, lease
+
+    def stage_started(self, key: StageKey, total_cases: int) -> None:
+        jobs.set_stage(self.runtime.db, self.lease, str(key.stage))
+
+    def case_finished(self, key: StageKey, ok: bool) -> None:
+        """Cases are not recorded one by one."""
+
+    def stage_finished(self, report: StageReport) -> None:
+        """The next stage_started replaces the stage."""
+
+
+@contextmanager
+def _heartbeat(runtime: WorkerRuntime, lease: jobs.Lease, cancel: CancelToken) -> Iterator[None]:
+    """Renew ``lease`` every ``heartbeat_s`` while the body runs; cancel the job if it is lost."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(runtime.service.heartbeat_s):
+            if not jobs.heartbeat(runtime.db, lease, runtime.service.lease_s):
+                cancel.cancel()
+                return
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{lease.job_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
+    """Run the leased job and commit its outcome (nothing when the lease was lost)."""
+    rows = _rows(runtime, lease.job_id)
+    job = rows[0]
+    folder = RunFolder.create(runtime.settings.work_root, f"job-{lease.job_id}-a{lease.attempt}")
+    cancel = CancelToken()
+    try:
+        with _heartbeat(runtime, lease, cancel):
+            report = _evaluate(runtime, lease, rows, folder, cancel)
+        outcome = _outcome(report, folder, job.task, runtime)
+    except JobCancelledError:
+        log.warning("job %s attempt %s: lease lost, evaluation stopped, nothing stored",
+                    lease.job_id, lease.attempt)  # fmt: skip
+        return
+    finally:
+        folder.discard()
+    if not jobs.commit(runtime.db, lease, outcome):
+        log.warning("job %s attempt %s: lease lost before the commit, result discarded",
+                    lease.job_id, lease.attempt)  # fmt: skip
+
+
+def _rows(runtime: WorkerRuntime, job_id: int) -> tuple[Job, SubmissionRow, ChallengeVersion]:
+    with runtime.db() as session:
+        job = session.get(Job, job_id)
+        submission = session.get(SubmissionRow, job.submission_id) if job else None
+        bundle = session.get(ChallengeVersion, submission.challenge_id) if submission else None
+        if job is None or submission is None or bundle is None:
+            raise LookupError(f"job {job_id} has no submission or challenge row")
+        return job, submission, bundle
+
+
+def _evaluate(
+    runtime: WorkerRuntime,
+    lease: jobs.Lease,
+    rows: tuple[Job, SubmissionRow, ChallengeVersion],
+    folder: RunFolder,
+    cancel: CancelToken,
+) -> TaskReport:
+    """Unpack the upload into ``folder`` and evaluate the job's task."""
+    job, submission, bundle = rows
+    challenge = runtime.challenge(Path(bundle.path))
+    phase = challenge.phase(submission.phase)
+    upload = runtime.artifacts.copy_to(submission.upload_sha256, folder.root / UPLOAD_NAME)
+    task_job = TaskJob(
+        challenge,
+        phase,
+        job.task,
+        folder.entry,
+        folder,
+        jobs=_case_jobs(challenge.parallelism.jobs),
+        name_task=len(phase.tasks) > 1,
+        cancel=cancel,
+    )
+    try:
+        limits = ArchiveLimits(max_files=challenge.limits.entry_files)
+        root = unpack_entry(upload, folder.entry, limits=limits)
+    except ArchiveError as err:
+        return refused(task_job, str(err))
+    manifest = driver_for(challenge.protocol.kind).manifest(challenge.protocol)
+    made = tuple(set_executable_bits(root, manifest.executable))
+    task_job = dataclasses.replace(
+        task_job, entry_root=root, dry_run=entry_flags(root).dry_run, made_executable=made
+    )
+    try:
+        # an environment that cannot be built is the platform's failure, stored once, not a
+        # crash of the attempt that the reaper would retry into "infrastructure"
+        environments = runtime.environments(challenge, phase)
+        task_job = dataclasses.replace(task_job, environment=environments.get(job.task))
+        return evaluate_task(task_job, runtime.sandbox, _StageRecorder(runtime, lease))
+    except ProctorError as err:
+        if isinstance(err, JobCancelledError):
+            raise
+        return _platform_failure(task_job, err)
+
+
+def _case_jobs(configured: int) -> int:
+    """Cases at once inside one job: the challenge's choice, one when it says 0 (every core).
+
+    A service runs several jobs at once, so one job does not take every core.
+    """
+    return configured if configured > 0 else 1
+
+
+def _platform_failure(job: TaskJob, err: Exception) -> TaskReport:
+    """The report of a job the host could not run (no sandbox, no environment)."""
+    report = refused(job, f"the platform could not run this job: {err}")
+    return dataclasses.replace(report, failure=Failure.PLATFORM)
+
+
+def _outcome(
+    report: TaskReport, folder: RunFolder, task: str, runtime: WorkerRuntime
+) -> jobs.Outcome:
+    """What to commit: the report, the unredacted scores and the run's logs as an artifact."""
+    full: dict[str, Any] = {}
+    path = folder.full_scores(task)
+    if path.is_file() and report.status is RunStatus.SCORED:
+        full = json.loads(path.read_text())
+    return jobs.Outcome(
+        status=str(report.status),
+        failure=str(report.failure) if report.failure else None,
+        report=json.dumps(to_data(report)),
+        scores=full.get("summary", {}),
+        cases=full.get("per_record", {}),
+        run_artifact=_keep_logs(folder, task, runtime),
+    )
+
+
+EXAM_OUTPUTS = "outputs/exam"
+"""Where the run artifact keeps the exam's collected outputs (what a rescore scores again)."""
+
+
+def _keep_logs(folder: RunFolder, task: str, runtime: WorkerRuntime) -> str | None:
+    """The organizer's files of the run as one artifact.
+
+    The case log, tracebacks, exact figures, and the exam's collected outputs under
+    ``outputs/exam`` (a rescore scores them again with a newer scorer; predictions uploads
+    are kept as the upload itself).
+    """
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name in ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json"):
+            if (folder.root / name).is_file():
+                tar.add(folder.root / name, arcname=name)
+        exam = folder.outputs(task, Stage.EXAM)
+        if exam.is_dir():
+            tar.add(exam, arcname=EXAM_OUTPUTS)
+    buffer.seek(0)
+    return runtime.artifacts.put_stream(buffer)
+
+
+def pending_jobs(runtime: WorkerRuntime) -> list[int]:
+    """Ids of the queued jobs, oldest first (what an idle pool would take next)."""
+    with runtime.db() as session:
+        return list(
+            session.scalars(select(Job.id).where(Job.state == "queued").order_by(Job.queued_at))
+        )

@@ -1,0 +1,39 @@
+"""What a worker needs to run jobs, built once per process by the service (``services.worker``).
+
+The executor layer sits below the services, so what only the services know (building a
+challenge's environments) comes in as a function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.pipeline.task import JobEnvironment
+from proctor.sandbox.base import Sandbox
+from proctor.settings import ServiceSettings, Settings
+from proctor.spec import Challenge, Phase, load_challenge
+from proctor.store.artifacts import ArtifactStore
+from proctor.store.jobs import Database
+
+EnvironmentsFor = Callable[[Challenge, Phase], Mapping[str, JobEnvironment]]
+
+
+@dataclass
+class WorkerRuntime:
+    """A worker's database, artifact store, sandbox, settings and environment provider."""
+
+    db: Database
+    artifacts: ArtifactStore
+    settings: Settings
+    service: ServiceSettings
+    sandbox: Sandbox
+    environments: EnvironmentsFor
+    _challenges: dict[Path, Challenge] = field(default_factory=dict)
+
+    def challenge(self, folder: Path) -> Challenge:
+        """The installed challenge copy at ``folder`` (loaded once; copies never change)."""
+        if folder not in self._challenges:
+            self._challenges[folder] = load_challenge(folder)
+        return self._challenges[folder]

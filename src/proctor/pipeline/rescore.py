@@ -1,0 +1,39 @@
+"""Score a job's kept outputs again with the challenge's current scorer (a rescore).
+
+The score stage, without the stages before it: a code protocol's exam outputs (kept in the
+run artifact) or a predictions upload (unpacked) are scored against the hidden references of
+the challenge version given, which is how an organizer applies a fixed or updated scorer to
+every scored submission of a phase without running any entry again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from proctor.protocols.base import HIDDEN, FilesContext, FilesDriver
+from proctor.protocols.registry import driver_for
+from proctor.scoring.base import TaskScores
+from proctor.scoring.registry import get_scorer
+from proctor.spec.model import Challenge
+
+
+def rescore_task(challenge: Challenge, task_name: str, outputs: Path) -> TaskScores:
+    """``task_name``'s scores of ``outputs`` under ``challenge``'s current scorer.
+
+    ``outputs``: the stored exam outputs (code protocols) or the unpacked upload (a protocol
+    where no code runs). Raises ``ValueError`` for a task without hidden data; a scorer's own
+    exception propagates (the caller reports it as the scorer's failure).
+    """
+    task = challenge.task(task_name)
+    references, inputs = task.hidden_references, task.hidden_inputs
+    if references is None or inputs is None:
+        raise ValueError(f"task {task_name!r} has no hidden data to score")
+    protocol = challenge.protocol
+    driver_class = driver_for(protocol.kind)
+    scorer = get_scorer(task.scorer)
+    cases = tuple(driver_class.list_cases(protocol, inputs))
+    template = driver_class.output_template(protocol)
+    if issubclass(driver_class, FilesDriver) and cases:
+        driver = driver_class(FilesContext(protocol, challenge.limits, scorer.check_output))
+        outputs = driver.prediction(outputs, HIDDEN, cases[0]).parent
+    return scorer.score(outputs, references, cases, template)

@@ -1,0 +1,204 @@
+"""The ``command`` protocol (VISCERAL Anatomy3): one executable, run once per volume.
+
+The entry ships one program (``execute_standard``); prep checks only that it is there and
+executable. Each case runs it from the challenge's argv template, e.g.
+``./execute_standard -i /data/CASE.nii.gz -o /output -r 58 86 ...``, with the entry's home at
+``/entry`` (writable, the working folder), the split's inputs read-only at ``/data`` and a fresh,
+size-capped output folder at ``/output`` that is empty before the case and wiped after it.
+Trusted host code takes the files out (:mod:`proctor.protocols.command_outputs`): names per the
+convention, one per organ, each on the input volume's grid with values in [0, 1]. An organ
+without a file is "not segmented"; a case with no usable file fails ("nothing usable came
+out"), which is what the quiz, VISCERAL's format check on one training volume, stops on.
+References are never shown to the entry.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from proctor.entries import Manifest
+from proctor.errors import PlatformError
+from proctor.formats.nifti_masks import Grid, read_grid
+from proctor.formats.volumes import VolumeReadError
+from proctor.protocols.base import CaseRun, Driver, Preparation, run_limits
+from proctor.protocols.command_outputs import collect_case, match_names, same_folders
+from proctor.protocols.scripts import duration, launch_problem
+from proctor.sandbox.base import Mount, Outcome
+from proctor.spec.protocols import CommandProtocol, ProtocolSettings
+
+HOME = "/entry"
+DATA = "/data"
+OUTPUT = "/output"
+
+
+def _command_settings(settings: ProtocolSettings) -> CommandProtocol:
+    if not isinstance(settings, CommandProtocol):
+        raise TypeError(f"the command driver cannot run a {settings.kind!r} protocol")
+    return settings
+
+
+def list_inputs(settings: CommandProtocol, folder: Path) -> list[str]:
+    """The cases of a split: every top-level file named by the ``input`` template, sorted."""
+    prefix, _, suffix = settings.input.partition("{case}")
+    cases = []
+    for path in folder.iterdir():
+        name = path.name
+        fits = name.startswith(prefix) and name.endswith(suffix)
+        if fits and len(name) > len(prefix) + len(suffix) and path.is_file():
+            cases.append(name[len(prefix) : len(name) - len(suffix)])
+    return sorted(cases)
+
+
+def case_argv(settings: CommandProtocol, case: str) -> list[str]:
+    """The argv of one case, ``{task_ids}`` expanded to one item per ID."""
+    values = {
+        "program": f"./{settings.program}",
+        "input": f"{DATA}/{settings.input.format(case=case)}",
+        "output_dir": OUTPUT,
+        "case": case,
+    }
+    argv: list[str] = []
+    for item in settings.argv:
+        if item == "{task_ids}":
+            argv.extend(settings.task_ids)
+        else:
+            argv.append(item.format(**values))
+    return argv
+
+
+class CommandDriver(Driver):
+    """Runs the entry's one program per volume in the job's sandbox session."""
+
+    kind = "command"
+    settings_model = CommandProtocol
+    summary = "VISCERAL: one executable run per volume from an argv template"
+    case_noun = "volume"
+
+    @property
+    def protocol(self) -> CommandProtocol:
+        """The challenge's command settings."""
+        return _command_settings(self.context.settings)
+
+    @classmethod
+    def list_cases(cls, settings: ProtocolSettings, folder: Path) -> list[str]:
+        """The volumes of ``folder`` (files named by the ``input`` template)."""
+        return list_inputs(_command_settings(settings), folder)
+
+    @classmethod
+    def quiz_cases(cls, settings: ProtocolSettings, folder: Path) -> list[str]:
+        """The format check runs on the first ``quiz_cases`` training volumes only."""
+        protocol = _command_settings(settings)
+        return list_inputs(protocol, folder)[: protocol.quiz_cases]
+
+    @classmethod
+    def output_template(cls, settings: ProtocolSettings) -> str:
+        """Each case's organ files are stored in a folder named after the case."""
+        return "{record}"
+
+    @classmethod
+    def manifest(cls, settings: ProtocolSettings) -> Manifest:
+        """The program (executable) and any other files the challenge requires."""
+        protocol = _command_settings(settings)
+        return Manifest(required=protocol.required_files, executable=(protocol.program,))
+
+    @property
+    def case_s(self) -> float:
+        """Seconds one run of the program may take."""
+        return self.protocol.case_s
+
+    @property
+    def stage_s(self) -> float:
+        """Seconds a whole quiz or exam may take."""
+        return self.protocol.stage_s
+
+    def prepare(self, home: Path, public_inputs: Path) -> Preparation:
+        """Nothing runs: the manifest (program present and executable) was the check."""
+        return Preparation(f"{self.protocol.program} check", 0.0, Outcome(exit_status=0))
+
+    def run_case(
+        self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
+    ) -> CaseRun:
+        """Run the program on one volume; store its checked organ files in folder ``store``."""
+        shutil.rmtree(store, ignore_errors=True)
+        scratch = store.parent / f".{store.name}.output"
+        store.parent.mkdir(parents=True, exist_ok=True)
+        session, limits = self.context.session, self.context.limits
+        with session.workspace(scratch, size_bytes=limits.output_bytes) as output:
+            outcome = self._run(case_argv(self.protocol, case), home, inputs, output, wall_s)
+            if not outcome.succeeded:
+                return CaseRun(case, outcome, None, self._failure(home, outcome, wall_s))
+            problem = self._collect(output, inputs, case, store)
+        if problem is not None:
+            return CaseRun(case, outcome, None, problem)
+        return CaseRun(case, outcome, store)
+
+    def _run(
+        self, argv: list[str], home: Path, inputs: Path, output: Path, wall_s: float
+    ) -> Outcome:
+        own = {"PROCTOR_DATA": DATA, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}  # noqa: S108 - the sandbox's own /tmp
+        return self.context.session.run(
+            argv,
+            mounts=[
+                Mount(home, HOME, writable=True),
+                Mount(inputs, DATA),
+                Mount(output, OUTPUT, writable=True),
+                *self.context.extra_mounts,
+            ],
+            limits=run_limits(self.context.limits, self.context.parallel_runs, wall_s),
+            env={**self.context.variables, **own},
+            cwd=HOME,
+        )
+
+    def _collect(self, output: Path, inputs: Path, case: str, store: Path) -> str | None:
+        protocol = self.protocol
+        names = match_names(
+            output, pattern=protocol.output_pattern, case=case, asked=protocol.task_ids
+        )
+        if isinstance(names, str):
+            return names
+        if not names:
+            shown = protocol.output_pattern.format(
+                case=case, task_id="RADLEXID", participant="PARTICIPANT"
+            )
+            return (
+                f"nothing usable came out: {protocol.program} wrote no file in the output "
+                f"folder; write {shown} for each organ you segment"
+            )
+        collected = collect_case(
+            output, store, names=names, grid=self._grid(inputs, case),
+            max_bytes=self.context.limits.output_bytes,
+        )  # fmt: skip
+        problem = collected.problem or self.validate_output(store)
+        if problem:
+            shutil.rmtree(store, ignore_errors=True)
+        return problem or None
+
+    def _grid(self, inputs: Path, case: str) -> Grid:
+        try:
+            return read_grid(inputs / self.protocol.input.format(case=case))
+        except VolumeReadError as err:
+            raise PlatformError(f"the input volume of {case} cannot be read: {err}") from err
+
+    def _failure(self, home: Path, outcome: Outcome, wall_s: float) -> str:
+        program = self.protocol.program
+        if outcome.timed_out:
+            return f"{program} timed out after {duration(wall_s)} (the limit per volume)"
+        return launch_problem(home, program, outcome) or f"{program} {outcome.describe()}"
+
+    def same_output(self, first: Path, second: Path) -> bool:
+        """True when both runs stored the same organ files with the same voxels."""
+        return same_folders(first, second)
+
+    @property
+    def answers_expected(self) -> bool:
+        """False: the quiz is the format check, no answers are shipped."""
+        return False
+
+    def expected_answer(self, entry_root: Path, case: str) -> Path | str | None:
+        """No answers are shipped in this protocol."""
+        return None
+
+    def compare(self, output: Path, answer: Path) -> str | None:
+        """Never called (no shipped answers)."""
+        return None

@@ -1,0 +1,116 @@
+"""The case servers of one session: one idle server per worker thread, per configuration.
+
+``GroupSession.run_case`` hands a case here when the backend offers servers (``bwrap`` as
+root with cgroups). Cases with the same mounts, environment, working folder and limits (wall
+clock aside) are one *configuration*: a thread takes an idle server of it, or starts one, and
+gives it back after the case, so ``jobs`` parallel cases keep ``jobs`` servers busy. A new
+configuration (the exam after the quiz) ends the idle servers of the previous one. A server
+that breaks is dropped and its case is run again the ordinary way (one sandbox for the case).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from proctor.sandbox.base import Limits, Mount, Outcome
+from proctor.sandbox.case_server import CaseServer, Launching, ServerBrokenError
+from proctor.sandbox.runs import RunGroup
+
+Key = tuple[tuple[Mount, ...], tuple[tuple[str, str], ...], str, Limits]
+Fallback = Callable[[], Outcome]
+
+
+class CasePool:
+    """Case servers of one session (its slot, run group and root); thread-safe."""
+
+    def __init__(
+        self, backend: Launching, slot: int, runs: RunGroup, root_dir: Path | None
+    ) -> None:
+        self._backend = backend
+        self._slot = slot
+        self._runs = runs
+        self._root_dir = root_dir
+        self._lock = threading.Lock()
+        self._idle: dict[Key, list[CaseServer]] = {}
+        self._closed = False
+        self._unusable = False
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str],
+        cwd: str,
+        fallback: Fallback,
+    ) -> Outcome:
+        """Run one case on a server of its configuration (``fallback`` if a server breaks)."""
+        key: Key = (
+            tuple(mounts),
+            tuple(sorted(env.items())),
+            cwd,
+            dataclasses.replace(limits, wall_s=0.0),
+        )
+        if self._unusable:
+            return fallback()
+        fresh = True
+        try:
+            server, fresh = self._take(key, mounts, limits, env, cwd)
+            outcome = server.run(argv, wall_s=limits.wall_s, runs=self._runs)
+        except (ServerBrokenError, OSError) as error:
+            if fresh:
+                # a server that breaks on its first case (a root without python3, say) would
+                # break again: the session's later cases go straight to sandboxes of their own
+                self._unusable = True
+            outcome = fallback()
+            why = f"case server failed ({error}); the case ran in a sandbox of its own"
+            return dataclasses.replace(outcome, notes=(*outcome.notes, why))
+        self._give_back(key, server)
+        return outcome
+
+    def _take(
+        self,
+        key: Key,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str],
+        cwd: str,
+    ) -> tuple[CaseServer, bool]:
+        """An idle server of ``key`` (False), else a new one (True)."""
+        with self._lock:
+            for other in [k for k in self._idle if k != key]:
+                for server in self._idle.pop(other):
+                    server.close()
+            idle = self._idle.get(key, [])
+            if idle:
+                return idle.pop(), False
+        server = CaseServer(
+            self._backend,
+            mounts=mounts,
+            limits=limits,
+            env=env,
+            cwd=cwd,
+            slot=self._slot,
+            root_dir=self._root_dir,
+        )
+        return server, True
+
+    def _give_back(self, key: Key, server: CaseServer) -> None:
+        with self._lock:
+            if self._closed or server.broken:
+                server.close()
+                return
+            self._idle.setdefault(key, []).append(server)
+
+    def close(self) -> None:
+        """End every idle server; servers still busy end when their case returns."""
+        with self._lock:
+            self._closed = True
+            servers = [s for idle in self._idle.values() for s in idle]
+            self._idle.clear()
+        for server in servers:
+            server.close()

@@ -1,0 +1,357 @@
+"""Case servers: one sandbox per job and configuration that starts many short cases in turn.
+
+Launching a sandbox costs tens of milliseconds (namespaces, mounts, their teardown); a records
+exam runs thousands of cases of a few milliseconds each. A ``CaseServer`` is one sandbox, set up
+exactly as a single run would be (same mounts, environment, root, seccomp filter, slot uid),
+whose command is the trusted ``case_server_inner`` script. Each case is a process that script
+forks on request; everything that limits the case is done here, from outside:
+
+* the case moves itself into the server's *case cgroup* (memory incl. swap, pids, CPU
+  accounting) before it may exec, through the cgroup's ``tasks`` files that the host opens and
+  passes with the request (the case closes them before it execs);
+* the wall clock and the CPU budget are watched here; at either limit, and when the case's first
+  process ends, every member of the case cgroup is SIGKILLed (background processes included),
+  so nothing of one case runs on into the next;
+* rlimits (CPU, processes, file size, open files, core) are set in the case before it execs;
+* stdout/stderr are pipes made here per case and capped as for any run.
+
+What cases of one server share: the sandbox's ``/tmp`` and ``/dev/shm`` (emptied by the
+server before each case), its network namespace (loopback only) and the server itself. They
+are cases of one entry on one task in one job, which already share the writable home and see
+every input of the split at ``/data``, so this opens no channel between evaluations; servers
+are never shared between sessions (jobs). The case cgroup is reused: pages a case leaves in
+``/tmp`` stay charged to it, so when more than ``RECYCLE_FRACTION`` of the memory limit is still
+charged after a case, a fresh cgroup replaces it. A server that stops answering is killed with
+its sandbox (``ServerBrokenError``), and the session's ``case_pool.CasePool`` runs the case in
+a sandbox of its own.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import dataclasses
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from proctor.sandbox import case_server_inner
+from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome
+from proctor.sandbox.bwrap_args import sandbox_env
+from proctor.sandbox.cgroups import Cgroup, CgroupHost
+from proctor.sandbox.launch import PROCESS_SLACK, Rlimits
+from proctor.sandbox.runs import RunGroup
+from proctor.sandbox.supervise import CPU_POLL_S, DRAIN_S, Stream, spawn
+
+REPLY_S = 5.0
+"""Seconds the server may take to answer a request before it is presumed broken."""
+RECYCLE_FRACTION = 0.125
+SERVER_LIFETIME_S = 7 * 24 * 3600.0
+PYTHON = "/usr/bin/python3"
+
+
+class Launching(Protocol):
+    """What a case server needs of its backend (``BwrapSandbox``)."""
+
+    cgroups: CgroupHost
+
+    def launcher(
+        self,
+        argv: list[str],
+        *,
+        mounts: list[Mount],
+        limits: Limits,
+        env: dict[str, str],
+        cwd: str,
+        slot: int,
+        root_dir: Path | None,
+        cgroup: Cgroup | None,
+        fds: list[int],
+    ) -> list[str]:
+        """The launch chain of one sandbox running ``argv``."""
+        ...
+
+
+class ServerBrokenError(Exception):
+    """The case server stopped answering; it has been killed."""
+
+
+def _source() -> str:
+    return Path(case_server_inner.__file__).read_text(encoding="utf-8")
+
+
+def _new_cgroup(host: CgroupHost, limits: Limits) -> Cgroup:
+    cgroup = host.create(
+        memory_bytes=limits.memory_bytes,
+        processes=limits.processes + PROCESS_SLACK,
+        cpus=limits.cpus,
+    )
+    if cgroup is None:
+        raise ServerBrokenError("no cgroup could be created for a case server")
+    return cgroup
+
+
+def case_rlimits(limits: Limits, cgroup: Cgroup) -> list[tuple[int, int, int]]:
+    """(resource, soft, hard) of a case's rlimits; address space only without a memory cgroup."""
+    rl = Rlimits.of(limits, address_space=not cgroup.limits_memory)
+    rows = [
+        (resource.RLIMIT_CPU, rl.cpu_soft_s, rl.cpu_hard_s),
+        (resource.RLIMIT_NPROC, rl.processes, rl.processes),
+        (resource.RLIMIT_FSIZE, rl.file_size_bytes, rl.file_size_bytes),
+        (resource.RLIMIT_NOFILE, rl.open_files, rl.open_files),
+        (resource.RLIMIT_CORE, 0, 0),
+    ]
+    if rl.address_space_bytes is not None:
+        rows.append((resource.RLIMIT_AS, rl.address_space_bytes, rl.address_space_bytes))
+    return rows
+
+
+@dataclasses.dataclass(eq=False)
+class _Case:
+    """One case under way: its pipes, start, baselines and what happened."""
+
+    streams: dict[int, Stream]
+    cpu_base: float
+    oom_base: int
+    started: float = 0.0
+    status: int | None = None
+    timed_out: bool = False
+    cpu_exceeded: bool = False
+    cancelled: bool = False
+
+
+class CaseServer:
+    """One sandbox that runs the cases of one configuration, one at a time."""
+
+    def __init__(
+        self,
+        backend: Launching,
+        *,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str],
+        cwd: str,
+        slot: int,
+        root_dir: Path | None,
+    ) -> None:
+        self._host = backend.cgroups
+        self._limits = limits
+        self._env = sandbox_env(env)
+        self._cwd = cwd
+        server_limits = dataclasses.replace(limits, wall_s=SERVER_LIFETIME_S, cpu_s=None)
+        self._control = _new_cgroup(self._host, server_limits)
+        self._cases = _new_cgroup(self._host, limits)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._ctl = mine
+        fds: list[int] = []
+        try:
+            variable = {case_server_inner.FD_VARIABLE: str(theirs.fileno())}
+            launcher = backend.launcher(
+                [PYTHON, "-I", "-S", "-c", _source()],
+                mounts=list(mounts),
+                limits=server_limits,
+                env={**env, **variable},
+                cwd=cwd,
+                slot=slot,
+                root_dir=root_dir,
+                cgroup=self._control,
+                fds=fds,
+            )
+            self._proc, out_r, err_r = spawn(
+                launcher, env=None, cwd="/", pass_fds=[*fds, theirs.fileno()]
+            )
+        except BaseException:
+            self._remove_cgroups()
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+            for fd in fds:
+                os.close(fd)
+        for fd in (out_r, err_r):  # the server itself writes nothing a case needs
+            os.close(fd)
+        self._pidfd = os.pidfd_open(self._proc.pid)
+        self._lock = threading.Lock()
+        self.broken = False
+
+    def run(self, argv: Sequence[str], *, wall_s: float, runs: RunGroup) -> Outcome:
+        """Run one case to its end under this server's limits with ``wall_s`` seconds.
+
+        Raises ``ServerBrokenError`` (the server is killed) when the server misbehaves.
+        """
+        if runs.cancelled:
+            return CANCELLED
+        limits = dataclasses.replace(self._limits, wall_s=wall_s)
+        try:
+            case = self._start(list(argv), limits)
+        except BaseException:
+            self.close()
+            raise
+        kill = self._cancel_kill(case)
+        runs.join(kill)
+        try:
+            self._watch(case, limits)
+            wall = time.monotonic() - case.started
+            self._end_case(case)
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            runs.leave(kill)
+            for fd in case.streams:
+                os.close(fd)
+        return self._outcome(case, wall)
+
+    def _cancel_kill(self, case: _Case) -> Callable[[], None]:
+        def kill() -> None:
+            case.cancelled = case.status is None
+            self._cases.kill()
+
+        return kill
+
+    def _start(self, argv: list[str], limits: Limits) -> _Case:
+        """Send the request with the case's pipes and cgroup files; the case joins and execs."""
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        case = _Case(
+            {fd: Stream(fd, limits.log_bytes) for fd in (out_r, err_r)},
+            self._cases.cpu_seconds() or 0.0,
+            self._cases.oom_kills(),
+        )
+        self._cases.reset_peak()
+        request = {"argv": argv, "env": self._env, "cwd": self._cwd}
+        request["rlimits"] = case_rlimits(limits, self._cases)  # type: ignore[assignment]
+        joins: list[int] = []
+        try:
+            joins += [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in self._cases.join_files]
+            fds = array.array("i", [out_w, err_w, *joins])
+            self._ctl.sendmsg(
+                [json.dumps(request).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)]
+            )
+        except OSError as error:
+            os.close(out_r)
+            os.close(err_r)
+            self._broken(f"the case server refused a request: {error}")
+        finally:
+            for fd in (out_w, err_w, *joins):
+                os.close(fd)
+        case.started = time.monotonic()
+        return case
+
+    def _watch(self, case: _Case, limits: Limits) -> None:
+        """Poll the case's pipes and the server until the case ends, enforcing its limits."""
+        poller = select.poll()
+        for fd in (*case.streams, self._ctl.fileno(), self._pidfd):
+            poller.register(fd, select.POLLIN)
+        for fd in case.streams:
+            os.set_blocking(fd, False)
+        deadline = case.started + limits.wall_s
+        cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.longest_s
+        while case.status is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 and not case.timed_out:
+                case.timed_out = True
+                self._cases.kill()
+                deadline = time.monotonic() + REPLY_S
+                continue
+            if case.timed_out:
+                if remaining <= 0:
+                    self._broken("the case server did not report a killed case")
+                self._cases.kill()  # again: nothing may join the cgroup after the first kill
+            elif case.cancelled:
+                self._cases.kill()
+            for fd, _ in poller.poll(min(max(remaining, 0.0), CPU_POLL_S) * 1000):
+                self._event(case, fd, poller)
+            used = (self._cases.cpu_seconds() or 0.0) - case.cpu_base
+            if case.status is None and not case.cpu_exceeded and used > cpu_limit:
+                case.cpu_exceeded = True
+                self._cases.kill()
+
+    def _event(self, case: _Case, fd: int, poller: select.poll) -> None:
+        if fd == self._pidfd:
+            self._broken("the case server ended")
+        elif fd == self._ctl.fileno():
+            message = self._ctl.recv(256).decode("ascii", "replace")
+            if message == "nojoin":
+                self._broken("a case could not join its cgroup")
+            if not message.startswith("exit "):
+                self._broken(f"the case server answered {message!r}")
+            case.status = os.waitstatus_to_exitcode(int(message.split()[1]))
+        elif not case.streams[fd].read():
+            poller.unregister(fd)
+
+    def _end_case(self, case: _Case) -> None:
+        """Kill what the case left running, drain its pipes, recycle a charged cgroup."""
+        self._cases.kill()
+        open_fds = dict(case.streams)
+        deadline = time.monotonic() + DRAIN_S
+        while open_fds and time.monotonic() < deadline:
+            ready, _, _ = select.select(list(open_fds), [], [], deadline - time.monotonic())
+            for fd in ready:
+                if not open_fds[fd].read():
+                    del open_fds[fd]
+
+    def _outcome(self, case: _Case, wall: float) -> Outcome:
+        status = case.status if case.status is not None else -signal.SIGKILL
+        exit_status: int | None = status
+        sig: int | None = None
+        if status < 0:
+            exit_status, sig = None, -status
+        usage = self._cases.usage()
+        oom = self._cases.oom_kills() > case.oom_base
+        self._recycle()
+        notes = ["cancelled"] if case.cancelled else []
+        if case.cpu_exceeded or sig == signal.SIGXCPU:
+            notes.append("cpu time limit reached")
+        out, err = case.streams.values()
+        if out.exceeded or err.exceeded:
+            notes.append("output truncated")
+        return Outcome(
+            exit_status=exit_status,
+            signal=sig,
+            timed_out=case.timed_out or case.cpu_exceeded or sig == signal.SIGXCPU,
+            memory_exceeded=oom,
+            output_exceeded=out.exceeded or err.exceeded,
+            wall_s=wall,
+            cpu_s=(usage.cpu_s or 0.0) - case.cpu_base,
+            peak_memory_bytes=usage.peak_memory_bytes or 0,
+            stdout=out.text(),
+            stderr=err.text(),
+            notes=tuple(notes),
+        )
+
+    def _recycle(self) -> None:
+        """A fresh case cgroup when the last cases left much memory charged to this one."""
+        charged = self._cases.memory_now()
+        if charged is not None and charged > RECYCLE_FRACTION * self._limits.memory_bytes:
+            old, self._cases = self._cases, _new_cgroup(self._host, self._limits)
+            old.remove()
+
+    def _broken(self, why: str) -> None:
+        self.close()
+        raise ServerBrokenError(why)
+
+    def close(self) -> None:
+        """End the server: close its socket, kill its sandbox, remove its cgroups."""
+        with self._lock:
+            if self.broken:
+                return
+            self.broken = True
+        self._ctl.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        self._remove_cgroups()
+        self._proc.wait()
+        os.close(self._pidfd)
+
+    def _remove_cgroups(self) -> None:
+        self._cases.remove()
+        self._control.remove()

@@ -1,0 +1,162 @@
+"""The trusted case server that runs inside one sandbox and starts each case on request.
+
+Standard library only: the host passes this file's source to the sandbox's ``python3 -I -S -c``
+(never imported by Proctor itself), so it runs with whatever Python the root filesystem has.
+It runs as pid 1 of the sandbox's pid namespace, so no process inside can kill it (init ignores
+signals it has no handler for) and it reaps every orphan.
+
+Protocol on the ``SOCK_SEQPACKET`` socket named by ``PROCTOR_CASE_SERVER_FD`` (one message each):
+
+1. host → server: a JSON request (``argv``, ``env``, ``cwd``, ``rlimits``) with the write ends of
+   the case's stdout and stderr pipes and the case cgroup's ``tasks`` (v1) or ``cgroup.procs``
+   (v2) files, opened by the host (``SCM_RIGHTS``);
+2. the server forks the case, which moves itself into the case cgroup through those files
+   (writing ``0``: a single-threaded process moving itself skips the kernel's threadgroup lock
+   and its RCU wait), closes them, sets its rlimits and execs; if it cannot join, it sends
+   ``nojoin`` and exits without running anything;
+3. server → host: ``exit STATUS`` (a raw wait status) when the case's first process ends.
+
+Before each case the server empties ``/tmp`` and ``/dev/shm``, so every case starts with them
+empty, as a sandbox of its own would. Every limit is the host's to enforce: it kills the
+case's cgroup at the wall clock and at the case's end, and kills this whole sandbox when the
+server stops answering.
+"""
+
+from __future__ import annotations
+
+import array
+import ctypes
+import errno
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import sys
+
+FD_VARIABLE = "PROCTOR_CASE_SERVER_FD"
+PR_SET_DUMPABLE = 4
+MAX_REQUEST = 1 << 20
+MAX_FDS = 8
+SCRATCH = ("/tmp", "/dev/shm")  # noqa: S108 - the sandbox's own tmpfs, emptied
+
+
+def _undumpable() -> None:
+    """Keep cases (same uid) from reading or writing this process through ``/proc/1/mem``."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        sys.exit(f"case server: prctl failed: {os.strerror(ctypes.get_errno())}")
+
+
+def _receive(ctl: socket.socket) -> tuple[dict[str, object], list[int]] | None:
+    """The next request and its descriptors, or None when the host closed the socket."""
+    fds = array.array("i")
+    data, ancillary, _, _ = ctl.recvmsg(MAX_REQUEST, socket.CMSG_SPACE(MAX_FDS * fds.itemsize))
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    if not data:
+        return None
+    return json.loads(data), list(fds)
+
+
+def _join(files: list[int], ctl: socket.socket) -> None:
+    """Move this (single-threaded) process into the case cgroup, or tell the host and leave."""
+    try:
+        for fd in files:
+            os.write(fd, b"0")
+    except OSError as err:
+        os.write(2, f"case server: cannot join the case's cgroup: {err}\n".encode())
+        ctl.send(b"nojoin")
+        os._exit(125)
+
+
+def _child(request: dict[str, object], fds: list[int], ctl: socket.socket) -> None:
+    """In the forked case: join the case cgroup, set the limits, exec the command."""
+    try:
+        os.setsid()
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        _join(fds[2:], ctl)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        for number, soft, hard in request["rlimits"]:  # type: ignore[attr-defined]
+            resource.setrlimit(number, (soft, hard))
+        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
+        env = {str(k): str(v) for k, v in request["env"].items()}  # type: ignore[attr-defined]
+        os.chdir(str(request["cwd"]))
+        _exec(argv, env)
+    except BaseException as err:
+        os.write(2, f"case server: {err}\n".encode())
+    os._exit(127)
+
+
+def _exec(argv: list[str], env: dict[str, str]) -> None:
+    """``execvp`` as bubblewrap does it (a file without ``#!`` runs under ``/bin/sh``)."""
+    try:
+        os.execvpe(argv[0], argv, env)  # noqa: S606 - the case is the program to run
+    except OSError as err:
+        if err.errno == errno.ENOEXEC:
+            os.execve("/bin/sh", ["/bin/sh", *argv], env)  # noqa: S606
+        os.write(2, f"case server: execvp {argv[0]}: {err.strerror}\n".encode())
+        os._exit(1)
+
+
+def _wait(pid: int) -> int:
+    """Reap children (orphans included) until ``pid`` ends; its raw wait status."""
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return 0
+        if done == pid:
+            return status
+
+
+def _wipe(folder: str) -> None:
+    """Empty ``folder`` (the last case's scratch files), whatever modes the case left."""
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+            for root, dirs, _ in os.walk(path):  # top down: opened before it descends
+                for sub in dirs:
+                    os.chmod(os.path.join(root, sub), 0o700)
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+
+
+def _serve(ctl: socket.socket) -> None:
+    """Answer requests until the host closes the socket."""
+    while True:
+        received = _receive(ctl)
+        if received is None:
+            return
+        request, fds = received
+        for scratch in SCRATCH:  # the previous case's processes are all dead by now
+            _wipe(scratch)
+        if len(fds) < 3:
+            sys.exit("case server: a request without its pipes and cgroup files")
+        pid = os.fork()
+        if pid == 0:
+            _child(request, fds, ctl)
+        for fd in fds:
+            os.close(fd)
+        ctl.send(f"exit {_wait(pid)}".encode())
+
+
+def main() -> None:
+    """Serve cases on the descriptor the host passed."""
+    _undumpable()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1: ignored from inside unless handled
+    ctl = socket.socket(fileno=int(os.environ.pop(FD_VARIABLE)))
+    _serve(ctl)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Accounts: users with roles, teams, API tokens (stored hashed), passwords (argon2).
+
+Invitations to a team live in ``services.teams``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from dataclasses import dataclass
+
+from argon2 import PasswordHasher
+from argon2.exceptions import VerificationError
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from proctor.errors import AuthenticationError, RefusedError, UsageError
+from proctor.services.platform import Platform
+from proctor.store.models import ApiToken, Membership, Team, User
+
+ORGANIZER, PARTICIPANT = "organizer", "participant"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_hasher = PasswordHasher()
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is asking: a user, their role and team (None when anonymous)."""
+
+    user_id: int
+    name: str
+    role: str
+    team_id: int | None
+    team: str | None
+
+    @property
+    def organizer(self) -> bool:
+        """True for an organizer (sees every team's results and logs)."""
+        return self.role == ORGANIZER
+
+
+@dataclass(frozen=True, slots=True)
+class NewUser:
+    """``user add``'s answer: the token is shown once and stored only as a hash."""
+
+    user: str
+    team: str | None
+    token: str
+
+    def to_json(self) -> dict[str, str | None]:
+        """``{"user", "team", "token"}``."""
+        return {"user": self.user, "team": self.team, "token": self.token}
+
+
+def digest_of(token: str) -> str:
+    """The sha256 (hex) a token or code is stored as."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _check_name(kind: str, name: str) -> None:
+    if not NAME.match(name):
+        raise UsageError(
+            f"{kind} name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '-'"
+        )
+
+
+def team_with_room(session: Session, name: str, size: int) -> Team:
+    """The team ``name``, created if missing; refused when it is full."""
+    _check_name("team", name)
+    team = session.scalar(select(Team).where(Team.name == name))
+    if team is None:
+        team = Team(name=name, created=time.time())
+        session.add(team)
+        session.flush()
+    members = session.scalar(select(func.count()).where(Membership.team_id == team.id))
+    if (members or 0) >= size:
+        raise RefusedError(f"team {name!r} already has {size} members, the most a team may have")
+    return team
+
+
+def add_user(
+    platform: Platform,
+    name: str,
+    *,
+    organizer: bool = False,
+    team: str | None = None,
+    password: str | None = None,
+) -> NewUser:
+    """Create user ``name`` (in ``team``, created if missing) and return a new API token."""
+    _check_name("user", name)
+    token = secrets.token_urlsafe(32)
+    with platform.db.begin() as session:
+        if session.scalar(select(User).where(User.name == name)) is not None:
+            raise UsageError(f"user {name!r} exists already: choose another name")
+        user = User(
+            name=name,
+            role=ORGANIZER if organizer else PARTICIPANT,
+            created=time.time(),
+            password_hash=_hasher.hash(password) if password else None,
+        )
+        session.add(user)
+        session.flush()
+        if team is not None:
+            joined = team_with_room(session, team, platform.settings.team_size)
+            session.add(Membership(user_id=user.id, team_id=joined.id))
+        session.add(ApiToken(user_id=user.id, digest=digest_of(token), created=time.time()))
+    platform.audit(name, "user.add", name, f"team={team} organizer={organizer}")
+    return NewUser(name, team, token)
+
+
+def authenticate(platform: Platform, token: str | None) -> Principal:
+    """The user holding API ``token``; ``AuthenticationError`` for a missing or unknown one."""
+    if not token:
+        raise AuthenticationError("this needs an API token: pass --token or set PROCTOR_TOKEN")
+    with platform.db() as session:
+        row = session.execute(
+            select(User, Membership.team_id, Team.name)
+            .join(ApiToken, ApiToken.user_id == User.id)
+            .outerjoin(Membership, Membership.user_id == User.id)
+            .outerjoin(Team, Team.id == Membership.team_id)
+            .where(ApiToken.digest == digest_of(token), ApiToken.revoked.is_(False))
+        ).first()
+    if row is None:
+        raise AuthenticationError("the API token is not valid: ask an organizer for a new one")
+    user, team_id, team = row
+    return Principal(user.id, user.name, user.role, team_id, team)
+
+
+def check_password(platform: Platform, name: str, password: str) -> bool:
+    """True when ``password`` is user ``name``'s (argon2 verification)."""
+    with platform.db() as session:
+        stored = session.scalar(select(User.password_hash).where(User.name == name))
+    if stored is None:
+        return False
+    try:
+        return bool(_hasher.verify(stored, password))
+    except VerificationError:
+        return False

@@ -1,0 +1,145 @@
+"""The HTTP client of the REST API (``/api/v1``), for the CLI: one method per route.
+
+Errors come back as the service raised them: the server's ``{"error": {"kind", "message"}}``
+is turned into the exception type ``kind`` names; a server that cannot be reached is
+``ServerUnreachableError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from proctor.errors import (
+    ArchiveError,
+    AuthenticationError,
+    ConfigError,
+    EntryError,
+    ForbiddenError,
+    NotFoundError,
+    PlatformError,
+    ProctorError,
+    RefusedError,
+    ServerUnreachableError,
+    UsageError,
+)
+from proctor.store.artifacts import ArtifactTooLargeError
+
+ERROR_KINDS: Mapping[str, type[ProctorError]] = {
+    "too_large": ArtifactTooLargeError,
+    "config": ConfigError,
+    "usage": UsageError,
+    "unauthenticated": AuthenticationError,
+    "not_found": NotFoundError,
+    "forbidden": ForbiddenError,
+    "refused": RefusedError,
+    "archive": ArchiveError,
+    "entry": EntryError,
+    "platform": PlatformError,
+}
+"""Error kinds on the wire and the exception each stands for (most specific first)."""
+
+
+class Client:
+    """Talks to the Proctor server at ``server`` with API ``token`` (Bearer)."""
+
+    def __init__(self, server: str, token: str | None, *, timeout: float = 60.0) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.server = server.rstrip("/")
+        self._http = httpx.Client(
+            base_url=f"{self.server}/api/v1", headers=headers, timeout=timeout
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def _call(self, method: str, path: str, *, as_text: bool = False, **kwargs: Any) -> Any:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TransportError as err:
+            raise ServerUnreachableError(
+                f"cannot reach the Proctor server at {self.server} ({err}): start it with "
+                "`proctor serve`, or pass --server / set PROCTOR_SERVER"
+            ) from None
+        if response.is_success:
+            return response.text if as_text else response.json()
+        raise _error_of(response)
+
+    def install(self, source: str) -> dict[str, Any]:
+        """Install challenge ``source`` (a folder on the server, or a bundled name)."""
+        path = Path(source)
+        if path.is_file():
+            with path.open("rb") as stream:
+                return dict(
+                    self._call("POST", "/challenges/archive", files={"bundle": (path.name, stream)})
+                )
+        return dict(self._call("POST", "/challenges", json={"source": source}))
+
+    def submit(self, entry: Path, challenge: str, phase: str | None) -> dict[str, Any]:
+        """Upload ``entry`` (an archive) to ``challenge``'s ``phase``."""
+        data = {"phase": phase} if phase else {}
+        with entry.open("rb") as stream:
+            return dict(
+                self._call(
+                    "POST",
+                    f"/challenges/{challenge}/submissions",
+                    data=data,
+                    files={"entry": (entry.name, stream)},
+                )
+            )
+
+    def status(self, submission: str) -> dict[str, Any]:
+        """The submission's status (and report when finished)."""
+        return dict(self._call("GET", f"/submissions/{submission}"))
+
+    def action(self, submission: str, action: str, body: dict[str, Any] | None = None) -> Any:
+        """``cancel``, ``publish`` or ``final`` on the submission."""
+        return self._call("POST", f"/submissions/{submission}/{action}", json=body or {})
+
+    def invite(self, team: str | None) -> dict[str, Any]:
+        """A one-use code to join ``team`` (a participant's own team when None)."""
+        return dict(self._call("POST", "/teams/invites", json={"team": team}))
+
+    def join(self, code: str) -> dict[str, Any]:
+        """Join the team invitation ``code`` names."""
+        return dict(self._call("POST", "/teams/join", json={"code": code}))
+
+    def flagged(self) -> dict[str, Any]:
+        """The submissions flagged as infrastructure failures (organizers)."""
+        return dict(self._call("GET", "/flagged"))
+
+    def leaderboard(self, challenge: str, phase: str | None, board: str) -> dict[str, Any]:
+        """A board of the challenge's phase."""
+        params = {"phase": phase} if phase else {}
+        return dict(
+            self._call("GET", f"/challenges/{challenge}/leaderboards/{board}", params=params)
+        )
+
+    def leaderboard_csv(self, challenge: str, phase: str | None, board: str) -> str:
+        """A board of the challenge's phase as CSV text."""
+        params = {"format": "csv", **({"phase": phase} if phase else {})}
+        path = f"/challenges/{challenge}/leaderboards/{board}"
+        return str(self._call("GET", path, params=params, as_text=True))
+
+    def rescore(self, challenge: str, phase: str | None) -> dict[str, Any]:
+        """Rescore a phase (the last when None) with the installed scorer (organizers)."""
+        where = f"/phases/{phase}" if phase else ""
+        # the server scores every job of the phase before it answers: no read timeout
+        timeout = httpx.Timeout(self._http.timeout.connect, read=None)
+        return dict(self._call("POST", f"/challenges/{challenge}{where}/rescore", timeout=timeout))
+
+
+def _error_of(response: httpx.Response) -> ProctorError:
+    try:
+        error = response.json()["error"]
+        kind, message = str(error["kind"]), str(error["message"])
+    except (ValueError, KeyError, TypeError):
+        detail = response.text[:500]
+        if response.status_code == 422:
+            return UsageError(f"the server refused the request as malformed: {detail}")
+        return PlatformError(f"the server answered {response.status_code}: {detail}")
+    return ERROR_KINDS.get(kind, PlatformError)(message)

@@ -1,0 +1,127 @@
+"""What a team shows: publishing or withdrawing a result per task (or part), final choices.
+
+A publication feeds the ``best_published`` boards of the phase (VISCERAL): a team chooses per
+submission and per task — or per part of a task, such as one organ of a modality
+(``services.board_entries`` explains parts) — what the board may take its best of. Final
+choices feed ``only_final`` boards; a team that chose none has its last ``final_entries``
+scored submissions counted.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from proctor.errors import RefusedError, UsageError
+from proctor.services.accounts import Principal
+from proctor.services.board_entries import WHOLE_TASK, task_parts
+from proctor.services.installs import current
+from proctor.services.platform import Platform
+from proctor.services.submissions import visible_submission
+from proctor.store.models import FinalChoice, Job, Publication, Result, SubmissionRow
+
+
+def _own_scored(
+    session: Session, principal: Principal, sid: str
+) -> tuple[SubmissionRow, list[Job]]:
+    row = visible_submission(session, principal, sid)
+    jobs = list(session.scalars(select(Job).where(Job.submission_id == sid)))
+    return row, jobs
+
+
+def _check_part(platform: Platform, row: SubmissionRow, task: str, part: str) -> None:
+    """Refuse a part the task's metrics do not name, listing the parts it has."""
+    if part == WHOLE_TASK:
+        return
+    _, challenge = current(platform, row.challenge)
+    parts = task_parts(challenge.task(task).reported_metrics)
+    if part not in parts:
+        offered = ", ".join(parts) if parts else "none: publish the whole task"
+        raise UsageError(f"task {task!r} has no part {part!r} (parts: {offered})")
+
+
+def publish(
+    platform: Platform,
+    principal: Principal,
+    sid: str,
+    task: str,
+    *,
+    part: str = WHOLE_TASK,
+    published: bool = True,
+) -> dict[str, Any]:
+    """Publish (or withdraw) the submission's result on ``task`` (or one ``part`` of it)."""
+    with platform.db.begin() as session:
+        row, jobs = _own_scored(session, principal, sid)
+        job = next((j for j in jobs if j.task == task), None)
+        if job is None:
+            known = ", ".join(j.task for j in jobs)
+            raise UsageError(f"submission {sid} has no task {task!r} (tasks: {known})")
+        _check_part(platform, row, task, part)
+        result = session.scalar(select(Result).where(Result.job_id == job.id))
+        if result is None or result.status != "scored":
+            raise RefusedError(
+                f"task {task!r} of submission {sid} is not scored: only a scored result can be "
+                "published or withdrawn"
+            )
+        pub = session.scalar(
+            select(Publication).where(
+                Publication.submission_id == sid,
+                Publication.task == task,
+                Publication.part == part,
+            )
+        )
+        if pub is None:
+            session.add(
+                Publication(
+                    submission_id=sid,
+                    task=task,
+                    part=part,
+                    published=published,
+                    changed=time.time(),
+                )
+            )
+        else:
+            pub.published, pub.changed = published, time.time()
+    subject = f"{sid}/{task}" + (f"/{part}" if part else "")
+    platform.audit(principal.name, "publish" if published else "withdraw", subject)
+    return {"submission": sid, "task": task, "part": part or None, "published": published}
+
+
+def choose_final(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+    """Choose the submission as one of its team's final entries (the oldest choice makes room)."""
+    with platform.db.begin() as session:
+        row, jobs = _own_scored(session, principal, sid)
+        results = session.scalars(
+            select(Result.status).where(Result.job_id.in_([j.id for j in jobs]))
+        ).all()
+        if len(results) != len(jobs) or any(s != "scored" for s in results):
+            raise RefusedError(
+                f"submission {sid} is not scored: only a scored submission can be a final entry"
+            )
+        _, challenge = current(platform, row.challenge)
+        limit = challenge.phase(row.phase).final_entries
+        chosen = list(
+            session.scalars(
+                select(FinalChoice)
+                .join(SubmissionRow, SubmissionRow.id == FinalChoice.submission_id)
+                .where(
+                    FinalChoice.team_id == row.team_id,
+                    SubmissionRow.phase == row.phase,
+                    SubmissionRow.challenge == row.challenge,
+                )
+                .order_by(FinalChoice.chosen)
+            )
+        )
+        replaced = None
+        if any(c.submission_id == sid for c in chosen):
+            return {"submission": sid, "final": True, "replaced": None}
+        if len(chosen) >= limit:
+            replaced = chosen[0].submission_id
+            session.delete(chosen[0])
+            session.flush()
+        session.add(FinalChoice(team_id=row.team_id, submission_id=sid, chosen=time.time()))
+    platform.audit(principal.name, "final", sid, f"replaced={replaced}")
+    return {"submission": sid, "final": True, "replaced": replaced}

@@ -1,0 +1,73 @@
+"""Infrastructure failures flagged for the organizer, and the organizer's refund of one.
+
+A job whose worker was lost ``max_attempts`` times ends ``failed: infrastructure`` and its
+submission is flagged (``store.jobs.reap``); the first such submission per team and phase is
+refunded there and then, later ones only here, by an organizer who looked at the case (an
+entry must not buy free reruns by killing its worker on purpose). A refunded submission no
+longer counts against the phase's quota.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from proctor.errors import ForbiddenError, RefusedError
+from proctor.services.accounts import Principal
+from proctor.services.platform import Platform
+from proctor.services.submissions import visible_submission
+from proctor.store.models import SubmissionRow, Team
+
+
+def _organizer(principal: Principal, what: str) -> None:
+    if not principal.organizer:
+        raise ForbiddenError(f"only organizers {what}")
+
+
+def _entry(row: SubmissionRow, team: str | None) -> dict[str, Any]:
+    return {
+        "submission": row.id,
+        "team": team,
+        "challenge": row.challenge,
+        "phase": row.phase,
+        "flagged": row.flagged,
+        "refunded": row.refunded,
+    }
+
+
+def flagged(platform: Platform, principal: Principal) -> dict[str, Any]:
+    """Every flagged submission (oldest first) and whether it was refunded (organizers)."""
+    _organizer(principal, "list flagged submissions")
+    with platform.db() as session:
+        rows = session.execute(
+            select(SubmissionRow, Team.name)
+            .join(Team, Team.id == SubmissionRow.team_id)
+            .where(SubmissionRow.flagged)
+            .order_by(SubmissionRow.created, SubmissionRow.id)
+        ).all()
+        return {"flagged": [_entry(row, team) for row, team in rows]}
+
+
+def refund(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+    """Refund flagged submission ``sid`` so it stops counting against its team's quota.
+
+    Another team's submission is "not found" to a participant, their own "forbidden";
+    refused when the submission was not flagged (only lost workers are refunded) or is
+    refunded already.
+    """
+    with platform.db.begin() as session:
+        row = visible_submission(session, principal, sid)
+        _organizer(principal, "refund submissions")
+        if not row.flagged:
+            raise RefusedError(
+                f"submission {sid} was not flagged as an infrastructure failure: only "
+                "submissions whose worker was lost are refunded"
+            )
+        if row.refunded:
+            raise RefusedError(f"submission {sid} is refunded already")
+        row.refunded = True
+        team = session.get(Team, row.team_id)
+        answer = _entry(row, team.name if team else None)
+    platform.audit(principal.name, "submission.refund", sid)
+    return answer

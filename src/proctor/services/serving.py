@@ -1,0 +1,88 @@
+"""``proctor serve``: open the platform, start the executor, run the REST API.
+
+The executor is a pool of local workers (``local``) or, for ``celery``, the dispatch that sends
+new jobs to the broker for ``proctor worker`` processes.
+
+The web face sits beside the CLI, so neither imports the other: uvicorn loads the app by name
+(``proctor.web.server:app``), which asks this module for the platform being served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import uvicorn
+
+from proctor.errors import UsageError
+from proctor.executor.local import LocalPool
+from proctor.executor.upkeep import Upkeep
+from proctor.services.celery_worker import start_dispatch
+from proctor.services.installs import check_servable, current, installed_names
+from proctor.services.platform import Platform, open_platform
+from proctor.services.worker import start_local_pool
+from proctor.settings import ServiceSettings
+
+_serving: list[Platform] = []
+EXECUTORS = ("local", "celery")
+
+
+@dataclass(frozen=True, slots=True)
+class ServeRequest:
+    """Where to listen, the executor (``local`` or ``celery``) and how many local workers."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 2
+    executor: str = "local"
+
+
+def served_platform() -> Platform:
+    """The platform ``serve`` is serving (for the web app's factory)."""
+    if not _serving:
+        raise RuntimeError("no platform is being served")
+    return _serving[-1]
+
+
+def check_installed(platform: Platform) -> None:
+    """Refuse to serve an installed challenge that runs on the host's /usr, unless allowed."""
+    for name in installed_names(platform):
+        check_servable(current(platform, name)[1], platform)
+
+
+def serve(
+    settings: ServiceSettings, request: ServeRequest, announce: Callable[[str], None]
+) -> None:
+    """Serve until interrupted; ``announce`` hears the URL once the socket listens."""
+    if request.executor not in EXECUTORS:
+        raise UsageError(f"--executor {request.executor}: choose one of {', '.join(EXECUTORS)}")
+    platform = open_platform(settings)
+    check_installed(platform)
+    if request.executor == "celery":
+        pool: LocalPool | Upkeep = start_dispatch(platform)
+    else:
+        pool = start_local_pool(platform, request.workers)
+    _serving.append(platform)
+    config = uvicorn.Config(
+        "proctor.web.server:app",
+        factory=True,
+        host=request.host,
+        port=request.port,
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    original = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await original(sockets)  # type: ignore[arg-type]
+        for sock in server.servers[0].sockets if server.servers else ():
+            host, port = sock.getsockname()[:2]
+            announce(f"http://{host}:{port}")
+
+    server.startup = startup  # type: ignore[method-assign]
+    try:
+        server.run()
+    finally:
+        pool.stop()
+        _serving.remove(platform)
+        platform.close()

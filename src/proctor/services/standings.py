@@ -1,0 +1,150 @@
+"""The leaderboards of a phase as the service shows them, to whom, and as much as allowed.
+
+Every board a phase has (``spec.leaderboards.phase_boards``: the implicit ``default`` and
+``all`` and the declared ones) is computed by ``leaderboard.compute_board`` from the stored
+scored submissions (``services.board_entries``). Who may read a board:
+
+* a ``public`` board, in a phase whose score stage discloses scores: anyone, without a token;
+* any other board (``all``; ``default`` beside a Ladder or ``best_published`` board; a board
+  declared ``public: false``; every board of a phase that shows no score, such as AutoWSL's
+  check phase): organizers only (403 / exit 5 for a participant or an anonymous caller).
+
+What a non-organizer reads is cut to the phase's disclosure: no bootstrap interval unless the
+score stage is ``full`` with per-case values disclosed (they summarise hidden per-case
+values), and none of the counts of cases scored as zeros when the exam shows nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from proctor.errors import ForbiddenError, NotFoundError
+from proctor.leaderboard import Board, board_to_csv, board_to_dict, compute_board
+from proctor.pipeline.runner import disclosure_level
+from proctor.pipeline.score import ZERO_FILLED
+from proctor.services.accounts import Principal
+from proctor.services.board_entries import StoredEntry, stored_entries
+from proctor.services.installs import current
+from proctor.services.platform import Platform
+from proctor.spec import Challenge, Phase
+from proctor.spec.leaderboards import BoardSpec, find_board, metric_directions
+from proctor.types import Disclosure, Stage
+
+
+def phase_of(challenge: Challenge, name: str | None) -> Phase:
+    """Phase ``name`` (the last when None); ``NotFoundError`` naming the phases otherwise."""
+    try:
+        return challenge.phase(name)
+    except KeyError as err:
+        raise NotFoundError(str(err.args[0])) from None
+
+
+def _board(challenge: Challenge, phase: Phase, name: str) -> BoardSpec:
+    try:
+        return find_board(challenge, phase.name, name)
+    except KeyError as err:
+        raise NotFoundError(str(err.args[0])) from None
+
+
+def scores_disclosed(challenge: Challenge, phase: Phase) -> bool:
+    """True when the phase's score stage shows participants any score at all."""
+    policy = challenge.disclosure_for(phase)
+    return disclosure_level(policy, Stage.SCORE) is not Disclosure.NONE
+
+
+def _readable(challenge: Challenge, phase: Phase, board: BoardSpec) -> bool:
+    """True when anyone may read ``board`` (no token): public, in a phase showing scores."""
+    return board.public and scores_disclosed(challenge, phase)
+
+
+def _cut(challenge: Challenge, phase: Phase, board: BoardSpec) -> tuple[BoardSpec, bool]:
+    """The board as a non-organizer sees it, and whether intervals may show."""
+    policy = challenge.disclosure_for(phase)
+    intervals = (
+        disclosure_level(policy, Stage.SCORE) is Disclosure.FULL and policy.per_record != "none"
+    )
+    if disclosure_level(policy, Stage.EXAM) is Disclosure.NONE:
+        kept = tuple(m for m in board.metrics if m not in ZERO_FILLED)
+        board = board.model_copy(update={"metrics": kept})
+    return board, intervals
+
+
+def compute(
+    challenge: Challenge,
+    phase: Phase,
+    board: BoardSpec,
+    entries: list[StoredEntry],
+    *,
+    intervals: bool = True,
+) -> Board:
+    """``board`` of ``phase`` over the stored ``entries`` (the organizer's view by default)."""
+    if board.aggregation == "best_published":
+        submissions = [entry.published_view(board.rank_metric) for entry in entries]
+    else:
+        submissions = [entry.scored for entry in entries]
+    if not intervals:
+        submissions = [dataclasses.replace(s, case_values={}) for s in submissions]
+    return compute_board(
+        board,
+        submissions,
+        metric_directions(challenge),
+        challenge=challenge.name,
+        phase=phase.name,
+    )
+
+
+def board_for(
+    platform: Platform,
+    principal: Principal | None,
+    challenge_name: str,
+    phase_name: str | None,
+    board_name: str,
+) -> Board:
+    """Board ``board_name`` of the phase (the last when None), as ``principal`` may see it.
+
+    Raises ``NotFoundError`` naming the boards for an unknown board or phase and
+    ``ForbiddenError`` for a board that is not public to a caller who is not an organizer.
+    """
+    _, challenge = current(platform, challenge_name)
+    phase = phase_of(challenge, phase_name)
+    board = _board(challenge, phase, board_name)
+    organizer = principal is not None and principal.organizer
+    if not organizer and not _readable(challenge, phase, board):
+        why = (
+            "its phase shows participants no score"
+            if not scores_disclosed(challenge, phase)
+            else "it is not public"
+        )
+        raise ForbiddenError(
+            f"board {board.name!r} of phase {phase.name!r} is for organizers only ({why}); "
+            "public boards of a phase are listed in its challenge.yaml"
+        )
+    intervals = True
+    if not organizer:
+        board, intervals = _cut(challenge, phase, board)
+    with platform.db() as session:
+        entries = stored_entries(session, challenge, phase)
+    return compute(challenge, phase, board, entries, intervals=intervals)
+
+
+def leaderboard(
+    platform: Platform,
+    principal: Principal | None,
+    challenge_name: str,
+    phase_name: str | None,
+    board: str,
+) -> dict[str, Any]:
+    """The board's JSON: ``{"challenge","phase","board","rows":[{"rank","team",...}]}``."""
+    return board_to_dict(board_for(platform, principal, challenge_name, phase_name, board))
+
+
+def leaderboard_csv(
+    platform: Platform,
+    principal: Principal | None,
+    challenge_name: str,
+    phase_name: str | None,
+    board: str,
+) -> str:
+    """The board as CSV (``leaderboard.export``'s columns), with the same access rules."""
+    return board_to_csv(board_for(platform, principal, challenge_name, phase_name, board))

@@ -1,0 +1,256 @@
+"""Submit an entry to a phase, follow it (status, queue position, report), cancel it.
+
+A submission is stored with one job per task of the phase; the executor runs the jobs. What
+a participant reads of a result is the report the worker stored, already filtered by each
+stage's disclosure policy (``pipeline.disclosure``); another team's submission is "not found".
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from proctor.entries import ArchiveLimits, unpack_entry
+from proctor.entries.foldersource import FolderSource
+from proctor.entries.unpack import open_source
+from proctor.errors import ArchiveError, NotFoundError, RefusedError, UsageError
+from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
+from proctor.pipeline.report_codec import from_data
+from proctor.services.accounts import Principal
+from proctor.services.installs import current
+from proctor.services.platform import Platform
+from proctor.services.quota import check_open, check_quota
+from proctor.spec import Challenge, Phase
+from proctor.store import jobs as job_store
+from proctor.store.models import Job, Result, SubmissionRow, Team
+from proctor.types import Failure, JobState, RunStatus, Stage, StageStatus
+
+LOST_MESSAGE = (
+    "the worker running this job was lost {n} times; the organizers have been told and your "
+    "entry is not at fault"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """``submit --no-wait --json``: the stored submission, queued."""
+
+    submission: str
+    team: str
+    phase: str
+    queue_position: int
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"submission", "team", "phase", "status": "queued", "queue_position"}``."""
+        return {
+            "submission": self.submission,
+            "team": self.team,
+            "phase": self.phase,
+            "status": "queued",
+            "queue_position": self.queue_position,
+        }
+
+
+def choose_phase(challenge: Challenge, name: str | None, now: float) -> Phase:
+    """Phase ``name``, or the single open phase; a refusal listing the open ones otherwise."""
+    if name is not None:
+        try:
+            return challenge.phase(name)
+        except KeyError as err:
+            raise UsageError(str(err.args[0])) from None
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(now, UTC)
+    open_phases = [p for p in challenge.phases if p.is_open(moment)]
+    if len(open_phases) == 1:
+        return open_phases[0]
+    if not open_phases:
+        raise RefusedError(f"challenge {challenge.name!r} has no open phase now")
+    names = ", ".join(p.name for p in open_phases)
+    raise UsageError(f"several phases are open ({names}): choose one with --phase")
+
+
+def _check_archive(path: Path, challenge: Challenge, scratch: Path) -> None:
+    """Refuse an upload that is not a safe archive (unpacked once, into ``scratch``)."""
+    try:
+        source = open_source(path)
+    except ArchiveError:
+        raise
+    except Exception as err:
+        raise ArchiveError(f"the upload is not a zip or tar archive ({err})") from None
+    if isinstance(source, FolderSource):
+        raise ArchiveError("the upload must be a .zip, .tar.gz or .tar archive")
+    unpack_entry(
+        path, scratch / "entry", limits=ArchiveLimits(max_files=challenge.limits.entry_files)
+    )
+
+
+def _checked_upload(platform: Platform, challenge: Challenge, upload: BinaryIO) -> str:
+    """Store the upload as an artifact once it passed every check; its sha256.
+
+    The upload is copied under the size cap (read chunk by chunk, never whole into memory)
+    into a staging file of the store, unpacked once into scratch space, and only then kept:
+    a refused upload leaves no artifact.
+    """
+    with platform.artifacts.staged(upload, max_bytes=platform.settings.upload_bytes) as staged:
+        if staged.size == 0:
+            raise ArchiveError("the upload is empty: upload the entry as a .zip or .tar.gz file")
+        with tempfile.TemporaryDirectory(prefix="upload-check-") as scratch:
+            try:
+                _check_archive(staged.path, challenge, Path(scratch))
+            except ArchiveError as err:
+                shown = str(err).replace(str(staged.path), "the upload")
+                raise ArchiveError(shown.replace(staged.path.name, "the upload")) from None
+        return platform.artifacts.keep(staged)
+
+
+def check_submitter(platform: Platform, principal: Principal, challenge_name: str) -> None:
+    """Refuse a caller in no team, or an unknown challenge, before the upload is read."""
+    if principal.team_id is None or principal.team is None:
+        raise UsageError("you are in no team: an organizer adds you to one (user add --team)")
+    current(platform, challenge_name)
+
+
+def submit(
+    platform: Platform,
+    principal: Principal,
+    challenge_name: str,
+    phase_name: str | None,
+    upload: BinaryIO,
+) -> Receipt:
+    """Store the upload as a submission of the caller's team, queued; refusals say why.
+
+    Refused (``RefusedError``): the phase is closed or the quota spent. Bad uploads
+    (``ArchiveError``, ``ArtifactTooLargeError``) are refused before anything is stored: no
+    artifact, no submission row, no quota used.
+    """
+    if principal.team_id is None or principal.team is None:
+        raise UsageError("you are in no team: an organizer adds you to one (user add --team)")
+    now = time.time()
+    row, challenge = current(platform, challenge_name)
+    phase = choose_phase(challenge, phase_name, now)
+    check_open(phase, now)
+    with platform.db() as session:
+        check_quota(session, phase, principal.team_id, challenge.name, now)
+    digest = _checked_upload(platform, challenge, upload)
+    sid = secrets.token_hex(8)
+    with platform.db.begin() as session:
+        check_quota(session, phase, principal.team_id, challenge.name, now)
+        session.add(
+            SubmissionRow(
+                id=sid,
+                team_id=principal.team_id,
+                user_id=principal.user_id,
+                challenge_id=row.id,
+                challenge=challenge.name,
+                phase=phase.name,
+                upload_sha256=digest,
+                created=now,
+            )
+        )
+        session.flush()
+        for task in phase.tasks:
+            session.add(Job(submission_id=sid, task=task, state=JobState.QUEUED, queued_at=now))
+        session.flush()
+        first = session.scalars(select(Job).where(Job.submission_id == sid)).first()
+        position = job_store.queue_position(session, first) if first is not None else 0
+    platform.audit(principal.name, "submission.create", sid, f"{challenge.name}/{phase.name}")
+    platform.notify()
+    return Receipt(sid, principal.team, phase.name, position)
+
+
+def visible_submission(session: Session, principal: Principal | None, sid: str) -> SubmissionRow:
+    """Submission ``sid`` if the caller may see it; ``NotFoundError`` otherwise (never 403)."""
+    row = session.get(SubmissionRow, sid)
+    if row is None or principal is None:
+        raise NotFoundError(f"no submission {sid!r}")
+    if not principal.organizer and row.team_id != principal.team_id:
+        raise NotFoundError(f"no submission {sid!r}")
+    return row
+
+
+def _lost_report(job: Job, several: bool) -> TaskReport:
+    message = LOST_MESSAGE.format(n=job.attempt)
+    stage = StageReport(Stage.PREP, StageStatus.FAILED, message, task=job.task if several else None)
+    return TaskReport(job.task, RunStatus.FAILED, (stage,), Failure.INFRASTRUCTURE, Stage.PREP)
+
+
+def _reports(session: Session, jobs: list[Job]) -> list[TaskReport]:
+    several = len(jobs) > 1
+    reports = []
+    for job in jobs:
+        if job.state == JobState.FAILED:
+            reports.append(_lost_report(job, several))
+            continue
+        result = session.scalar(select(Result).where(Result.job_id == job.id))
+        if result is not None:
+            reports.append(from_data(json.loads(result.report)))
+    return reports
+
+
+def status(platform: Platform, principal: Principal | None, sid: str) -> dict[str, Any]:
+    """``status --json``: status, failure, stage, queue position, and the report when done."""
+    with platform.db() as session:
+        row = visible_submission(session, principal, sid)
+        team = session.get(Team, row.team_id)
+        jobs = list(session.scalars(select(Job).where(Job.submission_id == sid).order_by(Job.id)))
+        state, stage, position = _progress(session, jobs, row.cancelled)
+        report = _combined(session, row, jobs) if state not in ("queued", "running") else None
+    if report is not None and state != "cancelled":
+        state = str(report.status)
+    return {
+        "submission": sid,
+        "team": team.name if team else None,
+        "phase": row.phase,
+        "status": state,
+        "failure": str(report.failure) if report is not None and report.failure else None,
+        "stage": stage,
+        "queue_position": position,
+        "report": report.to_json() if report is not None else None,
+    }
+
+
+def _progress(
+    session: Session, jobs: list[Job], cancelled: bool
+) -> tuple[str, str | None, int | None]:
+    """The submission's state, running stage and queue position from its jobs."""
+    if cancelled:
+        return "cancelled", None, None
+    running = [j for j in jobs if j.state == JobState.RUNNING]
+    queued = [j for j in jobs if j.state == JobState.QUEUED]
+    several = len(jobs) > 1
+    if running:
+        job = running[0]
+        stage = f"{job.task}:{job.stage}" if several and job.stage else job.stage
+        return "running", stage, None
+    if queued:
+        return "queued", None, min(job_store.queue_position(session, j) for j in queued)
+    return "finished", None, None
+
+
+def _combined(session: Session, row: SubmissionRow, jobs: list[Job]) -> EvaluationReport | None:
+    reports = _reports(session, jobs)
+    return combine(row.challenge, row.phase, reports) if reports else None
+
+
+def cancel(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+    """Cancel the submission's unfinished jobs (a running one is stopped by its worker)."""
+    with platform.db.begin() as session:
+        row = visible_submission(session, principal, sid)
+        if all(
+            JobState(j.state).finished
+            for j in session.scalars(select(Job).where(Job.submission_id == sid))
+        ):
+            raise RefusedError(f"submission {sid} has finished: there is nothing to cancel")
+        row.cancelled = True
+    job_store.cancel_jobs(platform.db, sid)
+    platform.audit(principal.name, "submission.cancel", sid)
+    return status(platform, principal, sid)

@@ -1,0 +1,89 @@
+"""Team invitations: a member (or an organizer) makes a one-use code, another user joins with it.
+
+Codes are stored only as their sha256, are used once, and expire after ``INVITE_DAYS``. A
+team never grows past the service's ``team_size``; organizers stay outside teams.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from proctor.errors import ForbiddenError, NotFoundError, UsageError
+from proctor.services.accounts import Principal, digest_of, team_with_room
+from proctor.services.platform import Platform
+from proctor.services.quota import iso
+from proctor.store.models import Invite, Membership, Team
+
+INVITE_DAYS = 7
+_DAY_S = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Invitation:
+    """A new invitation: the team, the code (shown once) and when it expires (epoch s)."""
+
+    team: str
+    code: str
+    expires: float
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"team", "code", "expires"}`` (``expires`` in ISO 8601, UTC)."""
+        return {"team": self.team, "code": self.code, "expires": iso(self.expires)}
+
+
+def _team_to_invite_to(platform: Platform, principal: Principal, team: str | None) -> Team:
+    """The team named (organizers) or the caller's own (participants)."""
+    if not principal.organizer:
+        if principal.team is None:
+            raise UsageError("you are in no team: an organizer adds you to one first")
+        if team is not None and team != principal.team:
+            raise ForbiddenError(f"you may invite only to your own team, {principal.team!r}")
+        team = principal.team
+    if team is None:
+        raise UsageError("name the team to invite to")
+    with platform.db() as session:
+        found = session.scalar(select(Team).where(Team.name == team))
+    if found is None:
+        raise NotFoundError(f"no team {team!r}")
+    return found
+
+
+def invite(platform: Platform, principal: Principal, team: str | None = None) -> Invitation:
+    """A one-use code another user joins ``team`` with (a participant's own team by default)."""
+    target = _team_to_invite_to(platform, principal, team)
+    code = secrets.token_hex(16)  # hex: a code never begins with "-" and reads as a CLI option
+    now = time.time()
+    with platform.db.begin() as session:
+        session.add(Invite(team_id=target.id, digest=digest_of(code), created=now))
+    platform.audit(principal.name, "team.invite", target.name)
+    return Invitation(target.name, code, now + INVITE_DAYS * _DAY_S)
+
+
+def join(platform: Platform, principal: Principal, code: str) -> dict[str, Any]:
+    """Join the team ``code`` invites to: ``{"user", "team"}``; refusals say what to do."""
+    if principal.organizer:
+        raise UsageError("organizers stay outside teams: join with a participant's account")
+    if principal.team is not None:
+        raise UsageError(f"you are in team {principal.team!r} already")
+    with platform.db.begin() as session:
+        found = session.scalar(select(Invite).where(Invite.digest == digest_of(code)))
+        if found is None or found.used_by is not None:
+            raise NotFoundError("this invitation is unknown or used: ask for a new one")
+        if found.created < time.time() - INVITE_DAYS * _DAY_S:
+            raise NotFoundError(
+                f"this invitation expired ({INVITE_DAYS} days after it was made): ask for a new one"
+            )
+        team = session.get(Team, found.team_id)
+        if team is None:
+            raise NotFoundError("this invitation's team no longer exists")
+        team_with_room(session, team.name, platform.settings.team_size)
+        session.add(Membership(user_id=principal.user_id, team_id=team.id))
+        found.used_by = principal.user_id
+        name = team.name
+    platform.audit(principal.name, "team.join", name)
+    return {"user": principal.name, "team": name}

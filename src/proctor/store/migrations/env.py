@@ -1,0 +1,12 @@
+"""Alembic's environment: migrations run on the connection the store hands over (online only)."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from proctor.store.models import Base
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)
+with context.begin_transaction():
+    context.run_migrations()

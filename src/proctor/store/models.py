@@ -1,0 +1,230 @@
+"""The service's database: typed SQLAlchemy 2 models (the schema is made by the migrations).
+
+Times are seconds since the epoch (UTC) in floats, the same on SQLite and PostgreSQL, so lease
+arithmetic is one comparison. A job (an entry on one task) is the unit of work and its row is
+the one source of truth for its state (``proctor.types.JobState``); a result is stored keyed by
+``(job, attempt)`` and only the attempt holding the lease may write it.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Base of every model; constraint names are fixed so migrations can name them."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(16))  # organizer | participant
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    created: Mapped[float] = mapped_column(Float)
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the token
+    created: Mapped[float] = mapped_column(Float)
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Team(Base):
+    __tablename__ = "teams"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    created: Mapped[float] = mapped_column(Float)
+
+
+class Membership(Base):
+    __tablename__ = "memberships"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), unique=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), index=True)
+
+
+class Invite(Base):
+    __tablename__ = "invites"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), index=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    created: Mapped[float] = mapped_column(Float)
+    used_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+
+
+class ChallengeVersion(Base):
+    """A versioned copy of a challenge bundle, named by the sha256 of its files."""
+
+    __tablename__ = "challenges"
+    __table_args__ = (UniqueConstraint("name", "version"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    path: Mapped[str] = mapped_column(Text)
+    created: Mapped[float] = mapped_column(Float)
+
+
+class PhaseRow(Base):
+    __tablename__ = "phases"
+    __table_args__ = (UniqueConstraint("challenge_id", "name"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    challenge_id: Mapped[int] = mapped_column(ForeignKey("challenges.id"))
+    name: Mapped[str] = mapped_column(String(64))
+    opens: Mapped[float | None] = mapped_column(Float)
+    closes: Mapped[float | None] = mapped_column(Float)
+
+
+class SubmissionRow(Base):
+    __tablename__ = "submissions"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    challenge_id: Mapped[int] = mapped_column(ForeignKey("challenges.id"), index=True)
+    challenge: Mapped[str] = mapped_column(String(64), index=True)
+    phase: Mapped[str] = mapped_column(String(64))
+    upload_sha256: Mapped[str] = mapped_column(String(64))
+    created: Mapped[float] = mapped_column(Float, index=True)
+    cancelled: Mapped[bool] = mapped_column(Boolean, default=False)
+    refunded: Mapped[bool] = mapped_column(Boolean, default=False)
+    flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (UniqueConstraint("submission_id", "task"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id"), index=True)
+    task: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    queued_at: Mapped[float] = mapped_column(Float, index=True)
+    enqueued: Mapped[bool] = mapped_column(Boolean, default=False)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_token: Mapped[str | None] = mapped_column(String(64))
+    lease_expires: Mapped[float | None] = mapped_column(Float)
+    stage: Mapped[str | None] = mapped_column(String(32))
+    failure: Mapped[str | None] = mapped_column(String(16))
+    flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+    result_attempt: Mapped[int | None] = mapped_column(Integer)
+
+
+class Attempt(Base):
+    __tablename__ = "attempts"
+    __table_args__ = (UniqueConstraint("job_id", "attempt"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id"), index=True)
+    attempt: Mapped[int] = mapped_column(Integer)
+    worker: Mapped[str] = mapped_column(String(128))
+    started: Mapped[float] = mapped_column(Float)
+    ended: Mapped[float | None] = mapped_column(Float)
+    outcome: Mapped[str | None] = mapped_column(String(32))
+
+
+class Result(Base):
+    """The committed result of a job: the participant's report (JSON), once per job."""
+
+    __tablename__ = "results"
+    __table_args__ = (UniqueConstraint("job_id", "attempt"), UniqueConstraint("job_id"))
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    report: Mapped[str] = mapped_column(Text)
+    run_artifact: Mapped[str | None] = mapped_column(String(64))
+    created: Mapped[float] = mapped_column(Float)
+
+
+class Score(Base):
+    __tablename__ = "scores"
+    __table_args__ = (UniqueConstraint("job_id", "metric"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id"), index=True)
+    metric: Mapped[str] = mapped_column(String(64))
+    value: Mapped[float | None] = mapped_column(Float)
+
+
+class CaseResult(Base):
+    __tablename__ = "case_results"
+    __table_args__ = (UniqueConstraint("job_id", "case", "metric"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id"), index=True)
+    case: Mapped[str] = mapped_column(String(255))
+    metric: Mapped[str] = mapped_column(String(64))
+    value: Mapped[float | None] = mapped_column(Float)
+
+
+class Publication(Base):
+    """A team's choice to show (or withdraw) a task's result, or one part of it (an organ).
+
+    ``part`` is "" for the whole task, else a part name: the metrics ``*_PART`` of the task.
+    """
+
+    __tablename__ = "publications"
+    __table_args__ = (UniqueConstraint("submission_id", "task", "part"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id"))
+    task: Mapped[str] = mapped_column(String(64))
+    part: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    published: Mapped[bool] = mapped_column(Boolean)
+    changed: Mapped[float] = mapped_column(Float)
+
+
+class ScoreVersion(Base):
+    """A job's scores as one scorer version computed them (kept when a rescore replaces them).
+
+    ``scores`` and ``cases`` are JSON (summary; case → metric → value; NaN as null);
+    ``challenge_version`` is the installed bundle version whose scorer produced them.
+    """
+
+    __tablename__ = "score_versions"
+    __table_args__ = (UniqueConstraint("job_id", "version"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id"), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    challenge_version: Mapped[int] = mapped_column(Integer)
+    scores: Mapped[str] = mapped_column(Text)
+    cases: Mapped[str] = mapped_column(Text)
+    created: Mapped[float] = mapped_column(Float)
+
+
+class FinalChoice(Base):
+    __tablename__ = "final_choices"
+    __table_args__ = (UniqueConstraint("submission_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), index=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id"))
+    chosen: Mapped[float] = mapped_column(Float)
+
+
+class AuditEvent(Base):
+    __tablename__ = "audit_events"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[float] = mapped_column(Float, index=True)
+    actor: Mapped[str] = mapped_column(String(128))
+    action: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str] = mapped_column(String(255))
+    detail: Mapped[str] = mapped_column(Text, default="")

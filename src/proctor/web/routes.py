@@ -1,0 +1,181 @@
+"""The REST routes under ``/api/v1``: challenges, submissions, leaderboards, the caller."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from proctor.errors import UsageError
+from proctor.services import installs, publications, rescore, standings, submissions
+from proctor.services.accounts import Principal
+from proctor.services.platform import Platform
+from proctor.web.deps import MaybePrincipalDep, PlatformDep, PrincipalDep
+from proctor.web.errors import ERROR_RESPONSES
+from proctor.web.uploads import form_body, read_upload
+
+router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
+PUBLIC: dict[str, Any] = {"security": [{}, {"HTTPBearer": []}]}
+"""A route whose token is optional (anonymous callers are answered too)."""
+
+
+class InstallRequest(BaseModel):
+    source: str = Field(description="A bundle folder on the server, or a bundled name.")
+
+
+class PublishRequest(BaseModel):
+    task: str
+    part: str | None = Field(
+        default=None, description="One part of the task (a VISCERAL organ); none: the task."
+    )
+    published: bool = True
+
+
+@router.get("/me")
+def me(principal: PrincipalDep) -> dict[str, Any]:
+    """Who the token belongs to."""
+    return {"user": principal.name, "role": principal.role, "team": principal.team}
+
+
+@router.get("/challenges")
+def list_challenges(platform: PlatformDep) -> dict[str, Any]:
+    """The installed challenges (public)."""
+    return {"challenges": installs.installed_names(platform)}
+
+
+@router.post("/challenges")
+def install_challenge(
+    body: InstallRequest, platform: PlatformDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Install or update a challenge from a folder on the server or a bundled name (organizer)."""
+    return installs.install(platform, principal, body.source).to_json()
+
+
+@router.post(
+    "/challenges/archive",
+    openapi_extra=form_body("bundle", "A .zip or .tar.gz archive of the bundle folder."),
+)
+async def install_archive(
+    request: Request, platform: PlatformDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Install or update a challenge from an uploaded archive of its bundle (organizer)."""
+    installs.check_installer(principal)
+    async with read_upload(request, "bundle", platform.settings.upload_bytes) as upload:
+        return await run_in_threadpool(_install_archive, platform, principal, upload.file)
+
+
+def _install_archive(platform: Platform, principal: Principal, stream: BinaryIO) -> dict[str, Any]:
+    """Copy the spooled upload to a scratch file and install from it."""
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "bundle"
+        with path.open("wb") as out:
+            shutil.copyfileobj(stream, out)
+        return installs.install_archive(platform, principal, path).to_json()
+
+
+@router.post(
+    "/challenges/{name}/submissions",
+    openapi_extra=form_body(
+        "entry",
+        "The entry: a .zip, .tar.gz or .tar archive.",
+        phase="The phase (default: the single open one).",
+    ),
+)
+async def submit(
+    name: str, request: Request, platform: PlatformDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Submit an entry archive to a phase (the single open one when none is named)."""
+    await run_in_threadpool(submissions.check_submitter, platform, principal, name)
+    async with read_upload(request, "entry", platform.settings.upload_bytes) as upload:
+        phase = upload.fields.get("phase")
+        if phase is not None and not phase.strip():
+            raise UsageError("phase is empty: leave it out for the single open phase")
+        receipt = await run_in_threadpool(
+            submissions.submit, platform, principal, name, phase, upload.file
+        )
+    return receipt.to_json()
+
+
+@router.get("/submissions/{sid}")
+def submission_status(sid: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+    """Status, stage, queue position and (when finished) the disclosed report."""
+    return submissions.status(platform, principal, sid)
+
+
+@router.post("/submissions/{sid}/cancel")
+def cancel(sid: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+    """Cancel a queued or running submission."""
+    return submissions.cancel(platform, principal, sid)
+
+
+@router.post("/submissions/{sid}/publish")
+def publish(
+    sid: str, body: PublishRequest, platform: PlatformDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Publish (or, with ``published: false``, withdraw) a task's result on the boards."""
+    return publications.publish(
+        platform, principal, sid, body.task, part=body.part or "", published=body.published
+    )
+
+
+@router.post("/submissions/{sid}/final")
+def final(sid: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+    """Choose the submission as a final entry of its team."""
+    return publications.choose_final(platform, principal, sid)
+
+
+BOARD_CONTENT: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The board: JSON by default, CSV with format=csv.",
+        "content": {"application/json": {}, "text/csv": {"schema": {"type": "string"}}},
+    }
+}
+
+
+@router.get(
+    "/challenges/{name}/leaderboards/{board}",
+    openapi_extra=PUBLIC,
+    response_model=None,
+    responses=BOARD_CONTENT,
+)
+def leaderboard(  # noqa: PLR0917 - FastAPI maps parameters to the request
+    name: str,
+    board: str,
+    platform: PlatformDep,
+    principal: MaybePrincipalDep,
+    phase: str | None = None,
+    format: Literal["json", "csv"] = "json",
+) -> dict[str, Any] | Response:
+    """A leaderboard of a phase (the last by default) as JSON or CSV.
+
+    Public boards need no token; the others are for organizers (403).
+    """
+    if phase is not None and not phase.strip():
+        raise UsageError("phase is empty: leave it out for the last phase")
+    if format == "csv":
+        text = standings.leaderboard_csv(platform, principal, name, phase, board)
+        return Response(text, media_type="text/csv; charset=utf-8")
+    return standings.leaderboard(platform, principal, name, phase, board)
+
+
+@router.post("/challenges/{name}/phases/{phase}/rescore")
+def rescore_phase(
+    name: str, phase: str, platform: PlatformDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Score every scored submission of the phase again with the installed scorer (organizer).
+
+    Answers what changed: per submission and task, each metric old → new, and rank changes
+    on the default board.
+    """
+    return rescore.rescore(platform, principal, name, phase)
+
+
+@router.post("/challenges/{name}/rescore")
+def rescore_last_phase(name: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+    """Rescore the challenge's last phase (organizer): as ``/phases/{phase}/rescore``."""
+    return rescore.rescore(platform, principal, name, None)

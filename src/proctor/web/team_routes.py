@@ -1,0 +1,36 @@
+"""Team routes under ``/api/v1/teams``: invite to a team, join one with a code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from proctor.services import teams
+from proctor.web.deps import PlatformDep, PrincipalDep
+from proctor.web.errors import ERROR_RESPONSES
+
+router = APIRouter(prefix="/api/v1/teams", responses=ERROR_RESPONSES)
+
+
+class InviteRequest(BaseModel):
+    team: str | None = Field(
+        default=None, description="The team (organizers); a participant's own by default."
+    )
+
+
+class JoinRequest(BaseModel):
+    code: str = Field(description="The invitation code a member of the team was given.")
+
+
+@router.post("/invites")
+def invite(body: InviteRequest, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+    """A one-use code (7 days) another user joins the team with: ``{"team", "code", "expires"}``."""
+    return teams.invite(platform, principal, body.team).to_json()
+
+
+@router.post("/join")
+def join(body: JoinRequest, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+    """Join the team an invitation code names: ``{"user", "team"}``."""
+    return teams.join(platform, principal, body.code)

@@ -1,0 +1,196 @@
+"""Case servers on real bubblewrap: per-case limits from outside, nothing outlives a case.
+
+``SandboxSession.run_case`` starts each case from one sandbox per session and configuration;
+these tests check that what a single run guarantees still holds case by case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proctor.sandbox.base import MiB, Mount, Outcome, SandboxSession
+from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.settings import Settings
+from sandbox_helpers import FAST, SLOT_BASE, is_root, pids_of_uid, wait_until
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(not is_root(), reason="case servers need root (slot uids, cgroups)"),
+]
+
+# Slot uids of their own: other sandbox tests use SLOT_BASE + 0..9 and + 40 onwards.
+SERVER_UID_BASE = SLOT_BASE + 80
+LISTING = 'for p in /proc/[0-9]*; do read c < "$p/comm"; echo "${p#/proc/} $c"; done'
+
+
+@pytest.fixture
+def server_sandbox(shared_dir: Path) -> BwrapSandbox:
+    return BwrapSandbox(Settings(work_root=shared_dir / "work", slot_uid_base=SERVER_UID_BASE))
+
+
+@pytest.fixture
+def session(server_sandbox: BwrapSandbox) -> Iterator[SandboxSession]:
+    with server_sandbox.session() as opened:
+        yield opened
+
+
+def case(session: SandboxSession, script: str, **limits: float | int) -> Outcome:
+    """One case (a shell script) under FAST limits with the given changes."""
+    return session.run_case(
+        ["/bin/sh", "-c", script], mounts=[], limits=dataclasses.replace(FAST, **limits)
+    )
+
+
+def processes(listing: str) -> dict[int, str]:
+    """Pid → command name of the ``LISTING`` output."""
+    rows = (line.split(" ", 1) for line in listing.splitlines())
+    return {int(pid): name for pid, name in rows}
+
+
+def live_servers(uid: int) -> list[int]:
+    """Host pids of ``uid``'s running (not exited) python3 processes: its case servers."""
+    found = []
+    for pid in pids_of_uid(uid):
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if comm == "python3\n" and state not in ("Z", "X"):
+            found.append(pid)
+    return found
+
+
+def test_cases_of_a_session_run_on_one_server_as_pid_one(session: SandboxSession) -> None:
+    first, second = case(session, LISTING), case(session, LISTING)
+    assert first.succeeded and second.succeeded, (first, second)
+    assert processes(first.stdout)[1] == processes(second.stdout)[1] == "python3"
+
+
+def test_a_spinning_case_is_killed_at_its_limit_and_the_next_runs_normally(
+    session: SandboxSession,
+) -> None:
+    spun = case(session, "while :; do :; done", wall_s=1.0)
+    assert spun.timed_out and spun.signal == 9, spun
+    assert 1.0 <= spun.wall_s < 6.0
+    following = case(session, "echo fine")
+    assert following.succeeded and following.stdout == "fine\n", following
+    assert not following.timed_out
+
+
+def test_a_background_process_left_by_a_case_is_killed_at_its_end(
+    session: SandboxSession,
+) -> None:
+    left = case(session, "setsid sleep 60 </dev/null >/dev/null 2>&1 & sleep 60 >/dev/null &")
+    assert left.succeeded, left
+    names = processes(case(session, LISTING).stdout)
+    assert "sleep" not in names.values(), names
+    assert sorted(set(names.values())) == ["python3", "sh"], names
+
+
+def test_a_case_over_its_memory_is_reported_and_the_next_case_has_all_of_it(
+    session: SandboxSession,
+) -> None:
+    grow = "python3 -c 'b = bytearray(200 * 1024 * 1024); print(len(b))'"
+    over = case(session, grow, memory_bytes=128 * MiB)
+    assert over.memory_exceeded and not over.succeeded, over
+    fits = case(session, grow, memory_bytes=256 * MiB)
+    assert fits.succeeded and fits.stdout.strip() == str(200 * MiB), fits
+
+
+def test_a_fork_bomb_is_capped_per_case(session: SandboxSession) -> None:
+    bomb = case(
+        session, "i=0; while [ $i -lt 100 ]; do sleep 5 & i=$((i+1)); done; wait", processes=16
+    )
+    assert not bomb.succeeded, bomb
+    assert case(session, "echo after").stdout == "after\n"
+
+
+def test_cases_of_two_jobs_share_nothing(server_sandbox: BwrapSandbox, shared_dir: Path) -> None:
+    with server_sandbox.session() as one, server_sandbox.session() as two:
+        assert one.slot != two.slot
+        wrote = case(one, "echo secret > /tmp/note && echo $$ > /dev/shm/pid && echo ok")
+        assert wrote.succeeded, wrote
+        looked = case(two, "cat /tmp/note /dev/shm/pid 2>&1; ls /tmp /dev/shm")
+        assert "secret" not in looked.stdout, looked
+        assert processes(case(two, LISTING).stdout)[1] == "python3"
+        assert case(one, "ls -A /tmp /dev/shm").stdout == "/dev/shm:\n\n/tmp:\n"
+    uids = [SERVER_UID_BASE + one.slot, SERVER_UID_BASE + two.slot]
+    # servers end with their session (their exited processes may take a moment to be reaped)
+    assert wait_until(lambda: all(pids_of_uid(uid) == [] for uid in uids), 5.0)
+
+
+def test_a_case_sees_its_mounts_and_environment_and_writes_through_them(
+    session: SandboxSession, shared_dir: Path
+) -> None:
+    home = shared_dir / "home"
+    home.mkdir()
+    session.give(home)
+    outcome = session.run_case(
+        ["/bin/sh", "-c", 'echo "$GREETING" > out.txt; pwd'],
+        mounts=[Mount(home, "/entry", writable=True)],
+        limits=FAST,
+        env={"GREETING": "hello"},
+        cwd="/entry",
+    )
+    assert outcome.succeeded and outcome.stdout == "/entry\n", outcome
+    assert (home / "out.txt").read_text() == "hello\n"
+
+
+def test_a_cancelled_session_kills_its_running_case(session: SandboxSession) -> None:
+    from threading import Timer
+
+    Timer(0.5, session.cancel).start()
+    killed = case(session, "sleep 30", wall_s=30.0)
+    assert killed.signal == 9 and "cancelled" in killed.notes, killed
+    assert case(session, "echo no").notes == ("cancelled",)
+
+
+def test_every_case_starts_with_an_empty_tmp_whatever_the_last_one_left(
+    session: SandboxSession,
+) -> None:
+    messy = (
+        "mkdir -p /tmp/a/b && touch /tmp/a/b/f /tmp/.hidden /dev/shm/s && chmod 0 /tmp/a/b /tmp/a"
+    )
+    assert case(session, messy).succeeded
+    listed = case(session, "ls -A /tmp /dev/shm")
+    assert listed.stdout == "/dev/shm:\n\n/tmp:\n", listed
+
+
+def test_a_case_whose_server_died_still_runs_and_the_next_gets_a_new_server(
+    session: SandboxSession,
+) -> None:
+    first = case(session, "echo $PPID")
+    assert first.succeeded, first
+    uid = SERVER_UID_BASE + session.slot
+    # servers of earlier sessions of this slot may still be being reaped
+    assert wait_until(lambda: len(live_servers(uid)) == 1, 5.0), live_servers(uid)
+    servers = live_servers(uid)
+    os.kill(servers[0], signal.SIGKILL)
+    again = case(session, "echo again")
+    assert again.succeeded and again.stdout == "again\n", again
+    assert any(note.startswith("case server failed") for note in again.notes), again
+    assert processes(case(session, LISTING).stdout)[1] == "python3"
+
+
+def test_where_no_server_can_start_every_case_runs_in_a_sandbox_of_its_own(
+    session: SandboxSession, shared_dir: Path
+) -> None:
+    # a root without a runnable python3 (the server's interpreter): the first case finds out,
+    # the later ones do not try again
+    blank = shared_dir / "not-python3"
+    blank.write_text("")
+    mounts = [Mount(blank, "/usr/bin/python3")]
+    outcomes = [
+        session.run_case(["/bin/sh", "-c", "echo ok"], mounts=mounts, limits=FAST) for _ in range(3)
+    ]
+    assert all(o.succeeded and o.stdout == "ok\n" for o in outcomes), outcomes
+    assert any(note.startswith("case server failed") for note in outcomes[0].notes), outcomes[0]
+    for later in outcomes[1:]:
+        assert not any(note.startswith("case server failed") for note in later.notes), later

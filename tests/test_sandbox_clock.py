@@ -1,0 +1,44 @@
+"""A run that starts its own wall clock (``Limits.start_s``), in the real bwrap sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from proctor.sandbox.base import Limits
+from proctor.sandbox.bwrap import BwrapSandbox
+
+pytestmark = pytest.mark.sandbox
+
+START_THEN_SPIN = (
+    'import os, time\ntime.sleep(1.5)\nos.write(int(os.environ["PROCTOR_CLOCK_FD"]), b"1")\n'
+    "time.sleep(30)\n"
+)
+
+
+def test_the_wall_clock_counts_from_the_byte_on_the_clock_pipe(sandbox: BwrapSandbox) -> None:
+    with sandbox.session() as session:
+        outcome = session.run(
+            ["python3", "-c", START_THEN_SPIN], mounts=[], limits=Limits(wall_s=1, start_s=10)
+        )
+    assert outcome.timed_out
+    assert outcome.clock_started_s is not None and outcome.clock_started_s >= 1.5
+    assert 1.0 <= outcome.clocked_s < 4.0
+
+
+def test_a_run_that_never_starts_its_clock_ends_at_start_s(sandbox: BwrapSandbox) -> None:
+    with sandbox.session() as session:
+        outcome = session.run(
+            ["python3", "-c", "import time; time.sleep(30)"],
+            mounts=[],
+            limits=Limits(wall_s=20, start_s=1),
+        )
+    assert outcome.timed_out and outcome.clock_started_s is None
+    assert 1.0 <= outcome.wall_s < 4.0
+
+
+def test_a_run_without_start_s_gets_no_clock_pipe(sandbox: BwrapSandbox) -> None:
+    with sandbox.session() as session:
+        outcome = session.run(
+            ["sh", "-c", 'echo "[${PROCTOR_CLOCK_FD:-none}]"'], mounts=[], limits=Limits(wall_s=5)
+        )
+    assert outcome.stdout.strip() == "[none]" and outcome.clock_started_s is None
