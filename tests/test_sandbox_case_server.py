@@ -73,6 +73,27 @@ def test_cases_of_a_session_run_on_one_server_as_pid_one(session: SandboxSession
     assert processes(first.stdout)[1] == processes(second.stdout)[1] == "python3"
 
 
+def test_cases_with_their_own_budgets_and_clocks_share_one_server(
+    session: SandboxSession,
+) -> None:
+    """Wall clock, CPU budget and clock pipe are per case: they do not start a new server."""
+    started = "cut -d' ' -f22 /proc/1/stat; echo clock=${PROCTOR_CLOCK_FD:-none}"
+    plain = case(session, started, wall_s=5.0)
+    clocked = case(session, started, wall_s=3.0, cpu_s=2.0, start_s=4.0)
+    assert plain.succeeded and clocked.succeeded, (plain, clocked)
+    assert plain.stdout.split()[0] == clocked.stdout.split()[0]  # pid 1's start time
+    assert plain.stdout.split()[1] == "clock=none" and clocked.stdout.split()[1] == "clock=3"
+
+
+def test_a_case_that_never_starts_its_clock_is_killed_at_start_s_with_what_it_started(
+    session: SandboxSession,
+) -> None:
+    outcome = case(session, "sleep 60 & sleep 60", wall_s=30.0, start_s=1.0)
+    assert outcome.timed_out and outcome.clock_started_s is None and outcome.wall_s < 4.0
+    names = processes(case(session, LISTING, start_s=1.0).stdout)
+    assert "sleep" not in names.values(), names
+
+
 def test_a_spinning_case_is_killed_at_its_limit_and_the_next_runs_normally(
     session: SandboxSession,
 ) -> None:

@@ -1,4 +1,8 @@
-"""A run that starts its own wall clock (``Limits.start_s``), in the real bwrap sandbox."""
+"""A run that starts its own wall clock (``Limits.start_s``), in the real bwrap sandbox.
+
+Each test runs once as a sandbox of its own (``run``) and once as a case of the session
+(``run_case``: a case server's fork as root, which keeps a clock pipe per case).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import pytest
 from proctor.sandbox.base import Limits
 from proctor.sandbox.bwrap import BwrapSandbox
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.parametrize("way", ["run", "run_case"])]
 
 START_THEN_SPIN = (
     'import os, time\ntime.sleep(1.5)\nos.write(int(os.environ["PROCTOR_CLOCK_FD"]), b"1")\n'
@@ -15,9 +19,11 @@ START_THEN_SPIN = (
 )
 
 
-def test_the_wall_clock_counts_from_the_byte_on_the_clock_pipe(sandbox: BwrapSandbox) -> None:
+def test_the_wall_clock_counts_from_the_byte_on_the_clock_pipe(
+    sandbox: BwrapSandbox, way: str
+) -> None:
     with sandbox.session() as session:
-        outcome = session.run(
+        outcome = getattr(session, way)(
             ["python3", "-c", START_THEN_SPIN], mounts=[], limits=Limits(wall_s=1, start_s=10)
         )
     assert outcome.timed_out
@@ -25,9 +31,9 @@ def test_the_wall_clock_counts_from_the_byte_on_the_clock_pipe(sandbox: BwrapSan
     assert 1.0 <= outcome.clocked_s < 4.0
 
 
-def test_a_run_that_never_starts_its_clock_ends_at_start_s(sandbox: BwrapSandbox) -> None:
+def test_a_run_that_never_starts_its_clock_ends_at_start_s(sandbox: BwrapSandbox, way: str) -> None:
     with sandbox.session() as session:
-        outcome = session.run(
+        outcome = getattr(session, way)(
             ["python3", "-c", "import time; time.sleep(30)"],
             mounts=[],
             limits=Limits(wall_s=20, start_s=1),
@@ -36,9 +42,24 @@ def test_a_run_that_never_starts_its_clock_ends_at_start_s(sandbox: BwrapSandbox
     assert 1.0 <= outcome.wall_s < 4.0
 
 
-def test_a_run_without_start_s_gets_no_clock_pipe(sandbox: BwrapSandbox) -> None:
+def test_a_run_without_start_s_gets_no_clock_pipe(sandbox: BwrapSandbox, way: str) -> None:
     with sandbox.session() as session:
-        outcome = session.run(
+        outcome = getattr(session, way)(
             ["sh", "-c", 'echo "[${PROCTOR_CLOCK_FD:-none}]"'], mounts=[], limits=Limits(wall_s=5)
         )
     assert outcome.stdout.strip() == "[none]" and outcome.clock_started_s is None
+
+
+def test_a_run_within_its_budget_reports_when_its_clock_started(
+    sandbox: BwrapSandbox, way: str
+) -> None:
+    script = (
+        'import os, time\ntime.sleep(0.5)\nos.write(int(os.environ["PROCTOR_CLOCK_FD"]), b"1")\n'
+    )
+    with sandbox.session() as session:
+        outcome = getattr(session, way)(
+            ["python3", "-c", script], mounts=[], limits=Limits(wall_s=10, start_s=10)
+        )
+    assert outcome.succeeded, outcome
+    assert outcome.clock_started_s is not None and 0.5 <= outcome.clock_started_s < outcome.wall_s
+    assert outcome.clocked_s < 2.0

@@ -11,7 +11,11 @@ Each case is one dataset folder, shown read-only at ``/data``; the entry's home 
 
 The clock is the sandbox's (``Limits.start_s``): the harness writes one byte on a pipe the
 host watches once the data is loaded and before it imports the entry, and the host kills the
-process tree when the budget runs out. The saved model and the prediction live in the home
+process tree when the budget runs out. Both runs are cases of the session
+(``SandboxSession.run_case``): with the bwrap backend as root they are fresh processes forked
+by the session's case server for the dataset's mounts, each with its own clock pipe, budget and
+cgroup kill, which saves a sandbox launch per run; the import check at prep is a sandbox of its
+own. The saved model and the prediction live in the home
 (``.proctor-model-DATASET/``) and are removed after the case; the prediction leaves the home
 through ``collect_output_to``. Test labels are hidden references: never mounted.
 """
@@ -124,13 +128,15 @@ class PythonModelDriver(Driver):
         )
 
     def _run(self, mode: str, home: Path, data: Path, budget_s: float, case: str) -> Outcome:
+        """One harness run; the training and prediction runs of datasets go to ``run_case``."""
         state = f"{HOME}/{state_folder(case)}"
         argv = [PYTHON, "-I", HARNESS, mode, "--entry", HOME, "--module", self.protocol.module,
                 "--data", DATA, "--state", f"{state}/model",
                 "--output", f"{state}/prediction"]  # fmt: skip
         own = {"HOME": HOME, "TMPDIR": SANDBOX_TMP, "LANG": "C.UTF-8", "PROCTOR_DATA": DATA}
         env = {**self.context.variables, **own}
-        return self.context.session.run(
+        session = self.context.session
+        return (session.run if mode == "check" else session.run_case)(
             argv,
             mounts=[
                 Mount(home, HOME, writable=True),

@@ -1,8 +1,9 @@
 """The case servers of one session: one idle server per worker thread, per configuration.
 
 ``GroupSession.run_case`` hands a case here when the backend offers servers (``bwrap`` as
-root with cgroups). Cases with the same mounts, environment, working folder and limits (wall
-clock aside) are one *configuration*: a thread takes an idle server of it, or starts one, and
+root with cgroups). Cases with the same mounts, environment, working folder and limits (their
+wall clock, CPU budget and clock pipe aside: those are each case's own) are one
+*configuration*: a thread takes an idle server of it, or starts one, and
 gives it back after the case, so ``jobs`` parallel cases keep ``jobs`` servers busy. A new
 configuration (the exam after the quiz) ends the idle servers of the previous one. A server
 that breaks is dropped and its case is run again the ordinary way (one sandbox for the case).
@@ -37,6 +38,7 @@ class CasePool:
         self._idle: dict[Key, list[CaseServer]] = {}
         self._closed = False
         self._unusable = False
+        self._closing: list[threading.Thread] = []
 
     def run(
         self,
@@ -53,14 +55,14 @@ class CasePool:
             tuple(mounts),
             tuple(sorted(env.items())),
             cwd,
-            dataclasses.replace(limits, wall_s=0.0),
+            dataclasses.replace(limits, wall_s=0.0, cpu_s=None, start_s=None),
         )
         if self._unusable:
             return fallback()
         fresh = True
         try:
             server, fresh = self._take(key, mounts, limits, env, cwd)
-            outcome = server.run(argv, wall_s=limits.wall_s, runs=self._runs)
+            outcome = server.run(argv, limits=limits, runs=self._runs)
         except (ServerBrokenError, OSError) as error:
             if fresh:
                 # a server that breaks on its first case (a root without python3, say) would
@@ -82,9 +84,11 @@ class CasePool:
     ) -> tuple[CaseServer, bool]:
         """An idle server of ``key`` (False), else a new one (True)."""
         with self._lock:
-            for other in [k for k in self._idle if k != key]:
-                for server in self._idle.pop(other):
-                    server.close()
+            ended = [s for k in [k for k in self._idle if k != key] for s in self._idle.pop(k)]
+            if ended:  # off the case's path: ending a sandbox takes milliseconds
+                closing = threading.Thread(target=_close_all, args=(ended,), daemon=True)
+                closing.start()
+                self._closing = [*(t for t in self._closing if t.is_alive()), closing]
             idle = self._idle.get(key, [])
             if idle:
                 return idle.pop(), False
@@ -107,10 +111,17 @@ class CasePool:
             self._idle.setdefault(key, []).append(server)
 
     def close(self) -> None:
-        """End every idle server; servers still busy end when their case returns."""
+        """End every idle server, wait for those ended before; busy ones end after their case."""
         with self._lock:
             self._closed = True
             servers = [s for idle in self._idle.values() for s in idle]
             self._idle.clear()
-        for server in servers:
-            server.close()
+            closing, self._closing = self._closing, []
+        _close_all(servers)
+        for thread in closing:
+            thread.join()
+
+
+def _close_all(servers: list[CaseServer]) -> None:
+    for server in servers:
+        server.close()

@@ -13,7 +13,13 @@ forks on request; everything that limits the case is done here, from outside:
   process ends, every member of the case cgroup is SIGKILLed (background processes included),
   so nothing of one case runs on into the next;
 * rlimits (CPU, processes, file size, open files, core) are set in the case before it execs;
-* stdout/stderr are pipes made here per case and capped as for any run.
+* stdout/stderr are pipes made here per case and capped as for any run;
+* a case with ``Limits.start_s`` gets a clock pipe as a run of its own does (its write end is
+  descriptor ``CLOCK_FD`` in the case, named by ``PROCTOR_CLOCK_FD``): ``start_s`` seconds until
+  its first byte, then ``wall_s``, watched here.
+
+A server's configuration fixes the mounts, environment, working folder, memory, processes and
+CPU share; the wall clock, the CPU budget and the clock pipe are the case's own (``run``).
 
 What cases of one server share: the sandbox's ``/tmp`` and ``/dev/shm`` (emptied by the
 server before each case), its network namespace (loopback only) and the server itself. They
@@ -31,7 +37,7 @@ from __future__ import annotations
 import array
 import contextlib
 import dataclasses
-import json
+import marshal
 import os
 import resource
 import select
@@ -49,13 +55,16 @@ from proctor.sandbox.bwrap_args import sandbox_env
 from proctor.sandbox.cgroups import Cgroup, CgroupHost
 from proctor.sandbox.launch import PROCESS_SLACK, Rlimits
 from proctor.sandbox.runs import RunGroup
-from proctor.sandbox.supervise import CPU_POLL_S, DRAIN_S, Stream, spawn
+from proctor.sandbox.supervise import CLOCK_FD_VARIABLE, CPU_POLL_S, DRAIN_S, Stream, spawn
 
 REPLY_S = 5.0
 """Seconds the server may take to answer a request before it is presumed broken."""
 RECYCLE_FRACTION = 0.125
 SERVER_LIFETIME_S = 7 * 24 * 3600.0
 PYTHON = "/usr/bin/python3"
+MARSHAL_VERSION = 2
+"""Requests use a ``marshal`` format every Python 3 of an environment reads (dicts, lists,
+strings, numbers and booleans only)."""
 
 
 class Launching(Protocol):
@@ -121,6 +130,8 @@ class _Case:
     streams: dict[int, Stream]
     cpu_base: float
     oom_base: int
+    clock: tuple[int, int] | None = None  # (read, write) ends of the case's clock pipe
+    clock_started_s: float | None = None
     started: float = 0.0
     status: int | None = None
     timed_out: bool = False
@@ -146,7 +157,9 @@ class CaseServer:
         self._limits = limits
         self._env = sandbox_env(env)
         self._cwd = cwd
-        server_limits = dataclasses.replace(limits, wall_s=SERVER_LIFETIME_S, cpu_s=None)
+        server_limits = dataclasses.replace(
+            limits, wall_s=SERVER_LIFETIME_S, cpu_s=None, start_s=None
+        )
         self._control = _new_cgroup(self._host, server_limits)
         self._cases = _new_cgroup(self._host, limits)
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -182,14 +195,15 @@ class CaseServer:
         self._lock = threading.Lock()
         self.broken = False
 
-    def run(self, argv: Sequence[str], *, wall_s: float, runs: RunGroup) -> Outcome:
-        """Run one case to its end under this server's limits with ``wall_s`` seconds.
+    def run(self, argv: Sequence[str], *, limits: Limits, runs: RunGroup) -> Outcome:
+        """Run one case to its end: this server's configuration, the case's own clock.
 
-        Raises ``ServerBrokenError`` (the server is killed) when the server misbehaves.
+        ``limits`` gives the case's ``wall_s``, ``cpu_s`` and ``start_s``; the rest of it must
+        be the configuration the server was started with. Raises ``ServerBrokenError`` (the
+        server is killed) when the server misbehaves.
         """
         if runs.cancelled:
             return CANCELLED
-        limits = dataclasses.replace(self._limits, wall_s=wall_s)
         try:
             case = self._start(list(argv), limits)
         except BaseException:
@@ -206,7 +220,7 @@ class CaseServer:
             raise
         finally:
             runs.leave(kill)
-            for fd in case.streams:
+            for fd in (*case.streams, *(case.clock or ())):
                 os.close(fd)
         return self._outcome(case, wall)
 
@@ -225,20 +239,33 @@ class CaseServer:
             {fd: Stream(fd, limits.log_bytes) for fd in (out_r, err_r)},
             self._cases.cpu_seconds() or 0.0,
             self._cases.oom_kills(),
+            clock=os.pipe() if limits.start_s is not None else None,
         )
         self._cases.reset_peak()
-        request = {"argv": argv, "env": self._env, "cwd": self._cwd}
-        request["rlimits"] = case_rlimits(limits, self._cases)  # type: ignore[assignment]
+        env = dict(self._env)
+        if case.clock is not None:
+            env[CLOCK_FD_VARIABLE] = str(case_server_inner.CLOCK_FD)
+        request: dict[str, object] = {
+            "argv": argv,
+            "env": env,
+            "cwd": self._cwd,
+            "clock": case.clock is not None,
+        }
+        request["rlimits"] = case_rlimits(limits, self._cases)
         joins: list[int] = []
         try:
             joins += [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in self._cases.join_files]
-            fds = array.array("i", [out_w, err_w, *joins])
+            clock = [case.clock[1]] if case.clock is not None else []
+            fds = array.array("i", [out_w, err_w, *clock, *joins])
             self._ctl.sendmsg(
-                [json.dumps(request).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)]
+                [marshal.dumps(request, MARSHAL_VERSION)],
+                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
             )
         except OSError as error:
             os.close(out_r)
             os.close(err_r)
+            for fd in case.clock or ():
+                os.close(fd)
             self._broken(f"the case server refused a request: {error}")
         finally:
             for fd in (out_w, err_w, *joins):
@@ -248,32 +275,63 @@ class CaseServer:
 
     def _watch(self, case: _Case, limits: Limits) -> None:
         """Poll the case's pipes and the server until the case ends, enforcing its limits."""
-        poller = select.poll()
-        for fd in (*case.streams, self._ctl.fileno(), self._pidfd):
-            poller.register(fd, select.POLLIN)
-        for fd in case.streams:
-            os.set_blocking(fd, False)
-        deadline = case.started + limits.wall_s
+        poller = self._poller(case)
+        unclocked = case.clock is not None and limits.start_s is not None
+        first_s = limits.longest_s - limits.wall_s if unclocked else limits.wall_s
+        deadline = case.started + first_s
         cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.longest_s
         while case.status is None:
+            deadline = self._enforce_clock(case, deadline)
             remaining = deadline - time.monotonic()
-            if remaining <= 0 and not case.timed_out:
-                case.timed_out = True
-                self._cases.kill()
-                deadline = time.monotonic() + REPLY_S
-                continue
-            if case.timed_out:
-                if remaining <= 0:
-                    self._broken("the case server did not report a killed case")
-                self._cases.kill()  # again: nothing may join the cgroup after the first kill
-            elif case.cancelled:
-                self._cases.kill()
             for fd, _ in poller.poll(min(max(remaining, 0.0), CPU_POLL_S) * 1000):
-                self._event(case, fd, poller)
+                if case.clock is not None and fd == case.clock[0]:
+                    poller.unregister(fd)
+                    deadline = self._clock_started(case, limits, deadline)
+                else:
+                    self._event(case, fd, poller)
             used = (self._cases.cpu_seconds() or 0.0) - case.cpu_base
             if case.status is None and not case.cpu_exceeded and used > cpu_limit:
                 case.cpu_exceeded = True
                 self._cases.kill()
+
+    def _poller(self, case: _Case) -> select.poll:
+        """A poll object on the case's output and clock pipes, the socket and the server."""
+        poller = select.poll()
+        clock = [case.clock[0]] if case.clock is not None else []
+        for fd in (*case.streams, *clock, self._ctl.fileno(), self._pidfd):
+            poller.register(fd, select.POLLIN)
+        for fd in case.streams:
+            os.set_blocking(fd, False)
+        return poller
+
+    def _enforce_clock(self, case: _Case, deadline: float) -> float:
+        """Kill the case at its deadline (and on cancel); the deadline to wait for next.
+
+        After the kill the server has ``REPLY_S`` to report the case's end, or it is broken.
+        """
+        if time.monotonic() >= deadline and not case.timed_out:
+            case.timed_out = True
+            self._cases.kill()
+            return time.monotonic() + REPLY_S
+        if case.timed_out:
+            if time.monotonic() >= deadline:
+                self._broken("the case server did not report a killed case")
+            self._cases.kill()  # again: nothing may join the cgroup after the first kill
+        elif case.cancelled:
+            self._cases.kill()
+        return deadline
+
+    @staticmethod
+    def _clock_started(case: _Case, limits: Limits, deadline: float) -> float:
+        """The case wrote on its clock pipe: ``wall_s`` from now on (unless already killed)."""
+        now = time.monotonic()
+        if case.clock is not None:
+            with contextlib.suppress(BlockingIOError):
+                os.read(case.clock[0], 1)
+        if case.timed_out:
+            return deadline
+        case.clock_started_s = now - case.started
+        return now + limits.wall_s
 
     def _event(self, case: _Case, fd: int, poller: select.poll) -> None:
         if fd == self._pidfd:
@@ -326,6 +384,7 @@ class CaseServer:
             stdout=out.text(),
             stderr=err.text(),
             notes=tuple(notes),
+            clock_started_s=case.clock_started_s,
         )
 
     def _recycle(self) -> None:

@@ -178,7 +178,7 @@ class GroupSession(SandboxSession):
         cwd: str = "/",
     ) -> Outcome:
         """Run one of many similar short runs, on a case server when the backend has them."""
-        if self._pool is None or limits.start_s is not None:
+        if self._pool is None:
             return self.run(argv, mounts=mounts, limits=limits, env=env, cwd=cwd)
         if self._runs.cancelled:
             return CANCELLED
