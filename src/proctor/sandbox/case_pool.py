@@ -3,10 +3,14 @@
 ``GroupSession.run_case`` hands a case here when the backend offers servers (``bwrap`` as
 root with cgroups). Cases with the same mounts, environment, working folder and limits (their
 wall clock, CPU budget and clock pipe aside: those are each case's own) are one
-*configuration*: a thread takes an idle server of it, or starts one, and
-gives it back after the case, so ``jobs`` parallel cases keep ``jobs`` servers busy. A new
-configuration (the exam after the quiz) ends the idle servers of the previous one. A server
-that breaks is dropped and its case is run again the ordinary way (one sandbox for the case).
+*configuration*: a thread takes an idle server of it and gives it back after the case, so
+``jobs`` parallel cases keep ``jobs`` servers busy. When none is idle, the thread starts one
+for the cases to come and runs its own case in a sandbox of its own meanwhile: a server takes
+longer to boot (a sandbox, then its Python) than one sandbox launch, so a configuration used
+once (a python_model job's single dataset) pays no more than before, and from its second case
+on every case is a fork. A new configuration (the exam after the quiz) ends the idle servers
+of the previous one. A server that breaks is dropped and its case is run again the ordinary
+way; when a server breaks on its very first case, the session stops using servers.
 """
 
 from __future__ import annotations
@@ -59,12 +63,13 @@ class CasePool:
         )
         if self._unusable:
             return fallback()
-        fresh = True
+        server = self._take(key, mounts, limits, env, cwd)
+        if server is None:
+            return fallback()  # while the configuration's server boots
         try:
-            server, fresh = self._take(key, mounts, limits, env, cwd)
             outcome = server.run(argv, limits=limits, runs=self._runs)
         except (ServerBrokenError, OSError) as error:
-            if fresh:
+            if not server.served:
                 # a server that breaks on its first case (a root without python3, say) would
                 # break again: the session's later cases go straight to sandboxes of their own
                 self._unusable = True
@@ -81,8 +86,8 @@ class CasePool:
         limits: Limits,
         env: Mapping[str, str],
         cwd: str,
-    ) -> tuple[CaseServer, bool]:
-        """An idle server of ``key`` (False), else a new one (True)."""
+    ) -> CaseServer | None:
+        """An idle server of ``key``; else None, and a server of ``key`` is started for later."""
         with self._lock:
             ended = [s for k in [k for k in self._idle if k != key] for s in self._idle.pop(k)]
             if ended:  # off the case's path: ending a sandbox takes milliseconds
@@ -91,17 +96,24 @@ class CasePool:
                 self._closing = [*(t for t in self._closing if t.is_alive()), closing]
             idle = self._idle.get(key, [])
             if idle:
-                return idle.pop(), False
-        server = CaseServer(
-            self._backend,
-            mounts=mounts,
-            limits=limits,
-            env=env,
-            cwd=cwd,
-            slot=self._slot,
-            root_dir=self._root_dir,
-        )
-        return server, True
+                return idle.pop()
+            if self._closed:
+                return None
+        try:
+            server = CaseServer(
+                self._backend,
+                mounts=mounts,
+                limits=limits,
+                env=env,
+                cwd=cwd,
+                slot=self._slot,
+                root_dir=self._root_dir,
+            )
+        except (ServerBrokenError, OSError):
+            self._unusable = True
+            return None
+        self._give_back(key, server)
+        return None
 
     def _give_back(self, key: Key, server: CaseServer) -> None:
         with self._lock:

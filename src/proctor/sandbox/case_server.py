@@ -194,6 +194,7 @@ class CaseServer:
         self._pidfd = os.pidfd_open(self._proc.pid)
         self._lock = threading.Lock()
         self.broken = False
+        self.served = False  # True once a case has run to its end here
 
     def run(self, argv: Sequence[str], *, limits: Limits, runs: RunGroup) -> Outcome:
         """Run one case to its end: this server's configuration, the case's own clock.
@@ -222,6 +223,7 @@ class CaseServer:
             runs.leave(kill)
             for fd in (*case.streams, *(case.clock or ())):
                 os.close(fd)
+        self.served = True
         return self._outcome(case, wall)
 
     def _cancel_kill(self, case: _Case) -> Callable[[], None]:
