@@ -21,7 +21,8 @@ A sandbox launch per case (rlimits, cgroup, setpriv, bwrap, seccomp: 10-15 ms of
 servers (one sandbox per job and worker thread that forks each ``next.sh``, limits enforced from
 outside per case; ``docs/architecture.md``). Measured at 8,528 records on this 2-core machine
 (other engineers' tests running): 290.7 s before; after, 43.5 s at a load average of ~4
-(47.2 s at ~5.8 and 77.1 s at ~10 with earlier versions of the case server).
+(47.2 s at ~5.8 and 77.1 s at ~10 with earlier versions of the case server); 30.5 s on an
+idle machine once a configuration's first case no longer waited for its server to boot.
 """
 
 from __future__ import annotations
