@@ -5,8 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SYSTEM_PACKAGES := bubblewrap util-linux mmdebstrap erofs-utils skopeo
+# The web pages' tests drive Debian's Chromium with playwright (no browser download).
+TEST_PACKAGES := chromium
 
-.PHONY: demo test test-slow check bench system venv clean format
+.PHONY: demo test test-slow check bench system test-system venv clean format
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,8 +18,8 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-system:
-	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+define install_packages
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing system packages:$$missing"; \
@@ -27,6 +29,13 @@ system:
 	    echo "run: sudo apt-get install -y$$missing   then run make again"; exit 1; \
 	  fi; \
 	fi
+endef
+
+system:
+	$(call install_packages,$(SYSTEM_PACKAGES))
+
+test-system:
+	$(call install_packages,$(SYSTEM_PACKAGES) $(TEST_PACKAGES))
 
 demo: system $(STAMP)
 	$(BIN)/proctor demo
@@ -37,11 +46,11 @@ check: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: system check
+test: test-system check
 	$(BIN)/pytest -q -p no:cacheprovider -m "not very_slow"
 
 # Also builds the classic PhysioNet environment (octave, R, a JDK: a few minutes, ~2 GB).
-test-slow: system check
+test-slow: test-system check
 	$(BIN)/pytest -q -p no:cacheprovider
 
 bench: system $(STAMP)

@@ -53,7 +53,7 @@ def scores_disclosed(challenge: Challenge, phase: Phase) -> bool:
     return disclosure_level(policy, Stage.SCORE) is not Disclosure.NONE
 
 
-def _readable(challenge: Challenge, phase: Phase, board: BoardSpec) -> bool:
+def may_read(challenge: Challenge, phase: Phase, board: BoardSpec) -> bool:
     """True when anyone may read ``board`` (no token): public, in a phase showing scores."""
     return board.public and scores_disclosed(challenge, phase)
 
@@ -110,7 +110,7 @@ def board_for(
     phase = phase_of(challenge, phase_name)
     board = _board(challenge, phase, board_name)
     organizer = principal is not None and principal.organizer
-    if not organizer and not _readable(challenge, phase, board):
+    if not organizer and not may_read(challenge, phase, board):
         why = (
             "its phase shows participants no score"
             if not scores_disclosed(challenge, phase)

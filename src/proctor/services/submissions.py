@@ -12,6 +12,7 @@ import secrets
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -66,8 +67,6 @@ def choose_phase(challenge: Challenge, name: str | None, now: float) -> Phase:
             return challenge.phase(name)
         except KeyError as err:
             raise UsageError(str(err.args[0])) from None
-    from datetime import UTC, datetime
-
     moment = datetime.fromtimestamp(now, UTC)
     open_phases = [p for p in challenge.phases if p.is_open(moment)]
     if len(open_phases) == 1:
@@ -209,6 +208,7 @@ def status(platform: Platform, principal: Principal | None, sid: str) -> dict[st
     return {
         "submission": sid,
         "team": team.name if team else None,
+        "challenge": row.challenge,
         "phase": row.phase,
         "status": state,
         "failure": str(report.failure) if report is not None and report.failure else None,
@@ -254,3 +254,29 @@ def cancel(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]
     job_store.cancel_jobs(platform.db, sid)
     platform.audit(principal.name, "submission.cancel", sid)
     return status(platform, principal, sid)
+
+
+def listing(
+    platform: Platform, principal: Principal, challenge_name: str, limit: int = 50
+) -> list[dict[str, Any]]:
+    """The caller's team's submissions to a challenge, newest first (every team's for organizers).
+
+    Each: ``submission``, ``team``, ``phase``, ``created`` (UTC), ``status`` as ``status``
+    reports it.
+    """
+    with platform.db() as session:
+        query = select(SubmissionRow).where(SubmissionRow.challenge == challenge_name)
+        if not principal.organizer:
+            query = query.where(SubmissionRow.team_id == principal.team_id)
+        rows = list(session.scalars(query.order_by(SubmissionRow.created.desc()).limit(limit)))
+        teams = {t.id: t.name for t in session.scalars(select(Team))}
+    return [
+        {
+            "submission": row.id,
+            "team": teams.get(row.team_id),
+            "phase": row.phase,
+            "created": datetime.fromtimestamp(row.created, UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+            "status": status(platform, principal, row.id)["status"],
+        }
+        for row in rows
+    ]

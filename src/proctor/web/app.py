@@ -5,17 +5,18 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from proctor.services.platform import Platform
-from proctor.web import refund_routes, team_routes
+from proctor.web import pages, refund_routes, team_routes
 from proctor.web.errors import install_handlers
 from proctor.web.routes import router
 
 
 def create_app(platform: Platform) -> FastAPI:
-    """The REST API under ``/api/v1`` on ``platform``; OpenAPI at ``/openapi.json``."""
+    """The REST API under ``/api/v1`` (OpenAPI at ``/openapi.json``) and the pages for people."""
     app = FastAPI(title="Proctor", version="1", openapi_url="/openapi.json")
     app.state.platform = platform
     install_handlers(app)
     app.include_router(router)
     app.include_router(team_routes.router)
     app.include_router(refund_routes.router)
+    app.include_router(pages.router)
     return app

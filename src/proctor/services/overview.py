@@ -1,0 +1,69 @@
+"""What the web pages show of challenges: their phases, whether each is open, their boards.
+
+The same rules as the REST routes: a board is listed as readable when the caller may read it
+(``standings.may_read``); a challenge's hidden inputs and references are never described.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from proctor.services.accounts import Principal
+from proctor.services.installs import current, installed_names
+from proctor.services.platform import Platform
+from proctor.services.standings import may_read
+from proctor.spec import Challenge
+from proctor.spec.leaderboards import phase_boards
+
+
+def _moment(value: datetime | None) -> str | None:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value is not None else None
+
+
+def challenge_list(platform: Platform) -> list[dict[str, Any]]:
+    """Every installed challenge: name, title, and the names of its phases open now."""
+    now = datetime.now(UTC)
+    listed = []
+    for name in installed_names(platform):
+        _, challenge = current(platform, name)
+        open_now = [phase.name for phase in challenge.phases if phase.is_open(now)]
+        listed.append({"name": name, "title": challenge.title, "open_phases": open_now})
+    return listed
+
+
+def challenge_overview(
+    platform: Platform, principal: Principal | None, name: str
+) -> dict[str, Any]:
+    """One challenge: title, description, protocol, and per phase its times and boards."""
+    _, challenge = current(platform, name)
+    return {
+        "name": challenge.name,
+        "title": challenge.title,
+        "description": challenge.description,
+        "protocol": challenge.protocol.kind,
+        "phases": _phases(challenge, principal),
+    }
+
+
+def _phases(challenge: Challenge, principal: Principal | None) -> list[dict[str, Any]]:
+    now = datetime.now(UTC)
+    organizer = principal is not None and principal.organizer
+    shown = []
+    for phase in challenge.phases:
+        boards = [
+            {"name": board.name, "readable": organizer or may_read(challenge, phase, board)}
+            for board in phase_boards(challenge, phase.name)
+        ]
+        shown.append(
+            {
+                "name": phase.name,
+                "title": phase.title,
+                "tasks": list(phase.tasks),
+                "opens": _moment(phase.opens),
+                "closes": _moment(phase.closes),
+                "open": phase.is_open(now),
+                "boards": boards,
+            }
+        )
+    return shown

@@ -1,0 +1,211 @@
+"""Server-rendered pages for people: challenges, leaderboards, submitting, a submission's status.
+
+The pages call the same services as the REST routes with the same principal, so they show
+exactly what the API would (a board a caller may not read is listed without a link; another
+team's submission is "not found"). Signing in takes an API token (``proctor user add`` prints
+it) and keeps it in a cookie that is ``HttpOnly`` and ``SameSite=Strict``; forms that change
+something are also refused when their ``Origin`` is another site. Pages are not part of the
+OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlsplit
+
+from fastapi import APIRouter, Cookie, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
+
+from proctor.errors import AuthenticationError, ForbiddenError, ProctorError
+from proctor.services import overview, standings, submissions
+from proctor.services.accounts import Principal, authenticate
+from proctor.services.platform import Platform
+from proctor.web.deps import PlatformDep
+from proctor.web.errors import http_status
+from proctor.web.uploads import read_upload
+
+COOKIE = "proctor_token"
+COOKIE_DAYS = 30
+REFRESH_S = 2
+"""Seconds between reloads of a submission's page while it is queued or running."""
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=Path(__file__).with_name("templates"))
+TokenCookie = Annotated[str | None, Cookie(alias=COOKIE)]
+
+
+def _principal(platform: Platform, token: str | None) -> Principal | None:
+    """The signed-in user, or None (no cookie, or a token revoked since)."""
+    if not token:
+        return None
+    try:
+        return authenticate(platform, token)
+    except AuthenticationError:
+        return None
+
+
+def _render(
+    request: Request, name: str, principal: Principal | None, status: int = 200, **context: Any
+) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request, name, {"me": principal, **context}, status_code=status
+    )
+
+
+def _error(request: Request, principal: Principal | None, error: ProctorError) -> HTMLResponse:
+    """The error page: the service's message (it says what to do) and the HTTP status."""
+    return _render(request, "error.html", principal, http_status(error), message=str(error))
+
+
+def _same_site(request: Request) -> None:
+    """Refuse a form posted from another site (the cookie's SameSite is the first guard)."""
+    origin = request.headers.get("origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.url.netloc:
+        raise ForbiddenError("this form was sent from another site: use Proctor's own page")
+
+
+def _signed_in(principal: Principal | None) -> Principal:
+    if principal is None:
+        raise AuthenticationError("sign in with your API token first (proctor user add prints it)")
+    return principal
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+    """The installed challenges."""
+    principal = _principal(platform, token)
+    return _render(request, "home.html", principal, challenges=overview.challenge_list(platform))
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+    """The sign-in form."""
+    return _render(request, "login.html", _principal(platform, token))
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login(request: Request, platform: PlatformDep, token: Annotated[str, Form()] = "") -> Response:
+    """Check the API token and keep it in the session cookie."""
+    try:
+        _same_site(request)
+        principal = authenticate(platform, token.strip())
+    except ProctorError as error:
+        return _render(request, "login.html", None, http_status(error), message=str(error))
+    answer = RedirectResponse("/", status_code=303)
+    answer.set_cookie(
+        COOKIE,
+        token.strip(),
+        max_age=COOKIE_DAYS * 86400,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+    platform.audit(principal.name, "web.login", principal.name)
+    return answer
+
+
+@router.post("/logout")
+def logout(request: Request) -> Response:
+    """Forget the session cookie."""
+    answer = RedirectResponse("/", status_code=303)
+    answer.delete_cookie(COOKIE)
+    return answer
+
+
+@router.get("/challenges/{name}", response_class=HTMLResponse)
+def challenge_page(
+    name: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """A challenge: its phases, their boards, the submission form and the team's submissions."""
+    principal = _principal(platform, token)
+    try:
+        shown = overview.challenge_overview(platform, principal, name)
+        mine = submissions.listing(platform, principal, name) if principal else []
+    except ProctorError as error:
+        return _error(request, principal, error)
+    return _render(request, "challenge.html", principal, challenge=shown, submissions=mine)
+
+
+@router.get("/challenges/{name}/leaderboards/{board}", response_class=HTMLResponse)
+def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
+    name: str,
+    board: str,
+    request: Request,
+    platform: PlatformDep,
+    phase: str | None = None,
+    token: TokenCookie = None,
+) -> Response:
+    """One leaderboard as a table (the same rows as the REST board)."""
+    principal = _principal(platform, token)
+    try:
+        shown = standings.leaderboard(platform, principal, name, phase or None, board)
+    except ProctorError as error:
+        return _error(request, principal, error)
+    columns = _columns(shown["rows"])
+    return _render(request, "board.html", principal, board=shown, columns=columns)
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(task, metric) pairs of the board's score columns, in first-seen order."""
+    seen: dict[tuple[str, str], None] = {}
+    for row in rows:
+        for task, metrics in row["scores"].items():
+            for metric in metrics:
+                seen[(task, metric)] = None
+    return list(seen)
+
+
+@router.post("/challenges/{name}/submit", response_class=HTMLResponse)
+async def submit_page(
+    name: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """Take the form's entry archive and show its submission's page."""
+    principal = await run_in_threadpool(_principal, platform, token)
+    try:
+        _same_site(request)
+        signed_in = _signed_in(principal)
+        await run_in_threadpool(submissions.check_submitter, platform, signed_in, name)
+        async with read_upload(request, "entry", platform.settings.upload_bytes) as upload:
+            phase = upload.fields.get("phase") or None
+            receipt = await run_in_threadpool(
+                submissions.submit, platform, signed_in, name, phase, upload.file
+            )
+    except ProctorError as error:
+        return _error(request, principal, error)
+    return RedirectResponse(f"/submissions/{quote(receipt.submission)}", status_code=303)
+
+
+@router.get("/submissions/{sid}", response_class=HTMLResponse)
+def submission_page(
+    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """A submission's status, stage and queue position, then its disclosed report."""
+    principal = _principal(platform, token)
+    try:
+        shown = submissions.status(platform, _signed_in(principal), sid)
+    except ProctorError as error:
+        return _error(request, principal, error)
+    waiting = shown["status"] in ("queued", "running")
+    return _render(
+        request, "submission.html", principal, s=shown, refresh=REFRESH_S if waiting else None
+    )
+
+
+@router.post("/submissions/{sid}/cancel", response_class=HTMLResponse)
+def cancel_page(
+    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """Cancel the submission, then show its page again."""
+    principal = _principal(platform, token)
+    try:
+        _same_site(request)
+        submissions.cancel(platform, _signed_in(principal), sid)
+    except ProctorError as error:
+        return _error(request, principal, error)
+    return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
+
+
+__all__ = ["COOKIE", "router"]

@@ -1,0 +1,148 @@
+"""The pages for people, in a real browser: Debian's Chromium driven by playwright.
+
+A participant signs in with the API token ``proctor user add`` printed, submits an entry
+archive through the challenge page's form, watches the submission's page reload itself until
+the real job (bwrap sandbox, the executor's job function) has scored it, and finds the team on
+the public board. Another team's participant sees none of it. Forms posted from another site
+are refused, and what participants wrote is shown as text, never as markup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.settings import Settings
+from service_seed import Seeded, archive, run_queued, seed, served, submit
+from toy_challenge import make_entry
+
+pytestmark = pytest.mark.sandbox
+
+CHROMIUM = Path("/usr/bin/chromium")
+# as root Chromium needs --no-sandbox; the others keep it off this machine's closed network
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = 20_000
+
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Debian's chromium is not installed: `make test` installs it (apt-get install chromium)",
+        allow_module_level=True,
+    )
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def site(shared_dir: Path) -> Iterator[tuple[Seeded, str]]:
+    seeded = seed(shared_dir / "service")
+    with served(seeded.app) as url:
+        yield seeded, url
+    seeded.platform.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context()
+    opened = context.new_page()
+    opened.set_default_timeout(WAIT_MS)
+    yield opened
+    context.close()
+
+
+def sign_in(page: Page, url: str, token: str) -> None:
+    page.goto(f"{url}/login")
+    page.fill("input[name=token]", token)
+    page.click("button[type=submit]")
+
+
+def test_a_participant_submits_watches_the_evaluation_and_finds_the_board(
+    site: tuple[Seeded, str],
+    page: Page,
+    shared_dir: Path,
+    sandbox: BwrapSandbox,
+    sandbox_settings: Settings,
+) -> None:
+    seeded, url = site
+    page.goto(url)
+    page.click("text=toy")
+    expect(page.locator("h1")).to_contain_text("Toy records challenge")
+    expect(page.get_by_text("Sign in to submit an entry")).to_be_visible()
+
+    sign_in(page, url, seeded.tokens["alice"])
+    expect(page.locator("#me")).to_have_text("alice")
+    page.goto(f"{url}/challenges/toy")
+    entry = shared_dir / "entry.tar.gz"
+    entry.write_bytes(archive(make_entry(shared_dir / "entry")))
+    page.set_input_files("input[name=entry]", str(entry))
+    page.click("form[enctype='multipart/form-data'] button[type=submit]")
+    expect(page).to_have_url(re.compile(r"/submissions/[0-9a-f]+$"))
+    expect(page.locator("#status")).to_have_text("queued")
+
+    run_queued(seeded, sandbox, sandbox_settings)  # a worker's job, while the page waits
+    expect(page.locator("#status")).to_have_text("scored", timeout=WAIT_MS)  # reloads itself
+    expect(page.locator("#scores")).to_contain_text("arousal")
+    expect(page.locator("#stages")).to_contain_text("exam")
+
+    page.click("text=back to toy")
+    expect(page.locator("#submissions")).to_contain_text("scored")
+    page.click("a:text-is('default')")
+    expect(page.locator("#board")).to_contain_text("amber")
+
+
+def test_another_team_sees_nothing_of_a_submission(
+    site: tuple[Seeded, str], page: Page, shared_dir: Path
+) -> None:
+    seeded, url = site
+    sid = submit(seeded, "alice", make_entry(shared_dir / "entry"))
+    sign_in(page, url, seeded.tokens["bob"])
+    answer = page.goto(f"{url}/submissions/{sid}")
+    assert answer is not None and answer.status == 404
+    expect(page.locator(".error")).to_contain_text(f"no submission {sid!r}")
+    page.goto(f"{url}/challenges/toy")
+    expect(page.get_by_text("None yet.")).to_be_visible()
+    assert sid not in page.content()
+
+
+def test_a_wrong_token_is_refused_with_what_to_do(site: tuple[Seeded, str], page: Page) -> None:
+    _, url = site
+    sign_in(page, url, "not-a-token")
+    expect(page.locator(".error")).to_contain_text("ask an organizer for a new one")
+    expect(page.locator("#me")).to_have_count(0)
+
+
+def test_a_form_from_another_site_is_refused_and_text_stays_text(
+    site: tuple[Seeded, str], shared_dir: Path
+) -> None:
+    seeded, url = site
+    cookies = {"proctor_token": seeded.tokens["alice"]}
+    with httpx.Client(base_url=url, cookies=cookies) as http:
+        files = {"entry": ("entry.tar.gz", archive(make_entry(shared_dir / "entry")))}
+        foreign = http.post(
+            "/challenges/toy/submit", files=files, headers={"Origin": "http://evil.example"}
+        )
+        assert foreign.status_code == 403 and "another site" in foreign.text
+        assert seeded.submissions == []
+        missing = http.get("/challenges/<img src=x onerror=alert(1)>")
+    assert missing.status_code == 404 and "no challenge" in missing.text
+    assert "<img" not in missing.text and "&lt;img src=x onerror=alert(1)&gt;" in missing.text
