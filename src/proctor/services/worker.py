@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from proctor.errors import PlatformError
 from proctor.executor.housekeeping import reconcile_host
 from proctor.executor.local import LocalPool
 from proctor.executor.runtime import WorkerRuntime
@@ -18,6 +19,7 @@ def worker_runtime(platform: Platform) -> WorkerRuntime:
     """The runtime of a worker process on ``platform`` (sandbox and environments of its host)."""
 
     def environments(challenge: Challenge, phase: Phase) -> Mapping[str, JobEnvironment]:
+        check_host_allowed(challenge, phase, allowed=platform.settings.allow_host_environment)
         return job_environments(challenge, phase, platform.host)
 
     return WorkerRuntime(
@@ -28,6 +30,26 @@ def worker_runtime(platform: Platform) -> WorkerRuntime:
         sandbox=create_sandbox(platform.host),
         environments=environments,
     )
+
+
+def check_host_allowed(challenge: Challenge, phase: Phase, *, allowed: bool) -> None:
+    """Refuse, per job, a task on ``environment: host`` when this worker does not allow it.
+
+    Workers check the installed challenges when they start; a challenge installed later by a
+    server that allows the host's ``/usr`` is refused here (a platform failure of the job,
+    not retried), so one permissive server cannot put the host's tree under other workers'
+    entries.
+    """
+    if allowed:
+        return
+    for task in phase.tasks:
+        if challenge.environment_of(task) is None:
+            raise PlatformError(
+                f"challenge {challenge.name!r} runs task {task!r} on the host ('environment: "
+                "host'), which this worker refuses: declare an environment, or start the "
+                "worker with --allow-host-environment (PROCTOR_ALLOW_HOST_ENVIRONMENT=1) if "
+                "every participant is trusted"
+            )
 
 
 def start_local_pool(platform: Platform, workers: int) -> LocalPool:
