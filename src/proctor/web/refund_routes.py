@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from proctor.services import refunds
+from proctor.web import schemas
 from proctor.web.deps import PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
 
@@ -14,12 +13,12 @@ router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
 
 
 @router.get("/flagged")
-def flagged(platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+def flagged(platform: PlatformDep, principal: PrincipalDep) -> schemas.FlaggedList:
     """Submissions whose worker was lost 3 times, and whether each was refunded (organizers)."""
-    return refunds.flagged(platform, principal)
+    return schemas.FlaggedList(**refunds.flagged(platform, principal))
 
 
 @router.post("/submissions/{sid}/refund")
-def refund(sid: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+def refund(sid: str, platform: PlatformDep, principal: PrincipalDep) -> schemas.Flagged:
     """Refund a flagged submission: it stops counting against its team's quota (organizers)."""
-    return refunds.refund(platform, principal, sid)
+    return schemas.Flagged(**refunds.refund(platform, principal, sid))

@@ -15,6 +15,7 @@ from proctor.errors import UsageError
 from proctor.services import installs, publications, rescore, standings, submissions
 from proctor.services.accounts import Principal
 from proctor.services.platform import Platform
+from proctor.web import schemas
 from proctor.web.deps import MaybePrincipalDep, PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
 from proctor.web.uploads import form_body, read_upload
@@ -37,23 +38,23 @@ class PublishRequest(BaseModel):
 
 
 @router.get("/me")
-def me(principal: PrincipalDep) -> dict[str, Any]:
+def me(principal: PrincipalDep) -> schemas.Me:
     """Who the token belongs to."""
-    return {"user": principal.name, "role": principal.role, "team": principal.team}
+    return schemas.Me(user=principal.name, role=principal.role, team=principal.team)
 
 
 @router.get("/challenges")
-def list_challenges(platform: PlatformDep) -> dict[str, Any]:
+def list_challenges(platform: PlatformDep) -> schemas.ChallengeList:
     """The installed challenges (public)."""
-    return {"challenges": installs.installed_names(platform)}
+    return schemas.ChallengeList(challenges=installs.installed_names(platform))
 
 
 @router.post("/challenges")
 def install_challenge(
     body: InstallRequest, platform: PlatformDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> schemas.Installed:
     """Install or update a challenge from a folder on the server or a bundled name (organizer)."""
-    return installs.install(platform, principal, body.source).to_json()
+    return schemas.Installed(**installs.install(platform, principal, body.source).to_json())
 
 
 @router.post(
@@ -62,11 +63,12 @@ def install_challenge(
 )
 async def install_archive(
     request: Request, platform: PlatformDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> schemas.Installed:
     """Install or update a challenge from an uploaded archive of its bundle (organizer)."""
     installs.check_installer(principal)
     async with read_upload(request, "bundle", platform.settings.upload_bytes) as upload:
-        return await run_in_threadpool(_install_archive, platform, principal, upload.file)
+        done = await run_in_threadpool(_install_archive, platform, principal, upload.file)
+    return schemas.Installed(**done)
 
 
 def _install_archive(platform: Platform, principal: Principal, stream: BinaryIO) -> dict[str, Any]:
@@ -88,7 +90,7 @@ def _install_archive(platform: Platform, principal: Principal, stream: BinaryIO)
 )
 async def submit(
     name: str, request: Request, platform: PlatformDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> schemas.Receipt:
     """Submit an entry archive to a phase (the single open one when none is named)."""
     await run_in_threadpool(submissions.check_submitter, platform, principal, name)
     async with read_upload(request, "entry", platform.settings.upload_bytes) as upload:
@@ -98,41 +100,45 @@ async def submit(
         receipt = await run_in_threadpool(
             submissions.submit, platform, principal, name, phase, upload.file
         )
-    return receipt.to_json()
+    return schemas.Receipt(**receipt.to_json())
 
 
 @router.get("/submissions/{sid}")
-def submission_status(sid: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+def submission_status(
+    sid: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.SubmissionStatus:
     """Status, stage, queue position and (when finished) the disclosed report."""
-    return submissions.status(platform, principal, sid)
+    return schemas.SubmissionStatus(**submissions.status(platform, principal, sid))
 
 
 @router.post("/submissions/{sid}/cancel")
-def cancel(sid: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+def cancel(sid: str, platform: PlatformDep, principal: PrincipalDep) -> schemas.SubmissionStatus:
     """Cancel a queued or running submission."""
-    return submissions.cancel(platform, principal, sid)
+    return schemas.SubmissionStatus(**submissions.cancel(platform, principal, sid))
 
 
 @router.post("/submissions/{sid}/publish")
 def publish(
     sid: str, body: PublishRequest, platform: PlatformDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> schemas.Publication:
     """Publish (or, with ``published: false``, withdraw) a task's result on the boards."""
-    return publications.publish(
+    done = publications.publish(
         platform, principal, sid, body.task, part=body.part or "", published=body.published
     )
+    return schemas.Publication(**done)
 
 
 @router.post("/submissions/{sid}/final")
-def final(sid: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+def final(sid: str, platform: PlatformDep, principal: PrincipalDep) -> schemas.FinalChoice:
     """Choose the submission as a final entry of its team."""
-    return publications.choose_final(platform, principal, sid)
+    return schemas.FinalChoice(**publications.choose_final(platform, principal, sid))
 
 
 BOARD_CONTENT: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "The board: JSON by default, CSV with format=csv.",
-        "content": {"application/json": {}, "text/csv": {"schema": {"type": "string"}}},
+        "model": schemas.Leaderboard,
+        "content": {"text/csv": {"schema": {"type": "string"}}},
     }
 }
 
@@ -166,16 +172,18 @@ def leaderboard(  # noqa: PLR0917 - FastAPI maps parameters to the request
 @router.post("/challenges/{name}/phases/{phase}/rescore")
 def rescore_phase(
     name: str, phase: str, platform: PlatformDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> schemas.Rescored:
     """Score every scored submission of the phase again with the installed scorer (organizer).
 
     Answers what changed: per submission and task, each metric old → new, and rank changes
     on the default board.
     """
-    return rescore.rescore(platform, principal, name, phase)
+    return schemas.Rescored(**rescore.rescore(platform, principal, name, phase))
 
 
 @router.post("/challenges/{name}/rescore")
-def rescore_last_phase(name: str, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+def rescore_last_phase(
+    name: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.Rescored:
     """Rescore the challenge's last phase (organizer): as ``/phases/{phase}/rescore``."""
-    return rescore.rescore(platform, principal, name, None)
+    return schemas.Rescored(**rescore.rescore(platform, principal, name, None))

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from proctor.services import teams
+from proctor.web import schemas
 from proctor.web.deps import PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
 
@@ -25,12 +24,14 @@ class JoinRequest(BaseModel):
 
 
 @router.post("/invites")
-def invite(body: InviteRequest, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+def invite(
+    body: InviteRequest, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.Invitation:
     """A one-use code (7 days) another user joins the team with: ``{"team", "code", "expires"}``."""
-    return teams.invite(platform, principal, body.team).to_json()
+    return schemas.Invitation(**teams.invite(platform, principal, body.team).to_json())
 
 
 @router.post("/join")
-def join(body: JoinRequest, platform: PlatformDep, principal: PrincipalDep) -> dict[str, Any]:
+def join(body: JoinRequest, platform: PlatformDep, principal: PrincipalDep) -> schemas.Joined:
     """Join the team an invitation code names: ``{"user", "team"}``."""
-    return teams.join(platform, principal, body.code)
+    return schemas.Joined(**teams.join(platform, principal, body.code))

@@ -1,0 +1,137 @@
+"""The answers of the REST routes as typed models: what ``/openapi.json`` documents.
+
+Routes still build plain mappings in the services; FastAPI validates each answer against its
+model here, so the schema, schemathesis' response checks and the answers cannot drift apart.
+Models allow extra keys (a newer server may add fields; clients ignore what they do not
+know). Nested parts whose shape belongs to another layer (a submission's report, a rescore's
+per-job changes) are documented as objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Answer(BaseModel):
+    """Every answer: extra keys pass through unchanged."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Me(Answer):
+    user: str
+    role: str = Field(description="organizer or participant")
+    team: str | None
+
+
+class ChallengeList(Answer):
+    challenges: list[str]
+
+
+class Installed(Answer):
+    challenge: str
+    version: int = Field(description="1 for the first install; +1 for each changed bundle.")
+    sha256: str
+    phases: list[str]
+    changed: bool = Field(description="False when the same bundle was installed already.")
+
+
+class Receipt(Answer):
+    submission: str
+    team: str | None
+    phase: str
+    status: Literal["queued"]
+    queue_position: int | None
+
+
+class SubmissionStatus(Answer):
+    submission: str
+    team: str | None
+    challenge: str
+    phase: str
+    status: str = Field(description="queued, running, scored, dry_run, failed or cancelled")
+    failure: str | None = Field(description="entry, platform, scorer or infrastructure")
+    stage: str | None
+    queue_position: int | None
+    report: dict[str, Any] | None = Field(
+        description="The ``proctor run --json`` object as disclosed; null until finished."
+    )
+
+
+class Publication(Answer):
+    submission: str
+    task: str
+    part: str | None
+    published: bool
+
+
+class FinalChoice(Answer):
+    submission: str
+    final: bool
+    replaced: str | None = Field(description="The choice this one replaced (the oldest).")
+
+
+class Interval(Answer):
+    scores: dict[str, dict[str, list[int | float]]]
+    rank: list[int | float] | None
+
+
+class BoardRow(Answer):
+    rank: int | float
+    team: str | None
+    submission: str
+    submitted_at: str
+    scores: dict[str, dict[str, int | float | None]]
+    ci95: Interval | None
+    mean_rank: int | float | None
+    sources: dict[str, str]
+
+
+class Leaderboard(Answer):
+    challenge: str
+    phase: str
+    board: str
+    title: str
+    tasks: list[str]
+    metrics: list[str]
+    aggregation: str
+    per: str
+    public: bool
+    ladder: dict[str, int | float] | None
+    rows: list[BoardRow]
+
+
+class Rescored(Answer):
+    challenge: str
+    phase: str
+    challenge_version: int
+    rescored: int
+    changed: int
+    jobs: list[dict[str, Any]]
+    rank_changes: list[dict[str, Any]]
+
+
+class Invitation(Answer):
+    team: str
+    code: str
+    expires: str
+
+
+class Joined(Answer):
+    user: str
+    team: str
+
+
+class Flagged(Answer):
+    submission: str
+    team: str | None
+    challenge: str
+    phase: str
+    flagged: bool
+    refunded: bool
+
+
+class FlaggedList(Answer):
+    flagged: list[Flagged]
