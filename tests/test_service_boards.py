@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
+from proctor.errors import NotFoundError
 from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.leaderboard import rows_from_csv
+from proctor.services import publications
 from proctor.services.board_entries import StoredEntry, task_parts
 from proctor.services.installs import install
 from proctor.services.platform import Platform
@@ -242,3 +244,18 @@ def test_visceral_teams_publish_per_organ_and_each_organ_board_takes_its_best(sv
     assert row["scores"] == {"CTce": {"dice_spleen": 0.95}}  # MRT1's spleen: never published
     assert svc.get(base + "default")[0] == 403  # exact unpublished results: organizers only
     assert svc.get(base + "default", "bob")[0] == 403
+
+
+def test_a_submissions_choices_list_each_task_and_organ_and_what_was_published(svc: Svc) -> None:
+    install(svc.platform, svc.principal("olga"), "visceral-anatomy3")
+    results = {"CTce": _organs(0.9, 0.2), "MRT1": _organs(0.7, 0.8)}
+    svc.scored_tasks("b1", "blue", "final", "visceral-anatomy3", results)
+    assert svc.post("/submissions/b1/publish", "bob", {"task": "CTce", "part": "liver"})[0] == 200
+    chosen = publications.choices(svc.platform, svc.principal("bob"), "b1")
+    rows = {(p["task"], p["part"]): p["published"] for p in chosen["publications"]}
+    assert [key for key, published in rows.items() if published] == [("CTce", "liver")]
+    for task in ("CTce", "MRT1"):
+        assert {(task, None), (task, "liver"), (task, "spleen")} <= set(rows)
+    assert chosen["final"] is False and chosen["final_entries"] >= 1
+    with pytest.raises(NotFoundError):
+        publications.choices(svc.platform, svc.principal("carol"), "b1")

@@ -103,6 +103,14 @@ def test_a_participant_submits_watches_the_evaluation_and_finds_the_board(
     expect(page.locator("#status")).to_have_text("scored", timeout=WAIT_MS)  # reloads itself
     expect(page.locator("#scores")).to_contain_text("arousal")
     expect(page.locator("#stages")).to_contain_text("exam")
+    page.click("#choose-final")
+    expect(page.locator("#final")).to_contain_text("one of your team's final entries")
+    shown = page.locator("#publications td:nth-child(3)")
+    expect(shown).to_have_text("not published")
+    page.click("#publications button:text-is('publish')")
+    expect(shown).to_have_text("published")
+    page.click("#publications button:text-is('withdraw')")
+    expect(shown).to_have_text("not published")
 
     page.click("text=back to toy")
     expect(page.locator("#submissions")).to_contain_text("scored")

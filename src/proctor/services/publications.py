@@ -125,3 +125,30 @@ def choose_final(platform: Platform, principal: Principal, sid: str) -> dict[str
         session.add(FinalChoice(team_id=row.team_id, submission_id=sid, chosen=time.time()))
     platform.audit(principal.name, "final", sid, f"replaced={replaced}")
     return {"submission": sid, "final": True, "replaced": replaced}
+
+
+def choices(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+    """What the submission's team has chosen for it: final or not, and what it published.
+
+    ``{"final", "final_entries", "publications": [{"task", "part", "published"}]}``: one row
+    per task (``part`` None) and one per part of a task that has parts.
+    """
+    with platform.db() as session:
+        row, jobs = _own_scored(session, principal, sid)
+        final = session.scalar(select(FinalChoice).where(FinalChoice.submission_id == sid))
+        shown = {
+            (p.task, p.part): p.published
+            for p in session.scalars(select(Publication).where(Publication.submission_id == sid))
+        }
+    _, challenge = current(platform, row.challenge)
+    listed = []
+    for job in sorted(jobs, key=lambda j: j.id):
+        parts = task_parts(challenge.task(job.task).reported_metrics)
+        for part in (WHOLE_TASK, *parts):
+            published = shown.get((job.task, part), False)
+            listed.append({"task": job.task, "part": part or None, "published": published})
+    return {
+        "final": final is not None,
+        "final_entries": challenge.phase(row.phase).final_entries,
+        "publications": listed,
+    }

@@ -20,7 +20,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import AuthenticationError, ForbiddenError, ProctorError
-from proctor.services import overview, standings, submissions
+from proctor.services import overview, publications, standings, submissions
 from proctor.services.accounts import Principal, authenticate
 from proctor.services.platform import Platform
 from proctor.web.deps import PlatformDep
@@ -189,8 +189,16 @@ def submission_page(
     except ProctorError as error:
         return _error(request, principal, error)
     waiting = shown["status"] in ("queued", "running")
+    chosen = None
+    if shown["status"] == "scored":
+        chosen = publications.choices(platform, _signed_in(principal), sid)
     return _render(
-        request, "submission.html", principal, s=shown, refresh=REFRESH_S if waiting else None
+        request,
+        "submission.html",
+        principal,
+        s=shown,
+        chosen=chosen,
+        refresh=REFRESH_S if waiting else None,
     )
 
 
@@ -203,6 +211,41 @@ def cancel_page(
     try:
         _same_site(request)
         submissions.cancel(platform, _signed_in(principal), sid)
+    except ProctorError as error:
+        return _error(request, principal, error)
+    return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
+
+
+@router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
+def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
+    sid: str,
+    request: Request,
+    platform: PlatformDep,
+    task: Annotated[str, Form()],
+    part: Annotated[str, Form()] = "",
+    published: Annotated[bool, Form()] = True,
+    token: TokenCookie = None,
+) -> Response:
+    """Publish or withdraw a task's (or part's) result, then show the submission again."""
+    principal = _principal(platform, token)
+    try:
+        _same_site(request)
+        chooser = _signed_in(principal)
+        publications.publish(platform, chooser, sid, task, part=part, published=published)
+    except ProctorError as error:
+        return _error(request, principal, error)
+    return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
+
+
+@router.post("/submissions/{sid}/final", response_class=HTMLResponse)
+def final_page(
+    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """Choose the submission as a final entry of its team, then show it again."""
+    principal = _principal(platform, token)
+    try:
+        _same_site(request)
+        publications.choose_final(platform, _signed_in(principal), sid)
     except ProctorError as error:
         return _error(request, principal, error)
     return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
