@@ -16,8 +16,9 @@ rows) with a ``model.py`` that imports nothing. Each round runs, in a random ord
   driver's argv, mounts, environment and ``Limits``: memory cgroup, clock pipe with
   ``start_s`` = ``load_s``), the prediction collected out of the home, the scorer's format
   check, the row count against ``test.data``, and the clearing again;
-- ``first``: the same on the other of two copies of the data folder, so that its
-  configuration is new, as for a job's single dataset: the first run is a sandbox of its own
+- ``first``: the same on the copy of the data folder used longest ago (of more copies than a
+  session keeps configurations), so that its configuration has no server, as for a job's
+  single dataset: the first run is a sandbox of its own
   while the configuration's case server boots, the second a fork of that server;
 - ``start``: two bare ``python3 -I -c 'import pandas'``, what is excluded (below);
 - ``probe bare``, ``probe``, ``probe first``: the interpreter start excluded, see below.
@@ -65,6 +66,7 @@ from proctor.protocols.model_runs import read_budgets
 from proctor.protocols.python_model import PythonModelDriver, state_folder
 from proctor.sandbox.base import Mount, Outcome, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.sandbox.case_pool import MAX_CONFIGURATIONS
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.scoring.autowsl import check_prediction
 from proctor.services.catalog import resolve_challenge
@@ -146,6 +148,7 @@ def main(rounds: int, *, tree: bool = False) -> int:
             (home / "model.py").write_text(MODEL)
             session.give(home)
             ways = Ways(session, environment_python(rootfs), home=home, inputs=inputs, root=root)
+            ways.warm_up()
             times = measure(ways, rounds)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -173,27 +176,35 @@ class Ways:
         self.session = TimedSession(session)
         context = DriverContext(self.protocol, ResourceLimits(), self.session, 1, check_prediction)  # type: ignore[arg-type]
         self.driver = PythonModelDriver(context)
-        self.python, self.home, self.root = python, home, root
+        self.python, self.home, self.root, self.inputs = python, home, root, inputs
         self.host_work: list[float] = []
         self.budgets = read_budgets(inputs / CASE, self.protocol)
         self.bare_home = root / "bare-home"
         self.bare_home.mkdir()
         shutil.copy(home / "model.py", self.bare_home)
         self.env = {"HOME": str(self.bare_home), "LANG": "C.UTF-8", "PATH": os.environ["PATH"]}
-        self.copies = [inputs, root / "inputs-copy"]  # two data folders: two configurations
-        shutil.copytree(inputs, self.copies[1])
+        # more data folders than a session keeps configurations: the least recently used one
+        # has no server left, as for a job's single dataset
+        self.copies = [root / f"inputs-{n}" for n in range(MAX_CONFIGURATIONS + 1)]
+        for copy in self.copies:
+            shutil.copytree(inputs, copy)
 
     def table(self) -> dict[str, Callable[[], None]]:
         """Name → action of every way."""
         return {"bare": self.bare, "start": self.start, "driver": self.driver_case,
                 "first": self.first_case, "probe bare": self.probe_bare,
-                "probe": lambda: self.probe(self.copies[0]),
+                "probe": lambda: self.probe(self.inputs),
                 "probe first": lambda: self.probe(self.other_copy())}  # fmt: skip
 
     def other_copy(self) -> Path:
-        """The other data folder: the session's server for it starts anew."""
-        self.copies.reverse()
+        """The data folder used longest ago: the session has no server for it any more."""
+        self.copies.append(self.copies.pop(0))
         return self.copies[0]
+
+    def warm_up(self) -> None:
+        """One case on every data folder: each gets its private read-only view once per job."""
+        for _ in self.copies:
+            self.first_case()
 
     def bare(self) -> None:
         """The harness's two runs as host subprocesses."""
@@ -201,7 +212,7 @@ class Ways:
         shutil.rmtree(state, ignore_errors=True)
         for mode in ("train", "predict"):
             argv = [*self.python, "-I", str(HARNESS_DIR / HARNESS_FILE), mode,
-                    "--entry", str(self.bare_home), "--data", str(self.copies[0] / CASE),
+                    "--entry", str(self.bare_home), "--data", str(self.inputs / CASE),
                     "--state", f"{state}/model", "--output", f"{state}/prediction"]  # fmt: skip
             subprocess.run(argv, check=True, env=self.env, cwd=self.bare_home)
 
@@ -213,7 +224,7 @@ class Ways:
     def driver_case(self) -> None:
         """``PythonModelDriver.run_case``, the host work outside its runs noted."""
         inside, started = self.session.inside_s, time.perf_counter()
-        self._driver_case(self.copies[0])
+        self._driver_case(self.inputs)
         outside = time.perf_counter() - started - (self.session.inside_s - inside)
         self.host_work.append(outside * 1000)
 

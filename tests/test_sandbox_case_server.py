@@ -223,3 +223,60 @@ def test_where_no_server_can_start_every_case_runs_in_a_sandbox_of_its_own(
     assert any(note.startswith("case server failed") for note in outcomes[1].notes), outcomes[1]
     for later in (outcomes[0], *outcomes[2:]):
         assert not any(note.startswith("case server failed") for note in later.notes), later
+
+
+def test_a_case_holds_no_descriptor_of_the_server_whatever_its_open_files_limit(
+    server_sandbox: BwrapSandbox,
+) -> None:
+    """The control socket keeps the host's (high) number: it must be closed below any limit."""
+    spare = [os.open("/dev/null", os.O_RDONLY) for _ in range(200)]
+    try:
+        with server_sandbox.session() as session:
+            listed = case(session, "ls /proc/self/fd", open_files=16)
+    finally:
+        for fd in spare:
+            os.close(fd)
+    assert listed.succeeded, listed
+    assert set(listed.stdout.split()) <= {"0", "1", "2", "3"}, listed.stdout  # 3: ls's own
+
+
+SHMGET = (
+    "python3 -c 'import ctypes; libc = ctypes.CDLL(None); "
+    "ident = libc.shmget(0, 8 << 20, 0o1000 | 0o600); print(ident)'"
+)
+
+
+def test_system_v_shared_memory_of_a_case_is_gone_before_the_next(session: SandboxSession) -> None:
+    made = case(session, SHMGET)
+    assert made.succeeded and int(made.stdout) >= 0, made
+    left = case(session, "tail -n +2 /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem")
+    assert left.succeeded, left
+    assert [line for line in left.stdout.splitlines() if line and "==>" not in line] == []
+
+
+def test_configurations_used_in_turn_keep_their_own_servers(
+    session: SandboxSession, shared_dir: Path
+) -> None:
+    """python_model's parallel datasets: each dataset's second run finds its first's server."""
+    started = "cut -d' ' -f22 /proc/1/stat"
+    folders = [shared_dir / name for name in ("a", "b")]
+    for folder in folders:
+        folder.mkdir()
+    seen: dict[int, list[str]] = {0: [], 1: []}
+    for turn in range(6):
+        mounts = [Mount(folders[turn % 2], "/data")]
+        ran = session.run_case(["/bin/sh", "-c", started], mounts=mounts, limits=FAST)
+        assert ran.succeeded, ran
+        seen[turn % 2].append(ran.stdout)
+    for starts in seen.values():  # the first is a sandbox of its own, then one server each
+        assert len(set(starts[1:])) == 1, seen
+    assert seen[0][1] != seen[1][1]
+
+
+def test_a_case_that_takes_the_rights_on_tmp_away_does_not_break_the_server(
+    session: SandboxSession,
+) -> None:
+    assert case(session, "touch /tmp/f && chmod 0 /tmp").succeeded
+    after = case(session, "ls -A /tmp && touch /tmp/g && echo ok", warm=False)
+    assert after.succeeded and after.stdout == "ok\n", after
+    assert not any(note.startswith("case server failed") for note in after.notes), after

@@ -8,8 +8,10 @@ wall clock, CPU budget and clock pipe aside: those are each case's own) are one
 for the cases to come and runs its own case in a sandbox of its own meanwhile: a server takes
 longer to boot (a sandbox, then its Python) than one sandbox launch, so a configuration used
 once (a python_model job's single dataset) pays no more than before, and from its second case
-on every case is a fork. A new configuration (the exam after the quiz) ends the idle servers
-of the previous one. A server that breaks is dropped and its case is run again the ordinary
+on every case is a fork. Idle servers are kept for the ``MAX_CONFIGURATIONS`` configurations
+used last (python_model runs datasets in parallel, each its own configuration, and a
+dataset's second run must find the server its first one started); older ones are ended off
+the case's path. A server that breaks is dropped and its case is run again the ordinary
 way; when a server breaks on its very first case, the session stops using servers.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -26,6 +29,8 @@ from proctor.sandbox.runs import RunGroup
 
 Key = tuple[tuple[Mount, ...], tuple[tuple[str, str], ...], str, Limits]
 Fallback = Callable[[], Outcome]
+MAX_CONFIGURATIONS = 8
+"""Configurations whose idle servers a session keeps (the ones used last)."""
 
 
 class CasePool:
@@ -39,7 +44,7 @@ class CasePool:
         self._runs = runs
         self._root_dir = root_dir
         self._lock = threading.Lock()
-        self._idle: dict[Key, list[CaseServer]] = {}
+        self._idle: OrderedDict[Key, list[CaseServer]] = OrderedDict()  # oldest use first
         self._closed = False
         self._unusable = False
         self._closing: list[threading.Thread] = []
@@ -89,13 +94,9 @@ class CasePool:
     ) -> CaseServer | None:
         """An idle server of ``key``; else None, and a server of ``key`` is started for later."""
         with self._lock:
-            ended = [s for k in [k for k in self._idle if k != key] for s in self._idle.pop(k)]
-            if ended:  # off the case's path: ending a sandbox takes milliseconds
-                closing = threading.Thread(target=_close_all, args=(ended,), daemon=True)
-                closing.start()
-                self._closing = [*(t for t in self._closing if t.is_alive()), closing]
             idle = self._idle.get(key, [])
             if idle:
+                self._idle.move_to_end(key)
                 return idle.pop()
             if self._closed:
                 return None
@@ -116,11 +117,20 @@ class CasePool:
         return None
 
     def _give_back(self, key: Key, server: CaseServer) -> None:
+        """Keep ``server`` idle for ``key``; end the configurations used longest ago."""
         with self._lock:
             if self._closed or server.broken:
                 server.close()
                 return
             self._idle.setdefault(key, []).append(server)
+            self._idle.move_to_end(key)
+            ended: list[CaseServer] = []
+            while len(self._idle) > MAX_CONFIGURATIONS:
+                ended += self._idle.popitem(last=False)[1]
+            if ended:  # off the case's path: ending a sandbox takes milliseconds
+                closing = threading.Thread(target=_close_all, args=(ended,), daemon=True)
+                closing.start()
+                self._closing = [*(t for t in self._closing if t.is_alive()), closing]
 
     def close(self) -> None:
         """End every idle server, wait for those ended before; busy ones end after their case."""

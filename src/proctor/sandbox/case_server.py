@@ -63,8 +63,9 @@ RECYCLE_FRACTION = 0.125
 SERVER_LIFETIME_S = 7 * 24 * 3600.0
 PYTHON = "/usr/bin/python3"
 MARSHAL_VERSION = 2
-"""Requests use a ``marshal`` format every Python 3 of an environment reads (dicts, lists,
-strings, numbers and booleans only)."""
+"""Requests use a ``marshal`` format every Python 3 reads (dicts, lists, strings, numbers
+and booleans only); the server's script itself needs Python 3.7 or later (an older root's
+server breaks on its first case and the session's cases run in sandboxes of their own)."""
 
 
 class Launching(Protocol):
@@ -224,7 +225,9 @@ class CaseServer:
             for fd in (*case.streams, *(case.clock or ())):
                 os.close(fd)
         self.served = True
-        return self._outcome(case, wall)
+        outcome = self._outcome(case, wall)
+        self._recycle()
+        return outcome
 
     def _cancel_kill(self, case: _Case) -> Callable[[], None]:
         def kill() -> None:
@@ -235,15 +238,41 @@ class CaseServer:
 
     def _start(self, argv: list[str], limits: Limits) -> _Case:
         """Send the request with the case's pipes and cgroup files; the case joins and execs."""
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        case = _Case(
-            {fd: Stream(fd, limits.log_bytes) for fd in (out_r, err_r)},
-            self._cases.cpu_seconds() or 0.0,
-            self._cases.oom_kills(),
-            clock=os.pipe() if limits.start_s is not None else None,
-        )
-        self._cases.reset_peak()
+        ours: list[int] = []  # read ends, kept on success
+        theirs: list[int] = []  # write ends and cgroup files, always closed here once sent
+        try:
+            out_r, out_w = os.pipe()
+            ours.append(out_r)
+            theirs.append(out_w)
+            err_r, err_w = os.pipe()
+            ours.append(err_r)
+            theirs.append(err_w)
+            clock = os.pipe() if limits.start_s is not None else None
+            if clock is not None:
+                ours += clock  # the host keeps the write end open too, as supervise does
+            case = _Case(
+                {fd: Stream(fd, limits.log_bytes) for fd in (out_r, err_r)},
+                self._cases.cpu_seconds() or 0.0,
+                self._cases.oom_kills(),
+                clock=clock,
+            )
+            self._cases.reset_peak()
+            for path in self._cases.join_files:
+                theirs.append(os.open(path, os.O_WRONLY | os.O_CLOEXEC))
+            clock_w = [clock[1]] if clock is not None else []
+            self._send(argv, case, limits, [out_w, err_w, *clock_w, *theirs[2:]])
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        case.started = time.monotonic()
+        return case
+
+    def _send(self, argv: list[str], case: _Case, limits: Limits, fds: list[int]) -> None:
+        """The request of ``case`` with its descriptors (``ServerBrokenError`` if refused)."""
         env = dict(self._env)
         if case.clock is not None:
             env[CLOCK_FD_VARIABLE] = str(case_server_inner.CLOCK_FD)
@@ -252,28 +281,15 @@ class CaseServer:
             "env": env,
             "cwd": self._cwd,
             "clock": case.clock is not None,
+            "rlimits": case_rlimits(limits, self._cases),
         }
-        request["rlimits"] = case_rlimits(limits, self._cases)
-        joins: list[int] = []
         try:
-            joins += [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in self._cases.join_files]
-            clock = [case.clock[1]] if case.clock is not None else []
-            fds = array.array("i", [out_w, err_w, *clock, *joins])
             self._ctl.sendmsg(
                 [marshal.dumps(request, MARSHAL_VERSION)],
-                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
+                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))],
             )
         except OSError as error:
-            os.close(out_r)
-            os.close(err_r)
-            for fd in case.clock or ():
-                os.close(fd)
             self._broken(f"the case server refused a request: {error}")
-        finally:
-            for fd in (out_w, err_w, *joins):
-                os.close(fd)
-        case.started = time.monotonic()
-        return case
 
     def _watch(self, case: _Case, limits: Limits) -> None:
         """Poll the case's pipes and the server until the case ends, enforcing its limits."""
@@ -367,7 +383,6 @@ class CaseServer:
             exit_status, sig = None, -status
         usage = self._cases.usage()
         oom = self._cases.oom_kills() > case.oom_base
-        self._recycle()
         notes = ["cancelled"] if case.cancelled else []
         if case.cpu_exceeded or sig == signal.SIGXCPU:
             notes.append("cpu time limit reached")
@@ -390,11 +405,21 @@ class CaseServer:
         )
 
     def _recycle(self) -> None:
-        """A fresh case cgroup when the last cases left much memory charged to this one."""
+        """A fresh case cgroup when the last cases left much memory charged to this one.
+
+        When none can be made, the server ends (the case's outcome stands; the pool drops
+        the server and the next case gets another).
+        """
         charged = self._cases.memory_now()
-        if charged is not None and charged > RECYCLE_FRACTION * self._limits.memory_bytes:
-            old, self._cases = self._cases, _new_cgroup(self._host, self._limits)
-            old.remove()
+        if charged is None or charged <= RECYCLE_FRACTION * self._limits.memory_bytes:
+            return
+        try:
+            fresh = _new_cgroup(self._host, self._limits)
+        except (ServerBrokenError, OSError):
+            self.close()
+            return
+        old, self._cases = self._cases, fresh
+        old.remove()
 
     def _broken(self, why: str) -> None:
         self.close()

@@ -20,10 +20,13 @@ Protocol on the ``SOCK_SEQPACKET`` socket named by ``PROCTOR_CASE_SERVER_FD`` (o
    ``nojoin`` and exits without running anything;
 3. server → host: ``exit STATUS`` (a raw wait status) when the case's first process ends.
 
-Before each case the server empties ``/tmp`` and ``/dev/shm``, so every case starts with them
-empty, as a sandbox of its own would. Every limit is the host's to enforce: it kills the
-case's cgroup at the wall clock and at the case's end, and kills this whole sandbox when the
-server stops answering.
+Before each case the server empties ``/tmp`` and ``/dev/shm`` and removes every System V IPC
+object (shared memory, message queues, semaphores) of the server's IPC namespace, so every
+case starts with them empty, as a sandbox of its own would. (POSIX message queues, which
+cannot be listed without mounting ``mqueue``, stay; they are capped by ``RLIMIT_MSGQUEUE``
+and the namespace's ``queues_max``, 800 KiB per uid by default.) Every limit is the host's
+to enforce: it kills the case's cgroup at the wall clock and at the case's end, and kills
+this whole sandbox when the server stops answering.
 """
 
 from __future__ import annotations
@@ -44,13 +47,36 @@ PR_SET_DUMPABLE = 4
 MAX_REQUEST = 1 << 20
 MAX_FDS = 8
 SCRATCH = ("/tmp", "/dev/shm")  # noqa: S108 - the sandbox's own tmpfs, emptied
+SYSV_IPC = ("shm", "msg", "sem")  # /proc/sysvipc/KIND: the IPC namespace's objects
+IPC_RMID = 0
 
 
-def _undumpable() -> None:
+def _undumpable(libc: ctypes.CDLL) -> None:
     """Keep cases (same uid) from reading or writing this process through ``/proc/1/mem``."""
-    libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         sys.exit(f"case server: prctl failed: {os.strerror(ctypes.get_errno())}")
+
+
+def _remove_sysv_ipc(libc: ctypes.CDLL) -> None:
+    """Remove every System V shared memory segment, message queue and semaphore set.
+
+    They outlive the processes that made them (a segment's memory stays charged until it is
+    removed), and the cases of a server share its IPC namespace: without this a case could
+    pin memory for good or leave a message for the next case.
+    """
+    for kind in SYSV_IPC:
+        try:
+            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as listing:
+                ids = [int(line.split()[1]) for line in list(listing)[1:] if line.strip()]
+        except OSError:
+            continue
+        for ident in ids:
+            if kind == "shm":
+                libc.shmctl(ident, IPC_RMID, None)
+            elif kind == "msg":
+                libc.msgctl(ident, IPC_RMID, None)
+            else:
+                libc.semctl(ident, 0, IPC_RMID)
 
 
 def _receive(ctl: _socket.socket) -> tuple[dict[str, object], list[int]] | None:
@@ -91,14 +117,16 @@ def _child(request: dict[str, object], fds: list[int], ctl: _socket.socket) -> N
         _join(fds[3:] if clocked else fds[2:], ctl)
         for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
-        for number, soft, hard in request["rlimits"]:  # type: ignore[attr-defined]
-            resource.setrlimit(number, (soft, hard))
         if clocked:
             if fds[2] != CLOCK_FD:
                 os.dup2(fds[2], CLOCK_FD)
             os.set_inheritable(CLOCK_FD, True)
+        # every other descriptor (the control socket, the cgroup files) is closed *before* the
+        # case's RLIMIT_NOFILE is set: a lower limit would leave those above it open
         first_closed = CLOCK_FD + 1 if clocked else 3
-        os.closerange(first_closed, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        os.closerange(first_closed, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        for number, soft, hard in request["rlimits"]:  # type: ignore[attr-defined]
+            resource.setrlimit(number, (soft, hard))
         argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
         env = {str(k): str(v) for k, v in request["env"].items()}  # type: ignore[attr-defined]
         os.chdir(str(request["cwd"]))
@@ -130,12 +158,14 @@ def _wait(pid: int) -> int:
             return status
 
 
-def _wipe(folder: str) -> None:
+def _wipe(folder: str, mode: int) -> None:
     """Empty ``folder`` (the last case's scratch files), whatever modes the case left.
 
     Iterative (a case may nest folders deeper than Python's recursion limit); links are
-    removed, never followed.
+    removed, never followed. A tree nested past ``PATH_MAX`` cannot be walked by path: the
+    server then stops, and the host runs the next case in a sandbox of its own.
     """
+    os.chmod(folder, mode)  # as the sandbox made it: a case may have taken its rights away
     folders: list[str] = []
     pending = [folder]
     while pending:
@@ -151,15 +181,17 @@ def _wipe(folder: str) -> None:
         os.rmdir(path)
 
 
-def _serve(ctl: _socket.socket) -> None:
+def _serve(ctl: _socket.socket, libc: ctypes.CDLL) -> None:
     """Answer requests until the host closes the socket."""
+    modes = {folder: os.stat(folder).st_mode & 0o7777 for folder in SCRATCH}
     while True:
         received = _receive(ctl)
         if received is None:
             return
         request, fds = received
-        for scratch in SCRATCH:  # the previous case's processes are all dead by now
-            _wipe(scratch)
+        for scratch, mode in modes.items():  # the previous case's processes are all dead now
+            _wipe(scratch, mode)
+        _remove_sysv_ipc(libc)
         if len(fds) < (4 if request.get("clock") else 3):
             sys.exit("case server: a request without its pipes and cgroup files")
         pid = os.fork()
@@ -172,10 +204,12 @@ def _serve(ctl: _socket.socket) -> None:
 
 def main() -> None:
     """Serve cases on the descriptor the host passed."""
-    _undumpable()
+    libc = ctypes.CDLL(None, use_errno=True)
+    _undumpable(libc)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1: ignored from inside unless handled
     ctl = _socket.socket(fileno=int(os.environ.pop(FD_VARIABLE)))
-    _serve(ctl)
+    os.set_inheritable(ctl.fileno(), False)  # closed by every exec, whatever a case does
+    _serve(ctl, libc)
 
 
 if __name__ == "__main__":

@@ -245,11 +245,16 @@ def _check_cpu(watch: _Watch, cpu_limit: float) -> None:
 
 
 def _start_clock(watch: _Watch, limits: Limits) -> float:
-    """The run wrote on its clock pipe: from now on it has ``wall_s``; the new deadline."""
+    """The run wrote on its clock pipe: from now on it has ``wall_s``; the new deadline.
+
+    A byte read after the run was killed at ``start_s`` starts nothing (as on a case server).
+    """
     now = time.monotonic()
     if watch.clock is not None:
         with contextlib.suppress(BlockingIOError):
             os.read(watch.clock.read_fd, 1)
+    if watch.timed_out:  # a byte after the kill: the run never started its clock in time
+        return now + CPU_POLL_S
     watch.clock_started_s = now - watch.started
     return now + limits.wall_s
 
