@@ -64,9 +64,9 @@ from proctor.protocols.base import DriverContext
 from proctor.protocols.harness import HARNESS_DIR, HARNESS_FILE
 from proctor.protocols.model_runs import read_budgets
 from proctor.protocols.python_model import PythonModelDriver, state_folder
+from proctor.sandbox import case_pool
 from proctor.sandbox.base import Mount, Outcome, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
-from proctor.sandbox.case_pool import MAX_CONFIGURATIONS
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.scoring.autowsl import check_prediction
 from proctor.services.catalog import resolve_challenge
@@ -185,7 +185,7 @@ class Ways:
         self.env = {"HOME": str(self.bare_home), "LANG": "C.UTF-8", "PATH": os.environ["PATH"]}
         # more data folders than a session keeps configurations: the least recently used one
         # has no server left, as for a job's single dataset
-        self.copies = [root / f"inputs-{n}" for n in range(MAX_CONFIGURATIONS + 1)]
+        self.copies = [root / f"inputs-{n}" for n in range(case_pool.MAX_CONFIGURATIONS + 1)]
         for copy in self.copies:
             shutil.copytree(inputs, copy)
 
