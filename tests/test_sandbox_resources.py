@@ -37,8 +37,15 @@ def quiet_slot() -> None:
         assert wait_until(lambda: pids_of_uid(SLOT_BASE) == [], 15.0), pids_of_uid(SLOT_BASE)
 
 
-def test_a_fork_bomb_is_capped_by_the_process_limit(sandbox: BwrapSandbox) -> None:
+@pytest.fixture(autouse=True)
+def _quiet_slot_around() -> Iterator[None]:
+    """Every test here starts, and leaves the next test (of any module), with slot 0 idle."""
     quiet_slot()
+    yield
+    quiet_slot()
+
+
+def test_a_fork_bomb_is_capped_by_the_process_limit(sandbox: BwrapSandbox) -> None:
     outcome = run_py(
         sandbox,
         """
@@ -64,7 +71,6 @@ def test_a_fork_bomb_is_capped_by_the_process_limit(sandbox: BwrapSandbox) -> No
 def test_a_shell_fork_bomb_ends_at_the_wall_clock(sandbox: BwrapSandbox) -> None:
     # the sleep is forked before the bomb: a bomb that fills the process cap at once must not
     # keep the shell from reaching the wall clock (``wait`` is a builtin, it needs no fork)
-    quiet_slot()
     outcome = run_sh(
         sandbox,
         "sleep 30 & b() { b | b & }; b; wait",
