@@ -102,3 +102,36 @@ def test_a_case_launched_while_the_stage_is_being_cancelled_is_cancelled_too() -
         raise AssertionError("the crash must propagate")
     assert time.monotonic() - started < 5
     assert len(blocked) == 1 and blocked[0].is_set()
+
+
+class InterruptedListing:
+    """Records whose listing is interrupted (Ctrl-C) after the first has been handed out."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        yield "a"
+        time.sleep(0.1)  # the first case is running by now
+        raise KeyboardInterrupt
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index: int) -> str:
+        return "ab"[index]
+
+
+def test_a_ctrl_c_while_cases_are_submitted_kills_the_running_ones() -> None:
+    killed = threading.Event()
+
+    def run(record: str, wall_s: float) -> CaseRun:
+        killed.wait(30)  # a case that runs until it is killed
+        return case(record, ok=False)
+
+    started = time.monotonic()
+    try:
+        run_cases(InterruptedListing(), run, jobs=2, case_s=30, stage_s=30,  # type: ignore[arg-type]
+                  stop_on_failure=False, cancel=killed.set)  # fmt: skip
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the interrupt was swallowed")
+    assert killed.is_set() and time.monotonic() - started < 5

@@ -62,8 +62,10 @@ def run_cases(
         return run
 
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="case") as pool:
-        futures: dict[Future[CaseRun | None], str] = {pool.submit(task, r): r for r in records}
-        try:
+        futures: dict[Future[CaseRun | None], str] = {}
+        try:  # a Ctrl-C while cases are being submitted must abandon those already running
+            for record in records:
+                futures[pool.submit(task, record)] = record
             _collect(futures, results, skipped)
         except BaseException:
             stop.set()
