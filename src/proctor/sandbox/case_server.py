@@ -43,6 +43,7 @@ import resource
 import select
 import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -140,6 +141,45 @@ class _Case:
     cancelled: bool = False
 
 
+def _launch(  # noqa: PLR0917 - the launch parameters of one sandbox
+    backend: Launching,
+    mounts: Sequence[Mount],
+    limits: Limits,
+    env: Mapping[str, str],
+    cwd: str,
+    slot: int,
+    root_dir: Path | None,
+    cgroup: Cgroup,
+) -> tuple[subprocess.Popen[bytes], socket.socket]:
+    """Start a server's sandbox; its launcher process and the host's end of its socket."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    fds: list[int] = []
+    try:
+        variable = {case_server_inner.FD_VARIABLE: str(theirs.fileno())}
+        launcher = backend.launcher(
+            [PYTHON, "-I", "-S", "-c", _source()],
+            mounts=list(mounts),
+            limits=limits,
+            env={**env, **variable},
+            cwd=cwd,
+            slot=slot,
+            root_dir=root_dir,
+            cgroup=cgroup,
+            fds=fds,
+        )
+        proc, out_r, err_r = spawn(launcher, env=None, cwd="/", pass_fds=[*fds, theirs.fileno()])
+    except BaseException:
+        mine.close()
+        raise
+    finally:
+        theirs.close()
+        for fd in fds:
+            os.close(fd)
+    for fd in (out_r, err_r):  # the server itself writes nothing a case needs
+        os.close(fd)
+    return proc, mine
+
+
 class CaseServer:
     """One sandbox that runs the cases of one configuration, one at a time."""
 
@@ -163,35 +203,13 @@ class CaseServer:
         )
         self._control = _new_cgroup(self._host, server_limits)
         self._cases = _new_cgroup(self._host, limits)
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._ctl = mine
-        fds: list[int] = []
         try:
-            variable = {case_server_inner.FD_VARIABLE: str(theirs.fileno())}
-            launcher = backend.launcher(
-                [PYTHON, "-I", "-S", "-c", _source()],
-                mounts=list(mounts),
-                limits=server_limits,
-                env={**env, **variable},
-                cwd=cwd,
-                slot=slot,
-                root_dir=root_dir,
-                cgroup=self._control,
-                fds=fds,
-            )
-            self._proc, out_r, err_r = spawn(
-                launcher, env=None, cwd="/", pass_fds=[*fds, theirs.fileno()]
+            self._proc, self._ctl = _launch(
+                backend, mounts, server_limits, env, cwd, slot, root_dir, self._control
             )
         except BaseException:
             self._remove_cgroups()
-            mine.close()
             raise
-        finally:
-            theirs.close()
-            for fd in fds:
-                os.close(fd)
-        for fd in (out_r, err_r):  # the server itself writes nothing a case needs
-            os.close(fd)
         self._pidfd = os.pidfd_open(self._proc.pid)
         self._lock = threading.Lock()
         self.broken = False
