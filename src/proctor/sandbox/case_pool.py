@@ -4,15 +4,18 @@
 root with cgroups). Cases with the same mounts, environment, working folder and limits (their
 wall clock, CPU budget and clock pipe aside: those are each case's own) are one
 *configuration*: a thread takes an idle server of it and gives it back after the case, so
-``jobs`` parallel cases keep ``jobs`` servers busy. When none is idle, the thread starts one
-for the cases to come and runs its own case in a sandbox of its own meanwhile: a server takes
-longer to boot (a sandbox, then its Python) than one sandbox launch, so a configuration used
-once (a python_model job's single dataset) pays no more than before, and from its second case
-on every case is a fork. Idle servers are kept for the ``MAX_CONFIGURATIONS`` configurations
-used last (python_model runs datasets in parallel, each its own configuration, and a
-dataset's second run must find the server its first one started); older ones are ended off
-the case's path. A server that breaks is dropped and its case is run again the ordinary
-way; when a server breaks on its very first case, the session stops using servers.
+``jobs`` parallel cases keep ``jobs`` servers busy. When none is idle, the thread has one
+started for the cases to come and runs its own case in a sandbox of its own meanwhile: a
+server takes longer to boot (a sandbox, then its Python) than one sandbox launch, so a
+configuration used once (a python_model job's single dataset) pays no more than before, and
+from its second case on every case is a fork. The host's side of a start (cgroups, the
+launch: milliseconds) runs on the pool's starter thread, off the case's path; a case that
+finds a start under way waits for that part only. Idle servers are kept for the
+``MAX_CONFIGURATIONS`` configurations used last (python_model runs datasets in parallel, each
+its own configuration, and a dataset's second run must find the server its first one
+started); older ones are ended off the case's path. A server that breaks is dropped and its
+case is run again the ordinary way; when a server breaks on its very first case, the session
+stops using servers.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from concurrent import futures
 from pathlib import Path
 
 from proctor.sandbox.base import Limits, Mount, Outcome
@@ -47,6 +51,10 @@ class CasePool:
         self._idle: OrderedDict[Key, list[CaseServer]] = OrderedDict()  # oldest use first
         self._closed = False
         self._unusable = False
+        # the one thread servers are launched from: it lives as long as the pool, because a
+        # launcher dies with the thread that started it (setpriv --pdeathsig)
+        self._starter = futures.ThreadPoolExecutor(1, thread_name_prefix="case-server-start")
+        self._starting: dict[Key, futures.Future[None]] = {}
         self._closing: list[threading.Thread] = []
 
     def run(
@@ -92,14 +100,34 @@ class CasePool:
         env: Mapping[str, str],
         cwd: str,
     ) -> CaseServer | None:
-        """An idle server of ``key``; else None, and a server of ``key`` is started for later."""
+        """An idle server of ``key``; else None, and a server of ``key`` is started for later.
+
+        A server being started (the host's side of it: cgroups, the launch, a few
+        milliseconds) is waited for; the start itself runs off the case's path, on a thread.
+        """
+        with self._lock:
+            starting = self._starting.get(key)
+        if starting is not None:
+            futures.wait([starting])
         with self._lock:
             idle = self._idle.get(key, [])
             if idle:
                 self._idle.move_to_end(key)
                 return idle.pop()
-            if self._closed:
+            if self._closed or key in self._starting:
                 return None
+            self._starting[key] = self._starter.submit(self._start, key, mounts, limits, env, cwd)
+        return None
+
+    def _start(
+        self,
+        key: Key,
+        mounts: Sequence[Mount],
+        limits: Limits,
+        env: Mapping[str, str],
+        cwd: str,
+    ) -> None:
+        """Start a server of ``key`` and keep it idle (on the starter thread)."""
         try:
             server = CaseServer(
                 self._backend,
@@ -112,9 +140,11 @@ class CasePool:
             )
         except (ServerBrokenError, OSError):
             self._unusable = True
-            return None
+            return
+        finally:
+            with self._lock:
+                self._starting.pop(key, None)
         self._give_back(key, server)
-        return None
 
     def _give_back(self, key: Key, server: CaseServer) -> None:
         """Keep ``server`` idle for ``key``; end the configurations used longest ago."""
@@ -133,9 +163,11 @@ class CasePool:
                 self._closing = [*(t for t in self._closing if t.is_alive()), closing]
 
     def close(self) -> None:
-        """End every idle server, wait for those ended before; busy ones end after their case."""
+        """End every idle server, wait for those being started or ended; busy ones end later."""
         with self._lock:
             self._closed = True
+        self._starter.shutdown()  # a server started meanwhile is ended by _give_back
+        with self._lock:
             servers = [s for idle in self._idle.values() for s in idle]
             self._idle.clear()
             closing, self._closing = self._closing, []
