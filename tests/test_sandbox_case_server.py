@@ -9,11 +9,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from proctor.sandbox import case_server
 from proctor.sandbox.base import MiB, Mount, Outcome, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
@@ -280,3 +283,26 @@ def test_a_case_that_takes_the_rights_on_tmp_away_does_not_break_the_server(
     after = case(session, "ls -A /tmp && touch /tmp/g && echo ok", warm=False)
     assert after.succeeded and after.stdout == "ok\n", after
     assert not any(note.startswith("case server failed") for note in after.notes), after
+
+
+def test_servers_are_launched_from_a_thread_that_outlives_the_case_that_needed_them(
+    session: SandboxSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A launcher dies with the thread that spawned it (setpriv --pdeathsig): servers are
+    started from the pool's own long-lived thread, never from a case's or a passing one."""
+    launched_from: list[threading.Thread] = []
+    spawn = case_server.spawn
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        launched_from.append(threading.current_thread())
+        return spawn(*args, **kwargs)
+
+    monkeypatch.setattr(case_server, "spawn", recorded)
+    ran: list[Outcome] = []
+    thread = threading.Thread(target=lambda: ran.append(case(session, "true", warm=False)))
+    thread.start()
+    thread.join()
+    assert ran and ran[0].succeeded, ran
+    later = case(session, LISTING, warm=False)
+    assert later.succeeded and processes(later.stdout)[1] == "python3", later
+    assert len(launched_from) == 1 and launched_from[0].is_alive(), launched_from
