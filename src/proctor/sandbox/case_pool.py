@@ -8,12 +8,13 @@ wall clock, CPU budget and clock pipe aside: those are each case's own) are one
 started for the cases to come and runs its own case in a sandbox of its own meanwhile: a
 server takes longer to boot (a sandbox, then its Python) than one sandbox launch, so a
 configuration used once (a python_model job's single dataset) pays no more than before, and
-from its second case on every case is a fork. The host's side of a start (cgroups, the
-launch: milliseconds) runs on the pool's starter thread, off the case's path; a case that
-finds a start under way waits for that part only. Idle servers are kept for the
-``MAX_CONFIGURATIONS`` configurations used last (python_model runs datasets in parallel, each
-its own configuration, and a dataset's second run must find the server its first one
-started); older ones are ended off the case's path. A server that breaks is dropped and its
+from its second case on every case is a fork. The start runs on the pool's starter thread,
+off the case's path, once the case's own launch is done (``START_DELAY_S``); a later case
+that finds the host's side of a start under way (cgroups, the launch: milliseconds) waits
+for that part only. Idle servers are kept for the ``MAX_CONFIGURATIONS`` configurations
+used last (python_model runs datasets in parallel, each its own configuration, and a
+dataset's second run must find the server its first one started); older ones are ended off
+the case's path. A server that breaks is dropped and its
 case is run again the ordinary way; when a server breaks on its very first case, the session
 stops using servers.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
@@ -35,6 +37,19 @@ Key = tuple[tuple[Mount, ...], tuple[tuple[str, str], ...], str, Limits]
 Fallback = Callable[[], Outcome]
 MAX_CONFIGURATIONS = 8
 """Configurations whose idle servers a session keeps (the ones used last)."""
+START_DELAY_S = 0.03
+"""Seconds a server's start waits for the launch of the case that asked for it (unless that
+case ends sooner): started at once, it competes with that launch for the kernel's mount
+locks and the host's GIL, and the case pays (measured: 16 ms more on a 20 ms launch)."""
+
+
+@dataclasses.dataclass(eq=False)
+class _Start:
+    """A server's start: held back until ``go`` (its case ended, or ``not_before`` passed)."""
+
+    not_before: float
+    go: threading.Event = dataclasses.field(default_factory=threading.Event)
+    future: futures.Future[None] = dataclasses.field(default_factory=futures.Future)
 
 
 class CasePool:
@@ -54,7 +69,7 @@ class CasePool:
         # the one thread servers are launched from: it lives as long as the pool, because a
         # launcher dies with the thread that started it (setpriv --pdeathsig)
         self._starter = futures.ThreadPoolExecutor(1, thread_name_prefix="case-server-start")
-        self._starting: dict[Key, futures.Future[None]] = {}
+        self._starting: dict[Key, _Start] = {}
         self._closing: list[threading.Thread] = []
 
     def run(
@@ -76,9 +91,13 @@ class CasePool:
         )
         if self._unusable:
             return fallback()
-        server = self._take(key, mounts, limits, env, cwd)
+        server, start = self._take(key, mounts, limits, env, cwd)
         if server is None:
-            return fallback()  # while the configuration's server boots
+            try:
+                return fallback()  # while the configuration's server boots
+            finally:
+                if start is not None:
+                    start.go.set()
         try:
             outcome = server.run(argv, limits=limits, runs=self._runs)
         except (ServerBrokenError, OSError) as error:
@@ -99,35 +118,41 @@ class CasePool:
         limits: Limits,
         env: Mapping[str, str],
         cwd: str,
-    ) -> CaseServer | None:
-        """An idle server of ``key``; else None, and a server of ``key`` is started for later.
+    ) -> tuple[CaseServer | None, _Start | None]:
+        """An idle server of ``key``; else None, and a start of one (unless one is under way).
 
-        A server being started (the host's side of it: cgroups, the launch, a few
-        milliseconds) is waited for; the start itself runs off the case's path, on a thread.
+        A start that is under way (the host's side of it: cgroups, the launch, a few
+        milliseconds) is waited for; one still held back (``_Start``) is not.
         """
         with self._lock:
             starting = self._starting.get(key)
-        if starting is not None:
-            futures.wait([starting])
+        if starting is not None and starting.go.is_set():
+            futures.wait([starting.future])
         with self._lock:
             idle = self._idle.get(key, [])
             if idle:
                 self._idle.move_to_end(key)
-                return idle.pop()
+                return idle.pop(), None
             if self._closed or key in self._starting:
-                return None
-            self._starting[key] = self._starter.submit(self._start, key, mounts, limits, env, cwd)
-        return None
+                return None, None
+            start = _Start(time.monotonic() + START_DELAY_S)
+            start.future = self._starter.submit(self._start, key, start, mounts, limits, env, cwd)
+            self._starting[key] = start
+        return None, start
 
-    def _start(
+    def _start(  # noqa: PLR0917 - a configuration and its start
         self,
         key: Key,
+        start: _Start,
         mounts: Sequence[Mount],
         limits: Limits,
         env: Mapping[str, str],
         cwd: str,
     ) -> None:
         """Start a server of ``key`` and keep it idle (on the starter thread)."""
+        start.go.wait(max(0.0, start.not_before - time.monotonic()))
+        start.go.set()
+        server = None
         try:
             server = CaseServer(
                 self._backend,
@@ -138,13 +163,12 @@ class CasePool:
                 slot=self._slot,
                 root_dir=self._root_dir,
             )
+            self._give_back(key, server)
         except (ServerBrokenError, OSError):
             self._unusable = True
-            return
         finally:
             with self._lock:
                 self._starting.pop(key, None)
-        self._give_back(key, server)
 
     def _give_back(self, key: Key, server: CaseServer) -> None:
         """Keep ``server`` idle for ``key``; end the configurations used longest ago."""
@@ -166,6 +190,8 @@ class CasePool:
         """End every idle server, wait for those being started or ended; busy ones end later."""
         with self._lock:
             self._closed = True
+            for start in self._starting.values():
+                start.go.set()
         self._starter.shutdown()  # a server started meanwhile is ended by _give_back
         with self._lock:
             servers = [s for idle in self._idle.values() for s in idle]
