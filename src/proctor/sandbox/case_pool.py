@@ -30,7 +30,8 @@ from concurrent import futures
 from pathlib import Path
 
 from proctor.sandbox.base import Limits, Mount, Outcome
-from proctor.sandbox.case_server import CaseServer, Launching, ServerBrokenError
+from proctor.sandbox.case_server import CaseServer, Launching
+from proctor.sandbox.case_watch import ServerBrokenError
 from proctor.sandbox.runs import RunGroup
 
 Key = tuple[tuple[Mount, ...], tuple[tuple[str, str], ...], str, Limits]

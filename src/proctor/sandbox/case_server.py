@@ -4,19 +4,20 @@ Launching a sandbox costs tens of milliseconds (namespaces, mounts, their teardo
 exam runs thousands of cases of a few milliseconds each. A ``CaseServer`` is one sandbox, set up
 exactly as a single run would be (same mounts, environment, root, seccomp filter, slot uid),
 whose command is the trusted ``case_server_inner`` script. Each case is a process that script
-forks on request; everything that limits the case is done here, from outside:
+forks on request; everything that limits the case is done on the host, from outside (here, and
+in ``case_watch`` for the watching of one case):
 
 * the case moves itself into the server's *case cgroup* (memory incl. swap, pids, CPU
   accounting) before it may exec, through the cgroup's ``tasks`` files that the host opens and
   passes with the request (the case closes them before it execs);
-* the wall clock and the CPU budget are watched here; at either limit, and when the case's first
-  process ends, every member of the case cgroup is SIGKILLed (background processes included),
-  so nothing of one case runs on into the next;
+* the wall clock and the CPU budget are watched on the host; at either limit, and when the
+  case's first process ends, every member of the case cgroup is SIGKILLed (background
+  processes included), so nothing of one case runs on into the next;
 * rlimits (CPU, processes, file size, open files, core) are set in the case before it execs;
 * stdout/stderr are pipes made here per case and capped as for any run;
 * a case with ``Limits.start_s`` gets a clock pipe as a run of its own does (its write end is
   descriptor ``CLOCK_FD`` in the case, named by ``PROCTOR_CLOCK_FD``): ``start_s`` seconds until
-  its first byte, then ``wall_s``, watched here.
+  its first byte, then ``wall_s``, watched on the host.
 
 A server's configuration fixes the mounts, environment, working folder, memory, processes and
 CPU share; the wall clock, the CPU budget and the clock pipe are the case's own (``run``).
@@ -40,7 +41,6 @@ import dataclasses
 import marshal
 import os
 import resource
-import select
 import signal
 import socket
 import subprocess
@@ -53,13 +53,19 @@ from typing import Protocol
 from proctor.sandbox import case_server_inner
 from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome
 from proctor.sandbox.bwrap_args import sandbox_env
+from proctor.sandbox.case_watch import (
+    ServedCase,
+    ServerBrokenError,
+    ServerLink,
+    case_outcome,
+    end_case,
+    watch_case,
+)
 from proctor.sandbox.cgroups import Cgroup, CgroupHost
 from proctor.sandbox.launch import PROCESS_SLACK, Rlimits
 from proctor.sandbox.runs import RunGroup
-from proctor.sandbox.supervise import CLOCK_FD_VARIABLE, CPU_POLL_S, DRAIN_S, Stream, spawn
+from proctor.sandbox.supervise import CLOCK_FD_VARIABLE, Stream, spawn
 
-REPLY_S = 5.0
-"""Seconds the server may take to answer a request before it is presumed broken."""
 RECYCLE_FRACTION = 0.125
 SERVER_LIFETIME_S = 7 * 24 * 3600.0
 PYTHON = "/usr/bin/python3"
@@ -91,10 +97,6 @@ class Launching(Protocol):
         ...
 
 
-class ServerBrokenError(Exception):
-    """The case server stopped answering; it has been killed."""
-
-
 def _source() -> str:
     return Path(case_server_inner.__file__).read_text(encoding="utf-8")
 
@@ -123,22 +125,6 @@ def case_rlimits(limits: Limits, cgroup: Cgroup) -> list[tuple[int, int, int]]:
     if rl.address_space_bytes is not None:
         rows.append((resource.RLIMIT_AS, rl.address_space_bytes, rl.address_space_bytes))
     return rows
-
-
-@dataclasses.dataclass(eq=False)
-class _Case:
-    """One case under way: its pipes, start, baselines and what happened."""
-
-    streams: dict[int, Stream]
-    cpu_base: float
-    oom_base: int
-    clock: tuple[int, int] | None = None  # (read, write) ends of the case's clock pipe
-    clock_started_s: float | None = None
-    started: float = 0.0
-    status: int | None = None
-    timed_out: bool = False
-    cpu_exceeded: bool = False
-    cancelled: bool = False
 
 
 def _launch(  # noqa: PLR0917 - the launch parameters of one sandbox
@@ -232,9 +218,9 @@ class CaseServer:
         kill = self._cancel_kill(case)
         runs.join(kill)
         try:
-            self._watch(case, limits)
+            watch_case(case, limits, ServerLink(self._cases, self._ctl, self._pidfd))
             wall = time.monotonic() - case.started
-            self._end_case(case)
+            end_case(case, self._cases)
         except BaseException:
             self.close()
             raise
@@ -243,18 +229,18 @@ class CaseServer:
             for fd in (*case.streams, *(case.clock or ())):
                 os.close(fd)
         self.served = True
-        outcome = self._outcome(case, wall)
+        outcome = case_outcome(case, wall, self._cases)
         self._recycle()
         return outcome
 
-    def _cancel_kill(self, case: _Case) -> Callable[[], None]:
+    def _cancel_kill(self, case: ServedCase) -> Callable[[], None]:
         def kill() -> None:
             case.cancelled = case.status is None
             self._cases.kill()
 
         return kill
 
-    def _start(self, argv: list[str], limits: Limits) -> _Case:
+    def _start(self, argv: list[str], limits: Limits) -> ServedCase:
         """Send the request with the case's pipes and cgroup files; the case joins and execs."""
         ours: list[int] = []  # read ends, kept on success
         theirs: list[int] = []  # write ends and cgroup files, always closed here once sent
@@ -268,7 +254,7 @@ class CaseServer:
             clock = os.pipe() if limits.start_s is not None else None
             if clock is not None:
                 ours += clock  # the host keeps the write end open too, as supervise does
-            case = _Case(
+            case = ServedCase(
                 {fd: Stream(fd, limits.log_bytes) for fd in (out_r, err_r)},
                 self._cases.cpu_seconds() or 0.0,
                 self._cases.oom_kills(),
@@ -289,7 +275,7 @@ class CaseServer:
         case.started = time.monotonic()
         return case
 
-    def _send(self, argv: list[str], case: _Case, limits: Limits, fds: list[int]) -> None:
+    def _send(self, argv: list[str], case: ServedCase, limits: Limits, fds: list[int]) -> None:
         """The request of ``case`` with its descriptors (``ServerBrokenError`` if refused)."""
         env = dict(self._env)
         if case.clock is not None:
@@ -307,120 +293,7 @@ class CaseServer:
                 [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))],
             )
         except OSError as error:
-            self._broken(f"the case server refused a request: {error}")
-
-    def _watch(self, case: _Case, limits: Limits) -> None:
-        """Poll the case's pipes and the server until the case ends, enforcing its limits."""
-        poller = self._poller(case)
-        unclocked = case.clock is not None and limits.start_s is not None
-        first_s = limits.longest_s - limits.wall_s if unclocked else limits.wall_s
-        deadline = case.started + first_s
-        cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.longest_s
-        while case.status is None:
-            deadline = self._enforce_clock(case, deadline)
-            remaining = deadline - time.monotonic()
-            for fd, _ in poller.poll(min(max(remaining, 0.0), CPU_POLL_S) * 1000):
-                if case.clock is not None and fd == case.clock[0]:
-                    poller.unregister(fd)
-                    deadline = self._clock_started(case, limits, deadline)
-                else:
-                    self._event(case, fd, poller)
-            used = (self._cases.cpu_seconds() or 0.0) - case.cpu_base
-            if case.status is None and not case.cpu_exceeded and used > cpu_limit:
-                case.cpu_exceeded = True
-                self._cases.kill()
-
-    def _poller(self, case: _Case) -> select.poll:
-        """A poll object on the case's output and clock pipes, the socket and the server."""
-        poller = select.poll()
-        clock = [case.clock[0]] if case.clock is not None else []
-        for fd in (*case.streams, *clock, self._ctl.fileno(), self._pidfd):
-            poller.register(fd, select.POLLIN)
-        for fd in case.streams:
-            os.set_blocking(fd, False)
-        return poller
-
-    def _enforce_clock(self, case: _Case, deadline: float) -> float:
-        """Kill the case at its deadline (and on cancel); the deadline to wait for next.
-
-        After the kill the server has ``REPLY_S`` to report the case's end, or it is broken.
-        """
-        if time.monotonic() >= deadline and not case.timed_out:
-            case.timed_out = True
-            self._cases.kill()
-            return time.monotonic() + REPLY_S
-        if case.timed_out:
-            if time.monotonic() >= deadline:
-                self._broken("the case server did not report a killed case")
-            self._cases.kill()  # again: nothing may join the cgroup after the first kill
-        elif case.cancelled:
-            self._cases.kill()
-        return deadline
-
-    @staticmethod
-    def _clock_started(case: _Case, limits: Limits, deadline: float) -> float:
-        """The case wrote on its clock pipe: ``wall_s`` from now on (unless already killed)."""
-        now = time.monotonic()
-        if case.clock is not None:
-            with contextlib.suppress(BlockingIOError):
-                os.read(case.clock[0], 1)
-        if case.timed_out:
-            return deadline
-        case.clock_started_s = now - case.started
-        return now + limits.wall_s
-
-    def _event(self, case: _Case, fd: int, poller: select.poll) -> None:
-        if fd == self._pidfd:
-            self._broken("the case server ended")
-        elif fd == self._ctl.fileno():
-            message = self._ctl.recv(256).decode("ascii", "replace")
-            if message == "nojoin":
-                self._broken("a case could not join its cgroup")
-            if not message.startswith("exit "):
-                self._broken(f"the case server answered {message!r}")
-            case.status = os.waitstatus_to_exitcode(int(message.split()[1]))
-        elif not case.streams[fd].read():
-            poller.unregister(fd)
-
-    def _end_case(self, case: _Case) -> None:
-        """Kill what the case left running, drain its pipes, recycle a charged cgroup."""
-        self._cases.kill()
-        open_fds = dict(case.streams)
-        deadline = time.monotonic() + DRAIN_S
-        while open_fds and time.monotonic() < deadline:
-            ready, _, _ = select.select(list(open_fds), [], [], deadline - time.monotonic())
-            for fd in ready:
-                if not open_fds[fd].read():
-                    del open_fds[fd]
-
-    def _outcome(self, case: _Case, wall: float) -> Outcome:
-        status = case.status if case.status is not None else -signal.SIGKILL
-        exit_status: int | None = status
-        sig: int | None = None
-        if status < 0:
-            exit_status, sig = None, -status
-        usage = self._cases.usage()
-        oom = self._cases.oom_kills() > case.oom_base
-        notes = ["cancelled"] if case.cancelled else []
-        if case.cpu_exceeded or sig == signal.SIGXCPU:
-            notes.append("cpu time limit reached")
-        out, err = case.streams.values()
-        if out.exceeded or err.exceeded:
-            notes.append("output truncated")
-        return Outcome(
-            exit_status=exit_status,
-            signal=sig,
-            timed_out=case.timed_out or case.cpu_exceeded or sig == signal.SIGXCPU,
-            memory_exceeded=oom,
-            output_exceeded=out.exceeded or err.exceeded,
-            wall_s=wall,
-            cpu_s=(usage.cpu_s or 0.0) - case.cpu_base,
-            peak_memory_bytes=usage.peak_memory_bytes or 0,
-            stdout=out.text(),
-            stderr=err.text(),
-            notes=tuple(notes),
-            clock_started_s=case.clock_started_s,
-        )
+            raise ServerBrokenError(f"the case server refused a request: {error}") from error
 
     def _recycle(self) -> None:
         """A fresh case cgroup when the last cases left much memory charged to this one.
@@ -438,10 +311,6 @@ class CaseServer:
             return
         old, self._cases = self._cases, fresh
         old.remove()
-
-    def _broken(self, why: str) -> None:
-        self.close()
-        raise ServerBrokenError(why)
 
     def close(self) -> None:
         """End the server: close its socket, kill its sandbox, remove its cgroups."""
