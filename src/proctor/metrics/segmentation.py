@@ -155,58 +155,62 @@ def _count(attribute: str) -> Compute:
     return lambda pair, _param: float(getattr(pair.sums, attribute))
 
 
+_SIM: Section = "Similarity"
+_DIST: Section = "Distance"
+_CLASSIC: Section = "Classic Measures"
+_TABLE: list[tuple[str, str, bool, Section, Unit, Compute]] = [
+    ("DICE", "Dice Coefficient (F1-Measure)", True, _SIM, "none", _sums(ov.dice)),
+    ("JACRD", "Jaccard Coefficient", True, _SIM, "none", _sums(ov.jaccard)),
+    ("AUC", "Area under ROC Curve", True, _SIM, "none", _sums(ov.auc)),
+    ("KAPPA", "Cohen Kappa", True, _SIM, "none", _sums(ov.kappa)),
+    ("RNDIND", "Rand Index", True, _SIM, "none", _sums(ov.rand_index)),
+    ("ADJRIND", "Adjusted Rand Index", True, _SIM, "none", _sums(ov.adjusted_rand_index)),
+    ("ICCORR", "Interclass Correlation", True, _SIM, "none", _sums(ov.interclass_correlation)),
+    ("VOLSMTY", "Volumetric Similarity Coefficient", True, _SIM, "none",
+     _sums(ov.volume_similarity)),
+    ("MUTINF", "Mutual Information", True, _SIM, "none", _sums(ov.mutual_information)),
+    ("HDRFDST", "Hausdorff Distance", False, _DIST, "length",
+     lambda p, q: SurfaceDistances.hausdorff(p.distances, 1.0 if q is None else q)),
+    ("AVGDIST", "Average Hausdorff Distance", False, _DIST, "length",
+     lambda p, _q: p.distances.average_distance()),
+    ("bAVD", "Balanced Average Hausdorff Distance (new metric, publication submitted)",
+     False, _DIST, "length", lambda p, _q: p.distances.balanced_average_distance()),
+    ("MAHLNBS", "Mahanabolis Distance", False, _DIST, "none", lambda p, _q: p.mahalanobis),
+    ("VARINFO", "Variation of Information", False, _DIST, "none",
+     _sums(ov.variation_of_information)),
+    ("GCOERR", "Global Consistency Error", False, _DIST, "none",
+     _sums(ov.global_consistency_error)),
+    ("PROBDST", "Probabilistic Distance", False, _DIST, "none", _sums(ov.probabilistic_distance)),
+    ("SNSVTY", "Sensitivity (Recall, true positive rate)", True, _CLASSIC, "none",
+     _sums(ov.sensitivity)),
+    ("SPCFTY", "Specificity (true negative rate)", True, _CLASSIC, "none", _sums(ov.specificity)),
+    ("PRCISON", "Precision (Confidence)", True, _CLASSIC, "none", _sums(ov.precision)),
+    ("FMEASR", "F-Measure", True, _CLASSIC, "none",
+     lambda p, b: ov.f_measure(p.sums, 1.0 if b is None else b)),
+    ("ACURCY", "Accuracy", True, _CLASSIC, "none", _sums(ov.accuracy)),
+    ("FALLOUT", "Fallout (false positive rate)", False, _CLASSIC, "none", _sums(ov.fallout)),
+    ("TP", "true positive", True, _CLASSIC, "count", _count("tp")),
+    ("FP", "false positive", True, _CLASSIC, "count", _count("fp")),
+    ("TN", "true negative", True, _CLASSIC, "count", _count("tn")),
+    ("FN", "false negative", True, _CLASSIC, "count", _count("fn")),
+    ("REFVOL", "reference volume", True, _CLASSIC, "volume",
+     lambda p, _q: p.volume(p.sums.tp + p.sums.fn)),
+    ("SEGVOL", "segmented volume", True, _CLASSIC, "volume",
+     lambda p, _q: p.volume(p.sums.tp + p.sums.fp)),
+]  # fmt: skip
+"""Code, description, larger is better, section, unit, computation: in the tool's order."""
+
+_HELP_TEXTS = {
+    "HDRFDST": "Hausdorff Distance, HDRFDST@0.95@ -> use 0.95 quantile to avoid outlier, "
+    "default 1 (=exact distance)",
+    "FMEASR": "F-Measure (FMEASR@0.5@ -> beta=0.5, defalut beta=1)",
+    "bAVD": "Balanced Average Hausdorff Distance (new proposed metric, publication submitted)",
+}
+"""The tool's help lines where they differ from the description."""
+
+
 def _entries() -> list[SegmentationMetric]:
-    s: Section = "Similarity"
-    d: Section = "Distance"
-    c: Section = "Classic Measures"
-    distances = SurfaceDistances
-    rows: list[tuple[str, str, bool, Section, Unit, Compute]] = [
-        ("DICE", "Dice Coefficient (F1-Measure)", True, s, "none", _sums(ov.dice)),
-        ("JACRD", "Jaccard Coefficient", True, s, "none", _sums(ov.jaccard)),
-        ("AUC", "Area under ROC Curve", True, s, "none", _sums(ov.auc)),
-        ("KAPPA", "Cohen Kappa", True, s, "none", _sums(ov.kappa)),
-        ("RNDIND", "Rand Index", True, s, "none", _sums(ov.rand_index)),
-        ("ADJRIND", "Adjusted Rand Index", True, s, "none", _sums(ov.adjusted_rand_index)),
-        ("ICCORR", "Interclass Correlation", True, s, "none", _sums(ov.interclass_correlation)),
-        ("VOLSMTY", "Volumetric Similarity Coefficient", True, s, "none",
-         _sums(ov.volume_similarity)),
-        ("MUTINF", "Mutual Information", True, s, "none", _sums(ov.mutual_information)),
-        ("HDRFDST", "Hausdorff Distance", False, d, "length",
-         lambda p, q: distances.hausdorff(p.distances, 1.0 if q is None else q)),
-        ("AVGDIST", "Average Hausdorff Distance", False, d, "length",
-         lambda p, _q: p.distances.average_distance()),
-        ("bAVD", "Balanced Average Hausdorff Distance (new metric, publication submitted)",
-         False, d, "length", lambda p, _q: p.distances.balanced_average_distance()),
-        ("MAHLNBS", "Mahanabolis Distance", False, d, "none", lambda p, _q: p.mahalanobis),
-        ("VARINFO", "Variation of Information", False, d, "none",
-         _sums(ov.variation_of_information)),
-        ("GCOERR", "Global Consistency Error", False, d, "none",
-         _sums(ov.global_consistency_error)),
-        ("PROBDST", "Probabilistic Distance", False, d, "none", _sums(ov.probabilistic_distance)),
-        ("SNSVTY", "Sensitivity (Recall, true positive rate)", True, c, "none",
-         _sums(ov.sensitivity)),
-        ("SPCFTY", "Specificity (true negative rate)", True, c, "none", _sums(ov.specificity)),
-        ("PRCISON", "Precision (Confidence)", True, c, "none", _sums(ov.precision)),
-        ("FMEASR", "F-Measure", True, c, "none",
-         lambda p, b: ov.f_measure(p.sums, 1.0 if b is None else b)),
-        ("ACURCY", "Accuracy", True, c, "none", _sums(ov.accuracy)),
-        ("FALLOUT", "Fallout (false positive rate)", False, c, "none", _sums(ov.fallout)),
-        ("TP", "true positive", True, c, "count", _count("tp")),
-        ("FP", "false positive", True, c, "count", _count("fp")),
-        ("TN", "true negative", True, c, "count", _count("tn")),
-        ("FN", "false negative", True, c, "count", _count("fn")),
-        ("REFVOL", "reference volume", True, c, "volume",
-         lambda p, _q: p.volume(p.sums.tp + p.sums.fn)),
-        ("SEGVOL", "segmented volume", True, c, "volume",
-         lambda p, _q: p.volume(p.sums.tp + p.sums.fp)),
-    ]  # fmt: skip
-    helps = {
-        "HDRFDST": "Hausdorff Distance, HDRFDST@0.95@ -> use 0.95 quantile to avoid outlier, "
-        "default 1 (=exact distance)",
-        "FMEASR": "F-Measure (FMEASR@0.5@ -> beta=0.5, defalut beta=1)",
-        "bAVD": "Balanced Average Hausdorff Distance (new proposed metric, publication submitted)",
-    }
-    return [SegmentationMetric(*row, help=helps.get(row[0], row[1])) for row in rows]
+    return [SegmentationMetric(*row, help=_HELP_TEXTS.get(row[0], row[1])) for row in _TABLE]
 
 
 METRICS: Mapping[str, SegmentationMetric] = {m.code: m for m in _entries()}
