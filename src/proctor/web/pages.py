@@ -10,6 +10,7 @@ OpenAPI schema.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
@@ -71,6 +72,27 @@ def _signed_in(principal: Principal | None) -> Principal:
     if principal is None:
         raise AuthenticationError("sign in with your API token first (proctor user add prints it)")
     return principal
+
+
+def _act(
+    request: Request,
+    platform: Platform,
+    token: str | None,
+    change: Callable[[Principal], object],
+    sid: str,
+) -> Response:
+    """A form on a submission's page that changes something, then that page again (303).
+
+    The form must come from this site and its sender be signed in; a refusal of either, or of
+    the service, is the error page with the service's message.
+    """
+    principal = _principal(platform, token)
+    try:
+        _same_site(request)
+        change(_signed_in(principal))
+    except ProctorError as error:
+        return _error(request, principal, error)
+    return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -207,13 +229,7 @@ def cancel_page(
     sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
 ) -> Response:
     """Cancel the submission, then show its page again."""
-    principal = _principal(platform, token)
-    try:
-        _same_site(request)
-        submissions.cancel(platform, _signed_in(principal), sid)
-    except ProctorError as error:
-        return _error(request, principal, error)
-    return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
+    return _act(request, platform, token, lambda me: submissions.cancel(platform, me, sid), sid)
 
 
 @router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
@@ -227,14 +243,11 @@ def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
     token: TokenCookie = None,
 ) -> Response:
     """Publish or withdraw a task's (or part's) result, then show the submission again."""
-    principal = _principal(platform, token)
-    try:
-        _same_site(request)
-        chooser = _signed_in(principal)
-        publications.publish(platform, chooser, sid, task, part=part, published=published)
-    except ProctorError as error:
-        return _error(request, principal, error)
-    return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
+
+    def publish(me: Principal) -> None:
+        publications.publish(platform, me, sid, task, part=part, published=published)
+
+    return _act(request, platform, token, publish, sid)
 
 
 @router.post("/submissions/{sid}/final", response_class=HTMLResponse)
@@ -242,13 +255,9 @@ def final_page(
     sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
 ) -> Response:
     """Choose the submission as a final entry of its team, then show it again."""
-    principal = _principal(platform, token)
-    try:
-        _same_site(request)
-        publications.choose_final(platform, _signed_in(principal), sid)
-    except ProctorError as error:
-        return _error(request, principal, error)
-    return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
+    return _act(
+        request, platform, token, lambda me: publications.choose_final(platform, me, sid), sid
+    )
 
 
 __all__ = ["COOKIE", "router"]
