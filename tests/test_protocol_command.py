@@ -215,3 +215,27 @@ def test_a_program_without_its_executable_bit_is_made_executable_and_said(
     status, message = stage(report, Stage.PREP)
     assert status is StageStatus.PASSED
     assert message == "execute_standard check completed; made executable: execute_standard"
+
+
+def test_every_volume_finds_the_output_folder_empty_and_writable_whatever_the_last_one_left(
+    shared_dir: Path, settings: Settings
+) -> None:
+    """A thread's volumes reuse one output folder (one case server configuration): what a
+    volume leaves there, unreadable folders, links and the folder's own rights included, is
+    gone before the next one starts."""
+    challenge = make_command_challenge(shared_dir / "challenge")
+    first = hidden_cases(challenge)[0]
+    body = (
+        '[ -z "$(ls -A "$out")" ] && [ -w "$out" ] || exit 9\n'
+        f'if [ "$case" = {first} ]; then\n'
+        '  mkdir -p "$out/junk/deeper" && echo x > "$out/junk/deeper/f"\n'
+        '  chmod 0 "$out/junk/deeper" "$out/junk" && ln -s /etc/passwd "$out/link"\n'
+        '  chmod 0 "$out"; exit 0\n'
+        "fi\n" + GOOD
+    )
+    entry = make_command_entry(shared_dir / "entry", body, {"liver.nii.gz": liver_mask()})
+    report = run_entry(RunRequest(entry, str(challenge), jobs=1), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    exam = next(s for s in report.stages if s.stage is Stage.EXAM)
+    assert (exam.cases.total, exam.cases.failed) == (2, 1), report.to_json()
+    assert report.scores["CTce"]["records_zero_filled"] == 1

@@ -10,6 +10,7 @@ cancelling it never touches another job's processes::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import traceback
 from collections.abc import Mapping
@@ -187,7 +188,8 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
             jobs=job.jobs,
             made_executable=job.made_executable,
         )
-        with session.workspace(home, size_bytes=challenge.limits.home_bytes):
+        home_space = session.workspace(home, size_bytes=challenge.limits.home_bytes)
+        with home_space, contextlib.closing(ctx.driver):
             examined = _run_in_home(ctx, job, runner)
             if job.keep_home:  # --keep: the home as the entry left it, for the organizer
                 kept_home = job.folder.root / "homes-kept" / task.name

@@ -168,6 +168,9 @@ class Driver(ProtocolDriver):
     ) -> CaseRun:
         """Run one case for at most ``wall_s`` seconds; store its valid output at ``store``."""
 
+    def close(self) -> None:
+        """Release what the driver kept across cases (called before its session ends)."""
+
     def same_output(self, first: Path, second: Path) -> bool:
         """True when two stored outputs of a case are identical (the determinism check)."""
         return first.is_file() and second.is_file() and first.read_bytes() == second.read_bytes()

@@ -3,8 +3,10 @@
 The entry ships one program (``execute_standard``); prep checks only that it is there and
 executable. Each case runs it from the challenge's argv template, e.g.
 ``./execute_standard -i /data/CASE.nii.gz -o /output -r 58 86 ...``, with the entry's home at
-``/entry`` (writable, the working folder), the split's inputs read-only at ``/data`` and a fresh,
-size-capped output folder at ``/output`` that is empty before the case and wiped after it.
+``/entry`` (writable, the working folder), the split's inputs read-only at ``/data`` and a
+size-capped output folder at ``/output`` that is empty before the case and emptied after it
+(one per worker thread, reused: :mod:`proctor.protocols.output_folders`, so that a thread's
+cases are one configuration and run on the session's case server).
 Trusted host code takes the files out (:mod:`proctor.protocols.command_outputs`): names per the
 convention, one per organ, each on the input volume's grid with values in [0, 1]. An organ
 without a file is "not segmented"; a case with no usable file fails ("nothing usable came
@@ -21,8 +23,9 @@ from proctor.entries import Manifest
 from proctor.errors import PlatformError
 from proctor.formats.nifti_masks import Grid, read_grid
 from proctor.formats.volumes import VolumeReadError
-from proctor.protocols.base import CaseRun, Driver, Preparation, run_limits
+from proctor.protocols.base import CaseRun, Driver, DriverContext, Preparation, run_limits
 from proctor.protocols.command_outputs import collect_case, match_names, same_folders
+from proctor.protocols.output_folders import OutputFolders
 from proctor.protocols.scripts import duration, launch_problem
 from proctor.sandbox.base import Mount, Outcome
 from proctor.spec.protocols import CommandProtocol, ProtocolSettings
@@ -116,28 +119,36 @@ class CommandDriver(Driver):
         """Nothing runs: the manifest (program present and executable) was the check."""
         return Preparation(f"{self.protocol.program} check", 0.0, Outcome(exit_status=0))
 
+    def __init__(self, context: DriverContext) -> None:
+        super().__init__(context)
+        self._outputs = OutputFolders(context.session, context.limits.output_bytes)
+
     def run_case(
         self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
     ) -> CaseRun:
         """Run the program on one volume; store its checked organ files in folder ``store``."""
         shutil.rmtree(store, ignore_errors=True)
-        scratch = store.parent / f".{store.name}.output"
-        store.parent.mkdir(parents=True, exist_ok=True)
-        session, limits = self.context.session, self.context.limits
-        with session.workspace(scratch, size_bytes=limits.output_bytes) as output:
+        output = self._outputs.folder(store.parent)
+        try:
             outcome = self._run(case_argv(self.protocol, case), home, inputs, output, wall_s)
             if not outcome.succeeded:
                 return CaseRun(case, outcome, None, self._failure(home, outcome, wall_s))
             problem = self._collect(output, inputs, case, store)
+        finally:
+            self._outputs.empty(output)
         if problem is not None:
             return CaseRun(case, outcome, None, problem)
         return CaseRun(case, outcome, store)
+
+    def close(self) -> None:
+        """Release the output folders."""
+        self._outputs.close()
 
     def _run(
         self, argv: list[str], home: Path, inputs: Path, output: Path, wall_s: float
     ) -> Outcome:
         own = {"PROCTOR_DATA": DATA, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}  # noqa: S108 - the sandbox's own /tmp
-        return self.context.session.run(
+        return self.context.session.run_case(
             argv,
             mounts=[
                 Mount(home, HOME, writable=True),
