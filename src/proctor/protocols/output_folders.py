@@ -29,7 +29,8 @@ class OutputFolders:
         self._size_bytes = size_bytes
         self._lock = threading.Lock()
         self._stack = contextlib.ExitStack()
-        self._folders: dict[tuple[int, Path], tuple[Path, int]] = {}  # → folder, its mode
+        self._folders: dict[tuple[int, Path], Path] = {}
+        self._modes: dict[Path, int] = {}  # each folder's own mode, as the workspace made it
 
     def folder(self, under: Path) -> Path:
         """The calling thread's empty output folder below ``under`` (made on its first use)."""
@@ -37,18 +38,20 @@ class OutputFolders:
         with self._lock:
             known = self._folders.get(key)
             if known is not None:
-                return known[0]
+                return known
             path = under / f".output-{len(self._folders)}"
             under.mkdir(parents=True, exist_ok=True)
             folder = self._stack.enter_context(
                 self._session.workspace(path, size_bytes=self._size_bytes)
             )
-            self._folders[key] = (folder, os.stat(folder).st_mode & 0o7777)
+            self._folders[key] = folder
+            self._modes[folder] = os.stat(folder).st_mode & 0o7777
         return folder
 
     def empty(self, folder: Path) -> None:
         """Remove everything a case left in ``folder`` (links removed, never followed)."""
-        mode = next((m for f, m in self._folders.values() if f == folder), 0o700)
+        with self._lock:
+            mode = self._modes.get(folder, 0o700)
         os.chmod(folder, mode)
         _wipe(folder)
         if any(os.scandir(folder)):
@@ -58,6 +61,7 @@ class OutputFolders:
         """Release every folder (their workspaces are unmounted and removed)."""
         with self._lock:
             self._folders.clear()
+            self._modes.clear()
             self._stack.close()
 
 
