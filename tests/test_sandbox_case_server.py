@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from proctor.sandbox import case_server
+from proctor.sandbox import case_pool, case_server
 from proctor.sandbox.base import MiB, Mount, Outcome, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
@@ -306,3 +306,20 @@ def test_servers_are_launched_from_a_thread_that_outlives_the_case_that_needed_t
     later = case(session, LISTING, warm=False)
     assert later.succeeded and processes(later.stdout)[1] == "python3", later
     assert len(launched_from) == 1 and launched_from[0].is_alive(), launched_from
+
+
+def test_a_server_that_cannot_be_started_is_not_tried_again_for_every_case(
+    session: SandboxSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The start runs on the pool's own thread, where an error would go unseen: whatever it
+    is, the session's cases run in sandboxes of their own from then on."""
+    tries: list[int] = []
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        tries.append(1)
+        raise RuntimeError("no server today")
+
+    monkeypatch.setattr(case_pool, "CaseServer", refused)
+    outcomes = [case(session, "echo ok", warm=False) for _ in range(4)]
+    assert all(o.succeeded and o.stdout == "ok\n" for o in outcomes), outcomes
+    assert tries == [1], tries

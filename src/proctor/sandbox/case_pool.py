@@ -134,7 +134,7 @@ class CasePool:
             if idle:
                 self._idle.move_to_end(key)
                 return idle.pop(), None
-            if self._closed or key in self._starting:
+            if self._closed or self._unusable or key in self._starting:
                 return None, None
             start = _Start(time.monotonic() + START_DELAY_S)
             start.future = self._starter.submit(self._start, key, start, mounts, limits, env, cwd)
@@ -165,7 +165,10 @@ class CasePool:
                 root_dir=self._root_dir,
             )
             self._give_back(key, server)
-        except (ServerBrokenError, OSError):
+        except Exception:
+            # on this thread nobody would see it, and whatever stops one server (no cgroup, no
+            # launcher) stops the next: cases run in sandboxes of their own from now on, where
+            # a sandbox that cannot start at all shows
             self._unusable = True
         finally:
             with self._lock:
