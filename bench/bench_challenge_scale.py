@@ -39,9 +39,9 @@ from proctor.challenges.physionet2018 import BASELINE_DIR as PN2018_BASELINE
 from proctor.challenges.physionet2018 import CHALLENGE_DIR as PN2018
 from proctor.metrics.physionet2018 import ArousalTally
 from proctor.scoring.physionet2018 import score_task, score_vec_file
-from proctor.services.evaluate import RunRequest, run_entry
-from proctor.services.physionet import score_physionet2017
-from proctor.services.reports import StageKey, StageReport
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.services.local.physionet import score_physionet2017
+from proctor.services.local.reports import StageKey, StageReport
 from proctor.settings import Settings
 from proctor.types import Stage
 

@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from proctor.services.catalog import resolve_challenge
-from proctor.services.environments import declared_environment, ensure_environment
+from proctor.services.local.catalog import resolve_challenge
+from proctor.services.local.environments import declared_environment, ensure_environment
 from proctor.settings import Settings
 
 BUILD_TARGET_S = 180.0

@@ -69,8 +69,8 @@ from proctor.sandbox.base import Mount, Outcome, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.scoring.autowsl import check_prediction
-from proctor.services.catalog import resolve_challenge
-from proctor.services.environments import declared_environment, ensure_environment
+from proctor.services.local.catalog import resolve_challenge
+from proctor.services.local.environments import declared_environment, ensure_environment
 from proctor.settings import Settings
 from proctor.spec.model import ResourceLimits
 from proctor.spec.protocols import PythonModelProtocol

@@ -39,8 +39,8 @@ from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.bwrap_args import bwrap_args
 from proctor.sandbox.launch import find_tool, launcher_prefix
 from proctor.sandbox.rootfs import RootFilesystem
-from proctor.services.catalog import resolve_challenge
-from proctor.services.environments import declared_environment
+from proctor.services.local.catalog import resolve_challenge
+from proctor.services.local.environments import declared_environment
 from proctor.settings import Settings
 
 TARGET_MS = 15.0

@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import toy_challenge
 from celery_cluster import Cluster, redis_unreachable, wait_for
-from proctor.services.accounts import add_user
-from proctor.services.client import Client
+from proctor.services.platform.accounts import add_user
+from proctor.services.platform.client import Client
 from proctor.store.models import Job
 from proctor.types import JobState
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from proctor.environments.store import BuiltEnvironment
-from proctor.services.catalog import resolve_challenge
-from proctor.services.environments import declared_environment, ensure_environment
+from proctor.services.local.catalog import resolve_challenge
+from proctor.services.local.environments import declared_environment, ensure_environment
 from proctor.settings import Settings
 from proctor.spec.environment import EnvironmentSpec
 from sandbox_helpers import SLOT_BASE

@@ -19,9 +19,9 @@ from sqlalchemy import select
 
 from proctor.pipeline.report import TaskReport
 from proctor.pipeline.report_codec import to_data
-from proctor.services.accounts import Principal, add_user, authenticate
-from proctor.services.installs import install
-from proctor.services.platform import Platform, open_platform
+from proctor.services.platform.accounts import Principal, add_user, authenticate
+from proctor.services.platform.installs import install
+from proctor.services.platform.resources import Platform, open_platform
 from proctor.settings import ServiceSettings
 from proctor.store.models import (
     ChallengeVersion,

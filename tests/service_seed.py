@@ -26,9 +26,9 @@ from proctor.executor.run import run_next
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.task import JobEnvironment
 from proctor.sandbox.base import Sandbox
-from proctor.services import installs, submissions
-from proctor.services.accounts import add_user, authenticate
-from proctor.services.platform import Platform, open_platform
+from proctor.services.platform import installs, submissions
+from proctor.services.platform.accounts import add_user, authenticate
+from proctor.services.platform.resources import Platform, open_platform
 from proctor.settings import ServiceSettings, Settings
 from proctor.spec import Challenge, Phase
 from proctor.web.app import create_app

@@ -23,7 +23,7 @@ from starlette.requests import Request
 
 from archive_craft import Item, build_tar, build_zip, zip_bomb
 from proctor.errors import UsageError
-from proctor.services.uploads import ArtifactTooLargeError
+from proctor.services.platform.uploads import ArtifactTooLargeError
 from proctor.store.models import SubmissionRow
 from proctor.web.uploads import FORM_SLACK, read_upload
 from service_seed import Seeded, archive, seed, served

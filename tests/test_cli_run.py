@@ -80,7 +80,7 @@ def _digests(folder: Path) -> set[str]:
 
 
 def _bundled_names() -> list[str]:
-    from proctor.services.catalog import bundled_challenges
+    from proctor.services.local.catalog import bundled_challenges
 
     return [challenge.name for challenge in bundled_challenges()]
 
@@ -89,7 +89,7 @@ def _bundled_names() -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _bundled_names())
 def test_every_kit_runs_with_the_command_its_readme_gives(shared_dir: Path, name: str) -> None:
-    from proctor.services.catalog import resolve_challenge
+    from proctor.services.local.catalog import resolve_challenge
 
     kit = shared_dir / f"kit-{name}"
     made = proctor("kit", name, str(kit), work_root=shared_dir)
@@ -153,7 +153,7 @@ def test_the_bundled_challenges_are_listed(shared_dir: Path) -> None:
 @pytest.mark.sandbox
 @pytest.mark.slow
 def test_the_demo_ranks_the_baseline_first_on_every_bundled_challenge(shared_dir: Path) -> None:
-    from proctor.services.catalog import bundled_challenges
+    from proctor.services.local.catalog import bundled_challenges
 
     done = proctor("demo", "--json", work_root=shared_dir)
     assert done.returncode == 0, done.stderr[-2000:]

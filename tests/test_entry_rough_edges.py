@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from toy_challenge import GOOD_NEXT, make_challenge, make_entry
 

@@ -9,8 +9,8 @@ import pytest
 from proctor.sandbox.base import Limits, MiB
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.rootfs import RootFilesystem
-from proctor.services.catalog import resolve_challenge
-from proctor.services.environments import declared_environment, ensure_environment
+from proctor.services.local.catalog import resolve_challenge
+from proctor.services.local.environments import declared_environment, ensure_environment
 from proctor.settings import Settings
 
 pytestmark = [pytest.mark.very_slow, pytest.mark.environment, pytest.mark.sandbox]

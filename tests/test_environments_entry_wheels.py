@@ -11,7 +11,7 @@ import yaml
 
 from proctor.environments.entry_wheels import read_requirements
 from proctor.errors import EntryRequirementsError
-from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.spec.environment import ParticipantWheels
 from toy_challenge import make_challenge, make_entry

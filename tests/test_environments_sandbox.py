@@ -157,7 +157,7 @@ def test_a_second_build_from_the_published_lock_lists_the_same_packages(
     from dataclasses import replace
 
     from proctor.environments.lockfile import read_lock
-    from proctor.services.environments import ensure_environment
+    from proctor.services.local.environments import ensure_environment
 
     settings = replace(Settings.from_env(), env_root=tmp_path / "store")
     again = ensure_environment(reference_spec, settings).built  # type: ignore[arg-type]

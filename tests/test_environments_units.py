@@ -244,7 +244,7 @@ def test_a_debian_package_that_does_not_exist_is_named_and_nothing_is_kept(
 def test_prune_keeps_the_declared_and_removes_the_rest_and_leftovers(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from proctor.services.environments import list_environments, prune_environments
+    from proctor.services.local.environments import list_environments, prune_environments
     from proctor.settings import Settings
 
     store = EnvironmentStore(tmp_path / "store")

@@ -36,10 +36,10 @@ from celery_cluster import (
 )
 from proctor.errors import RefusedError
 from proctor.executor.celery_app import make_app, sender
-from proctor.services.accounts import add_user
-from proctor.services.celery_worker import default_concurrency
-from proctor.services.client import Client
-from proctor.services.submissions import status
+from proctor.services.platform.accounts import add_user
+from proctor.services.platform.celery_worker import default_concurrency
+from proctor.services.platform.client import Client
+from proctor.services.platform.submissions import status
 from proctor.types import JobState
 from toy_challenge import make_challenge, make_exam_entry
 

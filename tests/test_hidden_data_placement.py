@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from toy_challenge import make_challenge, make_entry
 

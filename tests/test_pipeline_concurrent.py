@@ -13,7 +13,7 @@ from proctor.errors import JobCancelledError
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import EvaluationReport, StageReport
-from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.types import RunStatus, Stage
 from toy_challenge import make_challenge, make_exam_entry

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from proctor.pipeline.report import EvaluationReport, RunStatus, StageStatus
-from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from toy_challenge import (
     GOOD_NEXT,

@@ -16,8 +16,8 @@ from command_challenge import (
     make_command_challenge,
     make_command_entry,
 )
-from proctor.services.evaluate import RunRequest, run_entry
-from proctor.services.reports import EvaluationReport
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.services.local.reports import EvaluationReport
 from proctor.settings import Settings
 from proctor.types import RunStatus, Stage, StageStatus
 

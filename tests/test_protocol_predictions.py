@@ -16,9 +16,9 @@ from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
-from proctor.services.catalog import write_kit
-from proctor.services.demo import demo_entries, demo_leaderboard, write_empty_predictions
-from proctor.services.ehealthkd import score_participants
+from proctor.services.local.catalog import write_kit
+from proctor.services.local.demo import demo_entries, demo_leaderboard, write_empty_predictions
+from proctor.services.local.ehealthkd import score_participants
 from proctor.spec import Challenge, load_challenge
 from proctor.spec.model import DisclosureSpec
 from proctor.store.runfolder import RunFolder

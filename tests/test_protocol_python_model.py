@@ -9,7 +9,7 @@ import pytest
 
 from autowsl_toy import BUDGET_S, GOOD_MODEL, make_challenge, make_entry
 from proctor.pipeline.report import EvaluationReport
-from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.types import Failure, RunStatus, StageStatus
 
@@ -115,7 +115,7 @@ def test_the_bundled_baseline_scores_the_same_twice_and_beats_a_constant(
     shared_dir: Path, settings: Settings
 ) -> None:
     from proctor.challenges.autowsl import BASELINE_DIR
-    from proctor.services.demo import write_constant_model
+    from proctor.services.local.demo import write_constant_model
 
     def practice(entry: Path) -> float:
         report = run_entry(RunRequest(entry, "autowsl", phase="practice"), settings)

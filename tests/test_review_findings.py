@@ -18,8 +18,8 @@ from proctor.pipeline.report import EvaluationReport, RunStatus
 from proctor.protocols.base import CaseRun
 from proctor.protocols.outputs import remove_output
 from proctor.sandbox.base import Outcome
-from proctor.services import catalog
-from proctor.services.evaluate import RunRequest, run_entry
+from proctor.services.local import catalog
+from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.spec import load_challenge
 from toy_challenge import make_challenge, make_entry, make_exam_entry

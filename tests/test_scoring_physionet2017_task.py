@@ -94,7 +94,7 @@ def test_an_invalid_label_is_named_during_the_quiz(tmp_path: Path) -> None:
 
 
 def test_the_2017_scorer_needs_its_reference_file(tmp_path: Path) -> None:
-    from proctor.services.catalog import resolve_challenge
+    from proctor.services.local.catalog import resolve_challenge
 
     challenge = make_2017(tmp_path / "challenge")
     (challenge / "refs" / "REFERENCE.csv").unlink()

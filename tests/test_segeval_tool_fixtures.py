@@ -17,7 +17,7 @@ import pytest
 from proctor.metrics.segmentation_compat import ToolEvaluation
 from proctor.metrics.segmentation_report import metric_line
 from proctor.scoring.segeval import SegevalRequest, SegevalResult, evaluate_segeval
-from proctor.services.segeval import segeval_codes
+from proctor.services.local.segeval import segeval_codes
 
 FIXTURES = Path(__file__).parent / "fixtures" / "segeval_tool"
 PAIRS = sorted(p.name.removesuffix(".voxel.txt") for p in FIXTURES.glob("*.voxel.txt"))

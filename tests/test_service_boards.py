@@ -19,10 +19,10 @@ from sqlalchemy import select
 from proctor.errors import NotFoundError
 from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.leaderboard import rows_from_csv
-from proctor.services import publications
-from proctor.services.board_entries import StoredEntry, task_parts
-from proctor.services.installs import install
-from proctor.services.platform import Platform
+from proctor.services.platform import publications
+from proctor.services.platform.board_entries import StoredEntry, task_parts
+from proctor.services.platform.installs import install
+from proctor.services.platform.resources import Platform
 from proctor.store.models import Score, ScoreVersion
 from service_boards_fixtures import Svc, start
 from toy_challenge import HIDDEN, LENGTH, good_answer

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from proctor.leaderboard import rows_from_csv
-from proctor.services.catalog import write_kit
+from proctor.services.local.catalog import write_kit
 from test_service_e2e import Service, _archive
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

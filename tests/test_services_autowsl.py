@@ -1,4 +1,4 @@
-"""``proctor.services.autowsl``: the AutoWSL ROC AUC use case."""
+"""``proctor.services.local.autowsl``: the AutoWSL ROC AUC use case."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proctor.errors import InputFileError
-from proctor.services.autowsl import score_auc
+from proctor.services.local.autowsl import score_auc
 
 
 def write_csv(path: Path, values: list[float | str]) -> Path:

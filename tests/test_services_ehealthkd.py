@@ -1,4 +1,4 @@
-"""``proctor.services.ehealthkd``: the eHealth-KD 2019 use case, its warnings and its errors."""
+"""``services.local.ehealthkd``: the eHealth-KD 2019 use case, its warnings and its errors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from ehealthkd_trees import FOLDERS
 from ehealthkd_trees import write_scenarios as write_trees
 from proctor.errors import InputFileError, UsageError
-from proctor.services.ehealthkd import best_per_scenario, score_participants
+from proctor.services.local.ehealthkd import best_per_scenario, score_participants
 
 SENTENCES = "ab cd\nef\n"
 GOLD_A = "1\t0 2\tConcept\tab\n2\t3 5\tAction\tcd\n3\t6 8\tConcept\tef\n"

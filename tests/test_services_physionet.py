@@ -1,4 +1,4 @@
-"""``proctor.services.physionet``: the 2018 and 2017 scoring use cases, without printing."""
+"""``proctor.services.local.physionet``: the 2018 and 2017 scoring use cases, without printing."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from proctor.errors import InputFileError, UsageError
 from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.metrics._validation import MetricInputError
-from proctor.services.input_errors import input_errors_as
-from proctor.services.physionet import ArousalScoring, score_physionet2017
+from proctor.services.local.input_errors import input_errors_as
+from proctor.services.local.physionet import ArousalScoring, score_physionet2017
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""``proctor.services.segeval``: the tool's options and images checked at the service boundary."""
+"""``services.local.segeval``: the tool's options and images checked at the service boundary."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from proctor.errors import InputFileError, UsageError
-from proctor.services.segeval import (
+from proctor.services.local.segeval import (
     SegevalRequest,
     SegevalRun,
     SingularCovarianceError,

@@ -154,7 +154,7 @@ def test_the_spec_objects_are_frozen(challenge_dir: Path) -> None:
 
 
 def test_a_metric_the_scorer_does_not_offer_is_named(challenge_dir: Path) -> None:
-    from proctor.services.catalog import resolve_challenge
+    from proctor.services.local.catalog import resolve_challenge
 
     task = {**MINIMAL["tasks"][0], "metrics": ["auprc", "f1"]}  # type: ignore[dict-item]
     write(challenge_dir, {**MINIMAL, "tasks": [task]})
@@ -163,7 +163,7 @@ def test_a_metric_the_scorer_does_not_offer_is_named(challenge_dir: Path) -> Non
 
 
 def test_a_leaderboard_metric_no_task_reports_is_refused(challenge_dir: Path) -> None:
-    from proctor.services.catalog import resolve_challenge
+    from proctor.services.local.catalog import resolve_challenge
 
     write(challenge_dir, {**MINIMAL, "leaderboard": {"metric": "dice"}})
     with pytest.raises(ConfigError, match=r"leaderboard\.metric"):
@@ -171,7 +171,7 @@ def test_a_leaderboard_metric_no_task_reports_is_refused(challenge_dir: Path) ->
 
 
 def test_an_unknown_scorer_is_named(challenge_dir: Path) -> None:
-    from proctor.services.catalog import resolve_challenge
+    from proctor.services.local.catalog import resolve_challenge
 
     task = {**MINIMAL["tasks"][0], "scorer": "nosuch"}  # type: ignore[dict-item]
     write(challenge_dir, {**MINIMAL, "tasks": [task]})
@@ -180,7 +180,7 @@ def test_an_unknown_scorer_is_named(challenge_dir: Path) -> None:
 
 
 def test_a_hidden_record_without_a_reference_is_found_before_any_exam(challenge_dir: Path) -> None:
-    from proctor.services.catalog import resolve_challenge
+    from proctor.services.local.catalog import resolve_challenge
 
     (challenge_dir / "hidden" / "RECORDS").write_text("a\nb\n")
     (challenge_dir / "refs" / "a-arousal.mat").write_bytes(b"")
@@ -224,7 +224,7 @@ def test_every_problem_is_listed_not_counted(challenge_dir: Path) -> None:
 
 def test_more_determinism_cases_than_hidden_records_is_refused(challenge_dir: Path) -> None:
     """Hardening item 17: the rerun count was silently shrunk to the hidden set."""
-    from proctor.services.catalog import resolve_challenge
+    from proctor.services.local.catalog import resolve_challenge
 
     (challenge_dir / "hidden" / "RECORDS").write_text("a\n")
     (challenge_dir / "refs" / "a-arousal.mat").write_bytes(b"")

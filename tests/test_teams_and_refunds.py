@@ -23,8 +23,8 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from proctor.services import teams
-from proctor.services.accounts import add_user, authenticate
+from proctor.services.platform import teams
+from proctor.services.platform.accounts import add_user, authenticate
 from proctor.store import jobs
 from proctor.store.models import Invite, SubmissionRow
 from service_seed import Seeded, seed, served, submit

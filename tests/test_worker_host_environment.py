@@ -11,10 +11,10 @@ import dataclasses
 from pathlib import Path
 
 from proctor.executor.run import run_next
-from proctor.services.accounts import authenticate
-from proctor.services.platform import open_platform
-from proctor.services.submissions import status
-from proctor.services.worker import worker_runtime
+from proctor.services.platform.accounts import authenticate
+from proctor.services.platform.resources import open_platform
+from proctor.services.platform.submissions import status
+from proctor.services.platform.worker import worker_runtime
 from service_seed import seed, submit
 from toy_challenge import make_entry
 

@@ -26,7 +26,7 @@ one table at the edge (the CLI's is ``proctor.cli.exit_status``)::
 
 Metrics and the file readers built on them raise ``ValueError`` subclasses of their own
 (``MetricInputError``, as ``proctor.metrics`` imports nothing of Proctor); the services turn
-them into ``InputFileError`` or ``UsageError`` (``proctor.services.input_errors``).
+them into ``InputFileError`` or ``UsageError`` (``proctor.services.local.input_errors``).
 """
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ from rich.table import Table
 from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_report
-from proctor.services.catalog import list_challenges, write_kit
-from proctor.services.demo import demo_challenges, demo_entries, demo_leaderboard
-from proctor.services.evaluate import RunRequest, run_entry
-from proctor.services.reports import EvaluationReport, Standing
-from proctor.services.visceral import OrganBest, organ_board
+from proctor.services.local.catalog import list_challenges, write_kit
+from proctor.services.local.demo import demo_challenges, demo_entries, demo_leaderboard
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.services.local.reports import EvaluationReport, Standing
+from proctor.services.local.visceral import OrganBest, organ_board
 from proctor.settings import Settings
 from proctor.types import RunStatus
 

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from proctor.cli.build_display import RichBuild
-from proctor.services.catalog import bundled_challenges, resolve_challenge
-from proctor.services.environments import (
+from proctor.services.local.catalog import bundled_challenges, resolve_challenge
+from proctor.services.local.environments import (
     declared_digests,
     declared_environment,
     ensure_environment,

@@ -38,7 +38,7 @@ from proctor.errors import (
     ServerUnreachableError,
     UsageError,
 )
-from proctor.services.input_errors import MetricInputError
+from proctor.services.local.input_errors import MetricInputError
 
 INTERNAL_ERROR = 3
 INTERRUPTED = 130

@@ -17,7 +17,7 @@ from rich.progress import (
 )
 
 from proctor.cli.untrusted import visible
-from proctor.services.reports import StageKey, StageReport
+from proctor.services.local.reports import StageKey, StageReport
 from proctor.types import StageStatus
 
 _MARKS = {

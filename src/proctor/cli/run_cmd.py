@@ -14,9 +14,9 @@ from rich.table import Table
 from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.untrusted import plain
-from proctor.services.evaluate import RunRequest, run_entry
-from proctor.services.reports import EvaluationReport
-from proctor.services.visceral import dashboard_rows
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.services.local.reports import EvaluationReport
+from proctor.services.local.visceral import dashboard_rows
 from proctor.settings import Settings
 from proctor.types import Failure, RunStatus
 

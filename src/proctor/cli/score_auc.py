@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from proctor.services.autowsl import score_auc
+from proctor.services.local.autowsl import score_auc
 
 
 def auc(

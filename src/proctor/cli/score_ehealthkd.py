@@ -24,7 +24,7 @@ from typing import Annotated
 import typer
 
 from proctor.errors import UsageError
-from proctor.services.ehealthkd import (
+from proctor.services.local.ehealthkd import (
     SCENARIO_KEYS,
     Record,
     Submission,

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from proctor.services.physionet import (
+from proctor.services.local.physionet import (
     LABELS_2017,
     ArousalScoring,
     RecordRow,

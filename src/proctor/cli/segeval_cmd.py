@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 from proctor.errors import UsageError
-from proctor.services.segeval import (
+from proctor.services.local.segeval import (
     SegevalRequest,
     SegevalStop,
     SingularCovarianceError,

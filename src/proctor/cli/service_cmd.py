@@ -17,10 +17,10 @@ from typing import Annotated, Any
 import typer
 
 from proctor.cli.untrusted import plain
-from proctor.services.accounts import add_user
-from proctor.services.client import Client
-from proctor.services.platform import open_platform
-from proctor.services.serving import ServeRequest, serve
+from proctor.services.platform.accounts import add_user
+from proctor.services.platform.client import Client
+from proctor.services.platform.resources import open_platform
+from proctor.services.platform.serving import ServeRequest, serve
 from proctor.settings import ServiceSettings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]

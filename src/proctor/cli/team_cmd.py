@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from proctor.cli.untrusted import plain
-from proctor.services.client import Client
+from proctor.services.platform.client import Client
 from proctor.settings import ServiceSettings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]

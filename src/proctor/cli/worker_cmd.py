@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from proctor.services.celery_worker import WorkerOptions, start_worker
+from proctor.services.platform.celery_worker import WorkerOptions, start_worker
 from proctor.settings import ServiceSettings
 
 ConcurrencyOption = Annotated[

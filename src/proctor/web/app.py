@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from proctor.services.platform import Platform
+from proctor.services.platform.resources import Platform
 from proctor.web import pages, refund_routes, team_routes
 from proctor.web.errors import install_handlers
 from proctor.web.routes import router

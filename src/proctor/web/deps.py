@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from proctor.services.accounts import Principal, authenticate
-from proctor.services.platform import Platform
+from proctor.services.platform.accounts import Principal, authenticate
+from proctor.services.platform.resources import Platform
 
 _bearer = HTTPBearer(auto_error=False)
 

@@ -29,8 +29,8 @@ from proctor.errors import (
     RefusedError,
     UsageError,
 )
-from proctor.services.client import ERROR_KINDS
-from proctor.services.uploads import ArtifactTooLargeError, UploadTypeError
+from proctor.services.platform.client import ERROR_KINDS
+from proctor.services.platform.uploads import ArtifactTooLargeError, UploadTypeError
 
 HTTP_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
     {

@@ -21,9 +21,9 @@ from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import AuthenticationError, ForbiddenError, ProctorError
-from proctor.services import overview, publications, standings, submissions
-from proctor.services.accounts import Principal, authenticate
-from proctor.services.platform import Platform
+from proctor.services.platform import overview, publications, standings, submissions
+from proctor.services.platform.accounts import Principal, authenticate
+from proctor.services.platform.resources import Platform
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
 from proctor.web.uploads import read_upload

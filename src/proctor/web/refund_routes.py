@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from proctor.services import refunds
+from proctor.services.platform import refunds
 from proctor.web import schemas
 from proctor.web.deps import PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES

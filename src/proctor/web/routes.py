@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import UsageError
-from proctor.services import installs, publications, rescore, standings, submissions
-from proctor.services.accounts import Principal
-from proctor.services.platform import Platform
+from proctor.services.platform import installs, publications, rescore, standings, submissions
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.resources import Platform
 from proctor.web import schemas
 from proctor.web.deps import MaybePrincipalDep, PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES

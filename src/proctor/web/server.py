@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from proctor.services.serving import served_platform
+from proctor.services.platform.serving import served_platform
 from proctor.web.app import create_app
 
 

@@ -19,7 +19,7 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
 from proctor.errors import UsageError
-from proctor.services.uploads import ArtifactTooLargeError, UploadTypeError
+from proctor.services.platform.uploads import ArtifactTooLargeError, UploadTypeError
 
 FORM_SLACK = 64 * 1024
 """Bytes a form may carry besides its file: part headers, boundaries, small fields."""

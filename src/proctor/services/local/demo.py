@@ -19,7 +19,7 @@ from proctor.pipeline.report import EvaluationReport
 from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver
 from proctor.protocols.records import list_records
 from proctor.protocols.registry import driver_for
-from proctor.services.catalog import BASELINE_FOLDER, resolve_challenge
+from proctor.services.local.catalog import BASELINE_FOLDER, resolve_challenge
 from proctor.spec import Challenge
 from proctor.spec.protocols import CommandProtocol, PythonModelProtocol
 from proctor.types import RunStatus

@@ -23,7 +23,7 @@ from proctor.metrics.physionet_scores import (
     score_2017,
 )
 from proctor.scoring.physionet2018 import record_name, score_vec_file
-from proctor.services.input_errors import MetricInputError, input_errors_as
+from proctor.services.local.input_errors import MetricInputError, input_errors_as
 
 __all__ = [
     "LABELS_2017",

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.errors import ForbiddenError, NotFoundError, UsageError
-from proctor.services.accounts import Principal, digest_of, team_with_room
-from proctor.services.platform import Platform
-from proctor.services.quota import iso
+from proctor.services.platform.accounts import Principal, digest_of, team_with_room
+from proctor.services.platform.quota import iso
+from proctor.services.platform.resources import Platform
 from proctor.store.models import Invite, Membership, Team
 
 INVITE_DAYS = 7

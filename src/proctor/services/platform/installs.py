@@ -23,9 +23,9 @@ from sqlalchemy import func, select
 
 from proctor.entries import unpack_entry
 from proctor.errors import ForbiddenError, UsageError
-from proctor.services.accounts import Principal
-from proctor.services.catalog import resolve_challenge
-from proctor.services.platform import Platform
+from proctor.services.local.catalog import resolve_challenge
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, load_challenge
 from proctor.store.models import ChallengeVersion, PhaseRow
 

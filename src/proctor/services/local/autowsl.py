@@ -13,7 +13,7 @@ from proctor.errors import InputFileError
 from proctor.formats.label_csv import find_solution, read_label_column
 from proctor.metrics._validation import UndefinedMetricWarning
 from proctor.metrics.classification import roc_auc_score
-from proctor.services.input_errors import input_errors_as
+from proctor.services.local.input_errors import input_errors_as
 
 
 def score_auc(solution: Path, prediction: Path) -> float:

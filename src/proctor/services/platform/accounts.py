@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from proctor.errors import AuthenticationError, RefusedError, UsageError
-from proctor.services.platform import Platform
+from proctor.services.platform.resources import Platform
 from proctor.store.models import ApiToken, Membership, Team, User
 
 ORGANIZER, PARTICIPANT = "organizer", "participant"

@@ -34,11 +34,11 @@ from proctor.pipeline.score import ZERO_FILLED, shown_scores
 from proctor.protocols.base import FilesDriver
 from proctor.protocols.registry import driver_for
 from proctor.scoring.base import TaskScores
-from proctor.services.accounts import Principal
-from proctor.services.board_entries import stored_entries
-from proctor.services.installs import current
-from proctor.services.platform import Platform
-from proctor.services.standings import compute, phase_of
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.board_entries import stored_entries
+from proctor.services.platform.installs import current
+from proctor.services.platform.resources import Platform
+from proctor.services.platform.standings import compute, phase_of
 from proctor.spec import Challenge, Phase
 from proctor.spec.leaderboards import DEFAULT_BOARD, phase_boards
 from proctor.store.models import (

@@ -17,10 +17,10 @@ import uvicorn
 from proctor.errors import UsageError
 from proctor.executor.local import LocalPool
 from proctor.executor.upkeep import Upkeep
-from proctor.services.celery_worker import start_dispatch
-from proctor.services.installs import check_servable, current, installed_names
-from proctor.services.platform import Platform, open_platform
-from proctor.services.worker import start_local_pool
+from proctor.services.platform.celery_worker import start_dispatch
+from proctor.services.platform.installs import check_servable, current, installed_names
+from proctor.services.platform.resources import Platform, open_platform
+from proctor.services.platform.worker import start_local_pool
 from proctor.settings import ServiceSettings
 
 _serving: list[Platform] = []

@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from proctor.services.accounts import Principal
-from proctor.services.installs import current, installed_names
-from proctor.services.platform import Platform
-from proctor.services.standings import may_read
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.installs import current, installed_names
+from proctor.services.platform.resources import Platform
+from proctor.services.platform.standings import may_read
 from proctor.spec import Challenge
 from proctor.spec.leaderboards import phase_boards
 

@@ -10,8 +10,8 @@ from proctor.executor.local import LocalPool
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.task import JobEnvironment
 from proctor.sandbox import create_sandbox
-from proctor.services.environments import job_environments
-from proctor.services.platform import Platform
+from proctor.services.local.environments import job_environments
+from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
 
 

@@ -26,7 +26,7 @@ from proctor.metrics.segmentation_report import (
 )
 from proctor.scoring import segeval
 from proctor.scoring.segeval import SegevalRequest, SegevalResult, SegevalRun, SegevalStop
-from proctor.services.input_errors import input_errors_as
+from proctor.services.local.input_errors import input_errors_as
 
 __all__ = [
     "SECTIONS",

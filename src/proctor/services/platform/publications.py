@@ -16,11 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from proctor.errors import RefusedError, UsageError
-from proctor.services.accounts import Principal
-from proctor.services.board_entries import WHOLE_TASK, task_parts
-from proctor.services.installs import current
-from proctor.services.platform import Platform
-from proctor.services.submissions import visible_submission
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.board_entries import WHOLE_TASK, task_parts
+from proctor.services.platform.installs import current
+from proctor.services.platform.resources import Platform
+from proctor.services.platform.submissions import visible_submission
 from proctor.store.models import FinalChoice, Job, Publication, Result, SubmissionRow
 
 

@@ -31,9 +31,9 @@ from proctor.executor.runtime import WorkerRuntime
 from proctor.executor.upkeep import Upkeep
 from proctor.sandbox import create_sandbox
 from proctor.sandbox.bwrap import BwrapSandbox
-from proctor.services.installs import current, installed_names
-from proctor.services.platform import Platform, open_platform
-from proctor.services.worker import worker_runtime
+from proctor.services.platform.installs import current, installed_names
+from proctor.services.platform.resources import Platform, open_platform
+from proctor.services.platform.worker import worker_runtime
 from proctor.settings import ServiceSettings, Settings
 from proctor.spec import Challenge
 

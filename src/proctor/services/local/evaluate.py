@@ -17,8 +17,8 @@ from proctor.pipeline.submission import Submission, evaluate_submission, rejecte
 from proctor.pipeline.task import JobEnvironment
 from proctor.sandbox import Sandbox, create_sandbox
 from proctor.sandbox.bwrap_args import host_paths_shown
-from proctor.services.catalog import resolve_challenge
-from proctor.services.environments import BuildListener, job_environments
+from proctor.services.local.catalog import resolve_challenge
+from proctor.services.local.environments import BuildListener, job_environments
 from proctor.settings import Settings
 from proctor.spec import CHALLENGE_FILE, Challenge, Phase
 from proctor.store.runfolder import RunFolder

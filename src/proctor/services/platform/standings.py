@@ -23,10 +23,10 @@ from proctor.errors import ForbiddenError, NotFoundError
 from proctor.leaderboard import Board, board_to_csv, board_to_dict, compute_board
 from proctor.pipeline.runner import disclosure_level
 from proctor.pipeline.score import ZERO_FILLED
-from proctor.services.accounts import Principal
-from proctor.services.board_entries import StoredEntry, stored_entries
-from proctor.services.installs import current
-from proctor.services.platform import Platform
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.board_entries import StoredEntry, stored_entries
+from proctor.services.platform.installs import current
+from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
 from proctor.spec.leaderboards import BoardSpec, find_board, metric_directions
 from proctor.types import Disclosure, Stage

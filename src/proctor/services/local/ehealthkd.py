@@ -20,7 +20,7 @@ from proctor.scoring.ehealthkd import (
     best_per_scenario,
     evaluate_participants,
 )
-from proctor.services.input_errors import input_errors_as
+from proctor.services.local.input_errors import input_errors_as
 
 __all__ = [
     "SCENARIO_KEYS",

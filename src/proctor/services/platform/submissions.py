@@ -25,10 +25,10 @@ from proctor.entries.unpack import open_source
 from proctor.errors import ArchiveError, NotFoundError, RefusedError, UsageError
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
-from proctor.services.accounts import Principal
-from proctor.services.installs import current
-from proctor.services.platform import Platform
-from proctor.services.quota import check_open, check_quota
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.installs import current
+from proctor.services.platform.quota import check_open, check_quota
+from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
 from proctor.store import jobs as job_store
 from proctor.store.models import Job, Result, SubmissionRow, Team

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.errors import ForbiddenError, RefusedError
-from proctor.services.accounts import Principal
-from proctor.services.platform import Platform
-from proctor.services.submissions import visible_submission
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.resources import Platform
+from proctor.services.platform.submissions import visible_submission
 from proctor.store.models import SubmissionRow, Team
 
 
