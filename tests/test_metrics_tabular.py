@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 from proctor.metrics import tabular_classification as tc
 from proctor.metrics import tabular_probabilities as tp
 from proctor.metrics import tabular_ranking as tr
 from proctor.metrics import tabular_regression as tg
+from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 
 TOLERANCE = 1e-12
 
@@ -126,12 +126,19 @@ def test_binary_average_precision_equals_scikit_learn(pair: tuple[np.ndarray, np
 def class_probabilities(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
     n_classes = draw(st.integers(3, 5))
     size = draw(st.integers(n_classes, 50))
-    truth = np.array(draw(st.permutations(range(n_classes))) + draw(
-        st.lists(st.integers(0, n_classes - 1), min_size=size - n_classes, max_size=size - n_classes)
-    ))
+    truth = np.array(
+        draw(st.permutations(range(n_classes)))
+        + draw(
+            st.lists(
+                st.integers(0, n_classes - 1), min_size=size - n_classes, max_size=size - n_classes
+            )
+        )
+    )
     weights = draw(
         st.lists(
-            st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 0.5]), min_size=n_classes, max_size=n_classes),
+            st.lists(
+                st.sampled_from([0.0, 1.0, 2.0, 3.0, 0.5]), min_size=n_classes, max_size=n_classes
+            ),
             min_size=size,
             max_size=size,
         )

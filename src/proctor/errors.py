@@ -13,7 +13,8 @@ one table at the edge (the CLI's is ``proctor.cli.exit_status``)::
     ├── EntryError               the participant's entry is at fault
     │   ├── ArchiveError         unsafe or malformed upload (zip bomb, zip-slip, links, devices)
     │   ├── ManifestError        required files missing, empty or not executable
-    │   └── EntryRequirementsError   requirements.txt refused (not allowed, too big, no wheel)
+    │   ├── EntryRequirementsError   requirements.txt refused (not allowed, too big, no wheel)
+    │   └── OutputError          an output cannot be scored as written (ids missing, repeated)
     ├── PlatformError            the host is at fault, not the participant
     │   ├── SandboxUnavailableError   no working isolation; says how to fix the host
     │   └── EnvironmentBuildError     building an environment failed on this host
@@ -71,6 +72,13 @@ class ArchiveError(EntryError):
 
 class ManifestError(EntryError):
     """An entry lacks a required file, or a required file is empty or not executable."""
+
+
+class OutputError(EntryError):
+    """An entry's output reads, but cannot be scored as written (ids unlike the solution's).
+
+    The message names the file from its case folder, never a host path.
+    """
 
 
 class PlatformError(ProctorError):

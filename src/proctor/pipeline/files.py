@@ -22,6 +22,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from proctor.errors import OutputError
 from proctor.pipeline.disclosure import StageResult
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
 from proctor.pipeline.score import (
@@ -131,6 +132,11 @@ def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
             warnings.simplefilter("always")
             try:
                 scored = job.scorer.score(target.outputs, references, target.cases, target.template)
+            except OutputError as err:
+                problem = f"{job.driver.folder_of(PUBLIC)}: {err}"
+                return StageResult(
+                    Stage.QUIZ, StageStatus.FAILED, problem, "quiz failed", failure=Failure.ENTRY
+                )
             except Exception:
                 return _scorer_failed(job, target)
         message = f"{job.driver.folder_of(PUBLIC)}: {_summary(job.task, scored)}"

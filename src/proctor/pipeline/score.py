@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.errors import OutputError
 from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
@@ -94,6 +95,10 @@ def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
         try:
             result = target.scorer.score(
                 target.outputs, target.references, target.cases, target.template
+            )
+        except OutputError as err:
+            return StageResult(
+                Stage.SCORE, StageStatus.FAILED, str(err), "score failed", failure=Failure.ENTRY
             )
         except Exception:
             with target.errors_log.open("a", encoding="utf-8") as log:

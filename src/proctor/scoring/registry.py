@@ -1,7 +1,8 @@
 """The one scorer registry: each name declared in ``proctor.types.SCORERS`` with its functions.
 
 A scorer name in ``challenge.yaml`` is checked against the declarations when the file loads;
-this table gives the functions. ``tests/test_scoring_registry.py`` checks both agree.
+this table gives the functions. ``tests/test_scoring_registry.py`` checks both agree. A scorer
+kind with options (``scorer: {table: ...}``) is built from its parsed block instead.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from proctor.errors import ConfigError
 from proctor.scoring import autowsl, ehealthkd, physionet2017, physionet2018, visceral
 from proctor.scoring.base import Scorer
+from proctor.scoring.table import table_scorer
+from proctor.spec.table_scorer import TableScorer
 from proctor.types import SCORERS
 
 _SCORERS: dict[str, Scorer] = {
@@ -26,8 +29,13 @@ _SCORERS: dict[str, Scorer] = {
 }
 
 
-def get_scorer(name: str) -> Scorer:
-    """The scorer called ``name``; a ``ConfigError`` when it is declared but not registered."""
+def get_scorer(name: str | TableScorer) -> Scorer:
+    """The scorer a task's ``scorer`` names (or describes, with options).
+
+    A ``ConfigError`` when a name is declared but not registered.
+    """
+    if isinstance(name, TableScorer):
+        return table_scorer(name.table)
     found = _SCORERS.get(name)
     if found is None:
         known = ", ".join(sorted(_SCORERS))

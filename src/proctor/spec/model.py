@@ -24,6 +24,7 @@ from proctor.spec.protocols import (
     Strict,
     parse_protocol,
 )
+from proctor.spec.table_scorer import TableScorer
 from proctor.types import SCORERS, Direction, Disclosure, ScorerDeclaration
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
@@ -35,33 +36,37 @@ __all__ = ["LocatedError", "ProtocolSettings", "RecordsProtocol"]
 class Task(Strict):
     """One dataset: public inputs (quiz), hidden inputs (exam) and hidden references (score).
 
-    ``scorer`` names a built-in scorer (``proctor.types.SCORERS``); ``metrics`` the subset of
-    its metrics to report (all when empty).
+    ``scorer`` names a built-in scorer (``proctor.types.SCORERS``) or is a scorer kind with
+    options (``{table: {metric: ...}}``, ``spec.table_scorer``); ``metrics`` the subset of its
+    metrics to report (all when empty).
     """
 
     name: Identifier
     public_inputs: Path
     hidden_inputs: Path | None = None
     hidden_references: Path | None = None
-    scorer: str
+    scorer: str | TableScorer
     metrics: tuple[str, ...] = ()
     title: str = ""
     environment: Environment | None = None
 
     @field_validator("scorer")
     @classmethod
-    def _known_scorer(cls, name: str) -> str:
-        if name not in SCORERS:
-            raise ValueError(f"unknown scorer {name!r}: use one of {', '.join(sorted(SCORERS))}")
+    def _known_scorer(cls, name: str | TableScorer) -> str | TableScorer:
+        if isinstance(name, str) and name not in SCORERS:
+            raise ValueError(
+                f"unknown scorer {name!r}: use one of {', '.join(sorted(SCORERS))}, "
+                "or a table metric ({table: {metric: NAME}})"
+            )
         return name
 
     @model_validator(mode="after")
     def _known_metrics(self) -> Task:
-        offered = SCORERS[self.scorer].metric_names
+        offered = self.scorer_declaration.metric_names
         for position, metric in enumerate(self.metrics):
             if metric not in offered:
                 raise LocatedError(
-                    f"scorer {self.scorer!r} has no metric {metric!r}: "
+                    f"scorer {self.scorer_declaration.name!r} has no metric {metric!r}: "
                     f"choose from {', '.join(offered)}",
                     f"metrics[{position}]",
                 )
@@ -70,6 +75,8 @@ class Task(Strict):
     @property
     def scorer_declaration(self) -> ScorerDeclaration:
         """The declaration of this task's scorer (its metrics and their directions)."""
+        if isinstance(self.scorer, TableScorer):
+            return self.scorer.table.declaration()
         return SCORERS[self.scorer]
 
     @property
