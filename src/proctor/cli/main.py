@@ -11,6 +11,7 @@ from proctor.cli import (
     score_auc,
     score_ehealthkd,
     score_physionet,
+    score_table,
     segeval_cmd,
     service_cmd,
     team_cmd,
@@ -44,6 +45,7 @@ def build_app() -> typer.Typer:
     score_physionet.register(app, score)
     score_auc.register(app, score)
     score_ehealthkd.register(app, score)
+    score_table.register(app, score)
     segeval_cmd.register(app, score)
     service_cmd.register(app, score)
     team_cmd.register(app, score)

@@ -24,7 +24,7 @@ from proctor.spec.protocols import (
     Strict,
     parse_protocol,
 )
-from proctor.spec.table_scorer import TableScorer
+from proctor.spec.table_scorer import ScorerField, TableScorer
 from proctor.types import SCORERS, Direction, Disclosure, ScorerDeclaration
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
@@ -45,7 +45,7 @@ class Task(Strict):
     public_inputs: Path
     hidden_inputs: Path | None = None
     hidden_references: Path | None = None
-    scorer: str | TableScorer
+    scorer: ScorerField
     metrics: tuple[str, ...] = ()
     title: str = ""
     environment: Environment | None = None
