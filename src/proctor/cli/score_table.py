@@ -18,7 +18,7 @@ import typer
 from proctor.services.local.table import TABLE_METRICS, score_table_files
 
 
-def table(
+def table(  # noqa: PLR0917 - typer maps parameters to options
     solution: Annotated[Path, typer.Argument(help="The solution CSV: id,TARGET.")],
     prediction: Annotated[Path, typer.Argument(help="The prediction CSV, rows matched by id.")],
     metric: Annotated[str, typer.Option("--metric", help=f"One of: {', '.join(TABLE_METRICS)}.")],
