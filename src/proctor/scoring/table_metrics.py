@@ -99,7 +99,8 @@ def _compute(
     expected = truth.column(options.target, "target")
     predicted = _ordered(given.column(options.target, "target"), order)
     if metric in LABEL_METRICS:
-        return LABEL_METRICS[metric](*_label_arrays(expected, predicted))
+        pair = _label_arrays(truth, expected, given, predicted)
+        return LABEL_METRICS[metric](*pair)
     if metric in VALUE_METRICS:
         pair = truth.floats(options.target), given.floats(options.target, predicted)
         return VALUE_METRICS[metric](*pair)
@@ -116,22 +117,36 @@ def _text(field: bytes) -> str:
     return field.decode("utf-8", errors="replace")
 
 
-def _label_arrays(expected: list[bytes], predicted: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+def _label_arrays(
+    truth_table: CsvTable, expected: list[bytes], given: CsvTable, predicted: list[bytes]
+) -> tuple[np.ndarray, np.ndarray]:
     """Both label columns as numbers when every label is a finite number, else as text."""
-    truth, bad = parse_floats(expected)
-    if bad is None and np.isfinite(truth).all():
-        pred, bad = parse_floats(predicted)
-        if bad is None and np.isfinite(pred).all():
-            return truth, pred
-    return np.array(expected, dtype=bytes), np.array(predicted, dtype=bytes)
+    (truth, pred), _ = _labels([expected, predicted])
+    return truth, pred
 
 
-def _classes(expected: list[bytes]) -> tuple[np.ndarray, bool]:
+def _classes(truth: CsvTable, expected: list[bytes]) -> tuple[np.ndarray, bool]:
     """The solution's labels (numbers when all are) and whether they are numbers."""
-    numbers, bad = parse_floats(expected)
-    if bad is None and np.isfinite(numbers).all():
-        return numbers, True
-    return np.array([_text(field) for field in expected]), False
+    (labels,), numeric = _labels([expected])
+    return labels, numeric
+
+
+def _labels(columns: list[list[bytes]]) -> tuple[list[np.ndarray], bool]:
+    """Label columns as numbers when every distinct label is a finite number, else as text.
+
+    Each distinct label is read once (a label column holds few), so a million rows cost two
+    dictionary passes rather than a million ``float()`` calls.
+    """
+    distinct = [list(dict.fromkeys(fields)) for fields in columns]
+    codes = [
+        np.fromiter(map({key: i for i, key in enumerate(keys)}.__getitem__, fields), np.int64)
+        for keys, fields in zip(distinct, columns, strict=True)
+    ]
+    numbers = [parse_floats(keys) for keys in distinct]
+    if all(bad is None and np.isfinite(values).all() for values, bad in numbers):
+        return [values[code] for (values, _), code in zip(numbers, codes, strict=True)], True
+    texts = [np.array([_text(key) for key in keys]) for keys in distinct]
+    return [text[code] for text, code in zip(texts, codes, strict=True)], False
 
 
 def _label_of(text: str, numeric: bool) -> float | str:
@@ -142,7 +157,7 @@ def _label_of(text: str, numeric: bool) -> float | str:
 def _score_metric(
     truth: CsvTable, given: CsvTable, order: npt.NDArray[np.int64] | None, options: TableOptions
 ) -> float:
-    y_true, numeric = _classes(truth.column(options.target, "target"))
+    y_true, numeric = _classes(truth, truth.column(options.target, "target"))
     classes = np.unique(y_true)
     names = [name for name in given.header if name != options.id]
     given.column(options.id, "id")
