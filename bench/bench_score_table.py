@@ -71,11 +71,13 @@ def peer(metric: str, solution: Path, prediction: Path) -> float:
     return float(PEERS[metric](matched["target"].to_numpy(), matched["target_pred"].to_numpy()))
 
 
-def best(call: Callable[[], float], repeat: int) -> tuple[float, float]:
+def best(
+    call: Callable[[str, Path, Path], float], files: tuple[str, Path, Path], repeat: int
+) -> tuple[float, float]:
     times, value = [], float("nan")
     for _ in range(repeat):
         start = time.perf_counter()
-        value = call()
+        value = call(*files)
         times.append(time.perf_counter() - start)
     return min(times), value
 
@@ -90,8 +92,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for metric in PEERS:
             solution, prediction = write_files(Path(tmp), metric, args.rows, rng)
-            our_s, our_value = best(lambda: ours(metric, solution, prediction), args.repeat)
-            peer_s, peer_value = best(lambda: peer(metric, solution, prediction), args.repeat)
+            files = (metric, solution, prediction)
+            our_s, our_value = best(ours, files, args.repeat)
+            peer_s, peer_value = best(peer, files, args.repeat)
             same = abs(our_value - peer_value) <= 1e-12 * max(1.0, abs(peer_value))
             ratio = peer_s / our_s
             ok &= same and ratio >= GOAL

@@ -43,7 +43,9 @@ def score(solution: Path, prediction: Path, metric: str, *extra: str) -> float:
 def labels(tmp_path: Path) -> tuple[Path, Path, list[int], list[int]]:
     truth = RNG.integers(0, 4, N).tolist()
     pred = [t if RNG.random() < 0.6 else int(RNG.integers(0, 4)) for t in truth]
-    solution = write(tmp_path / "s.csv", "id,target", [f"{i},{t}" for i, t in zip(IDS, truth)])
+    solution = write(
+        tmp_path / "s.csv", "id,target", [f"{i},{t}" for i, t in zip(IDS, truth, strict=True)]
+    )
     rows = [f"{IDS[i]},{pred[i]}.0" for i in SHUFFLED]  # other order; 1.0 is the label 1
     return solution, write(tmp_path / "p.csv", "id,target", rows), truth, pred
 
@@ -84,7 +86,9 @@ VALUES = {
 @pytest.mark.parametrize("metric", sorted(VALUES))
 def test_value_metrics_equal_scikit_learn_and_scipy(metric: str, tmp_path: Path) -> None:
     truth, pred = RNG.random(N) * 10, RNG.random(N) * 10
-    solution = write(tmp_path / "s.csv", "id,y", [f"{i},{float(t)!r}" for i, t in zip(IDS, truth)])
+    solution = write(
+        tmp_path / "s.csv", "id,y", [f"{i},{float(t)!r}" for i, t in zip(IDS, truth, strict=True)]
+    )
     prediction = write(
         tmp_path / "p.csv", "id,y", [f"{IDS[i]},{float(pred[i])!r}" for i in SHUFFLED]
     )
@@ -96,7 +100,9 @@ def test_value_metrics_equal_scikit_learn_and_scipy(metric: str, tmp_path: Path)
 def binary(tmp_path: Path) -> tuple[Path, np.ndarray, np.ndarray]:
     truth = np.array(["yes" if x else "no" for x in RNG.integers(0, 2, N)])
     scores = np.round(RNG.random(N), 2)  # ties
-    solution = write(tmp_path / "s.csv", "id,target", [f"{i},{t}" for i, t in zip(IDS, truth)])
+    solution = write(
+        tmp_path / "s.csv", "id,target", [f"{i},{t}" for i, t in zip(IDS, truth, strict=True)]
+    )
     return solution, truth, scores
 
 
@@ -125,7 +131,9 @@ def test_class_probability_columns_give_one_vs_rest_roc_auc_and_log_loss(tmp_pat
     truth = np.array(["a", "b", "c"] * (N // 3))
     raw = RNG.random((N, 3))
     prob = raw / raw.sum(axis=1, keepdims=True)
-    solution = write(tmp_path / "s.csv", "id,target", [f"{i},{t}" for i, t in zip(IDS, truth)])
+    solution = write(
+        tmp_path / "s.csv", "id,target", [f"{i},{t}" for i, t in zip(IDS, truth, strict=True)]
+    )
     rows = [
         f"{IDS[i]},{float(prob[i, 2])!r},{float(prob[i, 0])!r},{float(prob[i, 1])!r}"
         for i in SHUFFLED
