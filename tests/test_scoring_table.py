@@ -95,3 +95,16 @@ def test_map_at_k_without_k_is_a_config_error(tmp_path: Path) -> None:
     root = make_table_challenge(tmp_path / "challenge", metric="map_at_k")
     with pytest.raises(ConfigError, match="map_at_k needs k"):
         load_challenge(root)
+
+
+def test_dev_ids_that_do_not_match_fail_the_quiz_as_the_entrys_fault(tmp_path: Path) -> None:
+    challenge = make_table_challenge(tmp_path / "challenge")
+    entry = write_prediction(tmp_path / "entry", {**DEV, "d9": "cat"}, GUESS)
+    done = proctor("run", str(entry), "-c", str(challenge), "--json", work_root=tmp_path / "w")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    quiz = next(s for s in report["stages"] if s["name"] == "quiz")
+    assert quiz["message"] == (
+        "dev: submission.csv, line 6: id 'd9' is not an id of the test set: leave that row out"
+    )
+    assert report["failure"] == "entry"
