@@ -145,6 +145,35 @@ def _classification_entries() -> list[MetricInfo]:
     ]  # fmt: skip
 
 
+def _tabular_entries() -> list[MetricInfo]:
+    """A sample of the ``table`` scorer's metrics (:mod:`proctor.metrics.tabular_*`)."""
+    from proctor.metrics import tabular_classification as t
+    from proctor.metrics import tabular_probabilities as p
+
+    unit, classes = (0.0, 1.0), ("a", "b", "c")
+    return [
+        MetricInfo(
+            "accuracy_score", t.accuracy_score, "higher", "labels", unit, True,
+            "Share of rows with the true label (table scorer).", undefined_value=None,
+            classes=classes,
+        ),
+        MetricInfo(
+            "f1_macro_score", t.f1_macro_score, "higher", "labels", unit, True,
+            "Unweighted mean of the classes' F1 (table scorer).", undefined_value=None,
+            classes=classes,
+        ),
+        MetricInfo(
+            "matthews_corrcoef_score", t.matthews_corrcoef_score, "higher", "labels",
+            (-1.0, 1.0), True, "Matthews correlation, multiclass; 0 for one class (table).",
+            undefined_value=0.0, classes=classes,
+        ),
+        MetricInfo(
+            "roc_auc_ovr_score", p.roc_auc_ovr_score, "higher", "binary_scores", unit, False,
+            "ROC AUC of the table scorer (binary here; one-vs-rest macro with columns).",
+        ),
+    ]  # fmt: skip
+
+
 @dataclass(frozen=True)
 class _ArousalScore:
     """PhysioNet 2018 AUPRC (``index`` 0) or AUROC (1) as ``func(y_true, y_prob)``."""
@@ -295,6 +324,7 @@ def _extraction_entries() -> list[MetricInfo]:
 _ENTRY_GROUPS: tuple[Callable[[], list[MetricInfo]], ...] = (
     _ranking_entries,
     _classification_entries,
+    _tabular_entries,
     _physionet_answer_entries,
     _physionet2018_entries,
     _segmentation_entries,
