@@ -9,6 +9,10 @@ reads, by the stage's :class:`proctor.types.Disclosure` level:
 - ``counts``: the counts message instead of a failed case's headline;
 - ``none``: only whether the stage passed (``quiet``), with case counts zeroed but the total.
 
+On hidden data (the exam and its rerun) the message at ``errors`` and below is a fixed text
+chosen by Proctor (``safe_headline``, else ``quiet``): never a figure or a line an entry can
+write (its exit status, a harness line it printed), which would carry hidden data out.
+
 At ``counts`` and ``none``, the exam's (and the rerun's) wall time and resource usage are not
 shown either: an entry can encode hidden data in its peak memory or its timing.
 """
@@ -24,6 +28,8 @@ from proctor.protocols.base import CaseRun
 from proctor.types import Disclosure, Failure, Stage, StageStatus
 
 TAIL_CHARS = 4000
+HIDDEN_STAGES = frozenset({Stage.EXAM, Stage.RERUN})
+"""The stages where entry code runs on hidden data."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +38,9 @@ class StageResult:
 
     ``headline``: one line without entry output; ``logs``: (name, text) pairs of the failed
     run; ``quiet``: the message at ``none``; ``counts_replace_headline``: at ``counts``, show
-    the counts message rather than the headline (a failed case's headline names the case).
+    the counts message rather than the headline (a failed case's headline names the case);
+    ``safe_headline``: the headline in Proctor's words only (case names, counts, fixed
+    phrases), what a hidden stage shows at ``errors`` and ``counts`` (``quiet`` when None).
     """
 
     stage: Stage
@@ -45,6 +53,7 @@ class StageResult:
     counts_replace_headline: bool = False
     failure: Failure | None = None
     wall_s: float = 0.0
+    safe_headline: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -68,6 +77,20 @@ def counts_message(stage: Stage, counts: CaseCounts) -> str:
     )
 
 
+def fixed_problem(run: CaseRun) -> str:
+    """What went wrong with a case, in one of a few fixed phrases (nothing the entry wrote)."""
+    outcome = run.outcome
+    if outcome.timed_out:
+        return "timed out"
+    if outcome.memory_exceeded:
+        return "ran out of memory"
+    if outcome.output_exceeded:
+        return "wrote more output than allowed"
+    if outcome.succeeded:
+        return "gave no usable output"
+    return "failed"
+
+
 def run_logs(stdout: str, stderr: str) -> tuple[tuple[str, str], ...]:
     """The non-empty logs of a run, for ``full`` disclosure."""
     return tuple((name, text) for name, text in (("stdout", stdout), ("stderr", stderr)) if text)
@@ -88,6 +111,8 @@ def disclose(result: StageResult, level: Disclosure, *, task: str | None = None)
                 tail = text[-TAIL_CHARS:]
                 parts.append(f"--- {name} (last {TAIL_CHARS} characters) ---\n{tail}")
         message = "\n".join(parts)
+    elif result.stage in HIDDEN_STAGES:
+        message = result.safe_headline if result.safe_headline is not None else result.quiet
     else:
         message = result.headline
     # usage shows the stage's own wall time: cases running in parallel must not add up
