@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from autowsl_toy import GOOD_MODEL
+from autowsl_toy import make_challenge as make_model_challenge
+from autowsl_toy import make_entry as make_model_entry
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission
@@ -25,9 +28,6 @@ from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.spec import load_challenge
 from proctor.store.runfolder import RunFolder
 from proctor.types import Failure, RunStatus
-from autowsl_toy import GOOD_MODEL
-from autowsl_toy import make_challenge as make_model_challenge
-from autowsl_toy import make_entry as make_model_entry
 
 HIDDEN_ROW = "0.123456789,SECRET-ROW-" + "x" * 40
 LEAK = "proctor-harness: " + HIDDEN_ROW * 60  # ~3 KB of "hidden data" on the harness's line
