@@ -30,6 +30,8 @@ from proctor.types import Disclosure, Failure, Stage, StageStatus
 TAIL_CHARS = 4000
 HIDDEN_STAGES = frozenset({Stage.EXAM, Stage.RERUN})
 """The stages where entry code runs on hidden data."""
+HIDDEN_DATA_STAGES = frozenset({*HIDDEN_STAGES, Stage.SCORE})
+"""The stages that read hidden data (inputs or references): a submission counts from the first."""
 
 
 @dataclass(frozen=True, slots=True)

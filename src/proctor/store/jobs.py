@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, CursorResult, Update, and_, select, update
+from sqlalchemy import ColumnElement, CursorResult, Update, and_, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from proctor.store.models import Attempt, CaseResult, Job, Result, Score, SubmissionRow
@@ -137,10 +137,17 @@ def heartbeat(db: Database, lease: Lease, lease_s: float, *, now: float | None =
     return bool(changed == 1)
 
 
-def set_stage(db: Database, lease: Lease, stage: str) -> None:
-    """Record the stage the job is in (for ``status``); ignored once the lease is lost."""
+def set_stage(db: Database, lease: Lease, stage: str, *, hidden: bool = False) -> bool:
+    """Record the stage the job is in (for ``status``); False once the lease is lost.
+
+    Nothing is written then. ``hidden``: the stage reads hidden data; the first such start is kept in ``hidden_started``
+    (from then on the submission counts against its quota, even cancelled).
+    """
+    values: dict[str, object] = {"stage": stage}
+    if hidden:
+        values["hidden_started"] = func.coalesce(Job.hidden_started, time.time())
     with db.begin() as session:
-        _changed(session, update(Job).where(_held(lease)).values(stage=stage))
+        return _changed(session, update(Job).where(_held(lease)).values(**values)) == 1
 
 
 def commit(db: Database, lease: Lease, outcome: Outcome, *, now: float | None = None) -> bool:
