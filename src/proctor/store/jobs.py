@@ -140,8 +140,9 @@ def heartbeat(db: Database, lease: Lease, lease_s: float, *, now: float | None =
 def set_stage(db: Database, lease: Lease, stage: str, *, hidden: bool = False) -> bool:
     """Record the stage the job is in (for ``status``); False once the lease is lost.
 
-    Nothing is written then. ``hidden``: the stage reads hidden data; the first such start is kept in ``hidden_started``
-    (from then on the submission counts against its quota, even cancelled).
+    Nothing is written then. ``hidden``: the stage reads hidden data; the first such start is
+    kept in ``hidden_started`` (from then on the submission counts against its quota, even
+    cancelled).
     """
     values: dict[str, object] = {"stage": stage}
     if hidden:
