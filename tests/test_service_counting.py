@@ -5,8 +5,9 @@ Through the real service on SQLite and PostgreSQL (results stored as a worker co
 * a multi-task submission cancelled after one task was scored counts (a job reached hidden
   data), its ``status`` says ``cancelled`` with ``report: null``, and it is on no board;
 * one cancelled before any hidden stage is free;
-* one the platform failed on one task is free, and the task that scored shows nothing (status,
-  boards, publication);
+* one the platform failed on one task before it reached hidden data is free, and the task that
+  scored shows nothing (status, boards); after hidden data such a failure is refunded once per
+  team and phase, later ones by an organizer (else it counts and shows);
 * in a Ladder phase the team's own report shows only the Ladder's value (finding 6).
 """
 
@@ -29,6 +30,7 @@ from proctor.services.platform.installs import install
 from proctor.services.platform.quota import check_quota
 from proctor.services.platform.resources import Platform
 from proctor.spec import load_challenge
+from proctor.store import jobs
 from proctor.store.models import Job, Result, SubmissionRow, Team
 from proctor.types import Failure, JobState, RunStatus, Stage, StageStatus
 from service_boards_fixtures import Svc, start
@@ -73,16 +75,21 @@ def _add_job(svc: Svc, sid: str, task: str, **values: object) -> int:
         return job.id
 
 
-def _platform_failed(svc: Svc, sid: str, task: str) -> None:
-    """Task ``task`` of ``sid`` failed by the platform, as a worker commits it."""
-    message = "the platform failed during exam (E-PLATFORM)"
-    stage = StageReport(Stage.EXAM, StageStatus.FAILED, message, task=task)
-    report = TaskReport(task, RunStatus.FAILED, (stage,), Failure.PLATFORM, Stage.EXAM)
-    job_id = _add_job(svc, sid, task, state=JobState.DONE, failure=Failure.PLATFORM,
-                      result_attempt=1, hidden_started=time.time())  # fmt: skip
-    with svc.platform.db.begin() as session:
-        session.add(Result(job_id=job_id, attempt=1, status="failed",
-                           report=json.dumps(to_data(report)), created=svc.clock))  # fmt: skip
+def _platform_failed(svc: Svc, sid: str, task: str, *, hidden: bool) -> None:
+    """Task ``task`` of ``sid`` failed by the platform, committed as a worker does.
+
+    ``hidden``: the failure came after the job started its exam.
+    """
+    job_id = _add_job(svc, sid, task, state=JobState.QUEUED)
+    lease = jobs.claim(svc.platform.db, "worker", 60.0, job_id=job_id)
+    assert lease is not None
+    stage = Stage.EXAM if hidden else Stage.PREP
+    assert jobs.set_stage(svc.platform.db, lease, str(stage), hidden=hidden)
+    message = f"the platform failed during {stage} (E-PLATFORM)"
+    shown = StageReport(stage, StageStatus.FAILED, message, task=task)
+    report = TaskReport(task, RunStatus.FAILED, (shown,), Failure.PLATFORM, stage)
+    outcome = jobs.Outcome("failed", str(Failure.PLATFORM), json.dumps(to_data(report)))
+    assert jobs.commit(svc.platform.db, lease, outcome)
 
 
 def _quota_refuses(svc: Svc, team: str) -> bool:
@@ -131,17 +138,42 @@ def test_cancelled_before_any_hidden_stage_is_free(svc: Svc) -> None:
     assert not _quota_refuses(svc, "blue")
 
 
-def test_a_platform_failure_makes_it_free_and_withholds_the_other_tasks_score(svc: Svc) -> None:
-    sid = svc.scored_tasks("d2", "blue", "two", "duo", {"arousal": {"auprc": 0.61, "auroc": 0.8}})
-    _platform_failed(svc, sid, "arousal2")
+def _withheld(svc: Svc, sid: str) -> bool:
+    """True when ``sid`` shows nothing scored: its team's status and the boards."""
     status, shown = svc.get(f"/submissions/{sid}", "bob")
     assert status == 200 and isinstance(shown, dict)
     assert (shown["status"], shown["failure"]) == ("failed", "platform")
-    assert shown["report"]["scores"] == {}
-    assert "0.61" not in json.dumps(shown)
     assert "arousal2" in json.dumps(shown["report"]["stages"])
-    assert not _on_board(svc, sid)
+    hidden = shown["report"]["scores"] == {} and "0.61" not in json.dumps(shown)
+    assert hidden is not _on_board(svc, sid)
+    return hidden
+
+
+def test_a_platform_failure_makes_it_free_and_withholds_the_other_tasks_score(svc: Svc) -> None:
+    sid = svc.scored_tasks("d2", "blue", "two", "duo", {"arousal": {"auprc": 0.61, "auroc": 0.8}})
+    _platform_failed(svc, sid, "arousal2", hidden=False)
+    assert _withheld(svc, sid)
     assert not _quota_refuses(svc, "blue")
+
+
+def test_platform_failures_after_hidden_data_are_refunded_once_then_by_an_organizer(
+    svc: Svc,
+) -> None:
+    scores = {"arousal": {"auprc": 0.61, "auroc": 0.8}}
+    first = svc.scored_tasks("h1", "blue", "two", "duo", scores)
+    _platform_failed(svc, first, "arousal2", hidden=True)
+    assert _withheld(svc, first) and not _quota_refuses(svc, "blue")
+    second = svc.scored_tasks("h2", "blue", "two", "duo", scores)
+    _platform_failed(svc, second, "arousal2", hidden=True)
+    assert not _withheld(svc, second) and _quota_refuses(svc, "blue")  # it counts, it shows
+    status, flagged = svc.get("/flagged", "olga")
+    assert status == 200 and isinstance(flagged, dict)
+    assert [(f["submission"], f["refunded"]) for f in flagged["flagged"]] == [
+        (first, True),
+        (second, False),
+    ]
+    assert svc.post(f"/submissions/{second}/refund", "olga")[0] == 200
+    assert _withheld(svc, second) and not _quota_refuses(svc, "blue")
 
 
 def _with_exact_figures(svc: Svc, sid: str) -> None:

@@ -6,9 +6,12 @@ get a scored result that cost nothing:
 * a submission counts once any of its jobs started a stage on hidden data (exam, rerun, score:
   ``Job.hidden_started``), cancelled or not;
 * a cancelled submission none of whose jobs reached hidden data is free;
-* a submission the platform provably failed (a task failed ``platform``: raised only for faults
-  the entry cannot cause, such as the harness's status before the budget clock started) or an
-  organizer or the reaper refunded (``infrastructure``) is free;
+* a submission the platform provably failed is free: a task failed ``platform`` (raised only
+  for faults the entry cannot cause, such as the harness's status before the budget clock
+  started) before that job reached hidden data;
+* a refunded submission is free: a lost worker (``infrastructure``) or a ``platform`` failure
+  after the job reached hidden data, the team's first per phase at once (``store.jobs``), later
+  ones by an organizer who looked at it;
 * every other submission counts.
 
 Nothing scored of a free submission is shown: no report for a cancelled one, only the platform's
@@ -43,11 +46,16 @@ class JobFacts:
 def counts(*, cancelled: bool, refunded: bool, jobs: Iterable[JobFacts]) -> bool:
     """True when a submission with these jobs counts against its team's quota."""
     facts = list(jobs)
-    if refunded or any(job.failure == Failure.PLATFORM for job in facts):
+    if refunded or any(_platform_before_hidden(job) for job in facts):
         return False
     if cancelled:
         return any(job.hidden_started is not None for job in facts)
     return True
+
+
+def _platform_before_hidden(job: JobFacts) -> bool:
+    """True for a job the platform failed before it reached hidden data."""
+    return job.failure == Failure.PLATFORM and job.hidden_started is None
 
 
 def facts_of(jobs: Iterable[Job]) -> list[JobFacts]:
@@ -63,19 +71,21 @@ def submission_counts(session: Session, row: SubmissionRow) -> bool:
 
 def why_free(row: SubmissionRow) -> str:
     """The reason a free submission that was not cancelled is free, for its report."""
-    return "it was refunded" if row.refunded else "the platform failed"
+    return "it was refunded" if row.refunded else "the platform failed before hidden data"
 
 
 def shows_results() -> ColumnElement[bool]:
     """SQL: the submission (``SubmissionRow``) may show scored results on a board.
 
     Not cancelled (a cancelled submission is on no board, counted or not), not refunded, and no
-    job of it failed ``platform``.
+    job of it failed ``platform`` before it reached hidden data.
     """
     other = aliased(Job)
     platform_failed = exists(
         select(other.id).where(
-            other.submission_id == SubmissionRow.id, other.failure == Failure.PLATFORM
+            other.submission_id == SubmissionRow.id,
+            other.failure == Failure.PLATFORM,
+            other.hidden_started.is_(None),
         )
     )
     return and_(
