@@ -18,8 +18,9 @@ import yaml
 from autowsl_toy import GOOD_MODEL
 from autowsl_toy import make_challenge as make_model_challenge
 from autowsl_toy import make_entry as make_model_entry
+from pipeline_fakes import ScriptedEntry, evaluate
 from proctor.pipeline.cancel import CancelToken
-from proctor.pipeline.report import EvaluationReport
+from proctor.pipeline.report import EvaluationReport, Usage
 from proctor.pipeline.submission import Submission, evaluate_submission
 from proctor.protocols.model_runs import DATA_STATUS, PROBLEM_STATUS
 from proctor.protocols.model_runs import test_rows as rows_of
@@ -27,7 +28,8 @@ from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.spec import load_challenge
 from proctor.store.runfolder import RunFolder
-from proctor.types import Failure, RunStatus
+from proctor.types import Failure, RunStatus, Stage
+from toy_challenge import make_challenge, make_entry
 
 HIDDEN_ROW = "0.123456789,SECRET-ROW-" + "x" * 40
 LEAK = "proctor-harness: " + HIDDEN_ROW * 60  # ~3 KB of "hidden data" on the harness's line
@@ -95,3 +97,15 @@ def test_no_entry_text_reaches_a_hidden_stage_message_at_errors_and_below(
     messages = " | ".join([report.message, *(stage.message for stage in report.stages)])
     assert "77" not in messages  # the exit status an entry chose is a figure it wrote
     assert report.tasks["b"].failure is Failure.ENTRY
+
+
+def test_no_stage_on_hidden_data_shows_its_duration_when_the_exam_hides_figures(
+    tmp_path: Path,
+) -> None:
+    """The score stage's time depends on the exam's outputs: an entry can steer it."""
+    challenge = make_challenge(tmp_path / "toy")  # exam disclosed at counts
+    report = evaluate(challenge, make_entry(tmp_path / "entry"), ScriptedEntry())
+    assert report.status is RunStatus.SCORED
+    for shown in report.stages:
+        if shown.stage in (Stage.EXAM, Stage.RERUN, Stage.SCORE):
+            assert (shown.wall_s, shown.usage) == (0.0, Usage()), shown

@@ -14,7 +14,8 @@ chosen by Proctor (``safe_headline``, else ``quiet``): never a figure or a line 
 write (its exit status, a harness line it printed), which would carry hidden data out.
 
 At ``counts`` and ``none``, the exam's (and the rerun's) wall time and resource usage are not
-shown either: an entry can encode hidden data in its peak memory or its timing.
+shown either, nor the score stage's: an entry can encode hidden data in its peak memory or its
+timing, and the score stage's time depends on the exam's outputs.
 """
 
 from __future__ import annotations
@@ -98,8 +99,18 @@ def run_logs(stdout: str, stderr: str) -> tuple[tuple[str, str], ...]:
     return tuple((name, text) for name, text in (("stdout", stdout), ("stderr", stderr)) if text)
 
 
-def disclose(result: StageResult, level: Disclosure, *, task: str | None = None) -> StageReport:
-    """The participant's view of ``result`` at disclosure ``level``."""
+def disclose(
+    result: StageResult,
+    level: Disclosure,
+    *,
+    task: str | None = None,
+    exam_figures_hidden: bool = False,
+) -> StageReport:
+    """The participant's view of ``result`` at disclosure ``level``.
+
+    ``exam_figures_hidden`` (the exam is disclosed at ``counts`` or ``none``): no figure of any
+    stage on hidden data shows, the score stage's time included (the exam's outputs steer it).
+    """
     counts = result.counts
     if level is Disclosure.NONE:
         message = result.quiet
@@ -119,6 +130,7 @@ def disclose(result: StageResult, level: Disclosure, *, task: str | None = None)
         message = result.headline
     # usage shows the stage's own wall time: cases running in parallel must not add up
     wall_s, usage = result.wall_s, dataclasses.replace(result.usage, wall_s=result.wall_s)
-    if result.stage in (Stage.EXAM, Stage.RERUN) and level in (Disclosure.COUNTS, Disclosure.NONE):
+    hidden_runs = result.stage in HIDDEN_STAGES and level in (Disclosure.COUNTS, Disclosure.NONE)
+    if hidden_runs or (exam_figures_hidden and result.stage in HIDDEN_DATA_STAGES):
         wall_s, usage = 0.0, Usage()  # a figure of hidden runs can carry hidden data
     return StageReport(result.stage, result.status, message, wall_s, counts, usage, task)
