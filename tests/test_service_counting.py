@@ -134,7 +134,11 @@ def test_cancelled_before_any_hidden_stage_is_free(svc: Svc) -> None:
                                   created=time.time()))  # fmt: skip
     for task in TASKS:
         _add_job(svc, "q1", task, state=JobState.QUEUED)
+    lease = jobs.claim(svc.platform.db, "worker", 60.0, job_id=_job(svc, "q1", "arousal"))
+    assert lease is not None and jobs.set_stage(svc.platform.db, lease, "quiz")
     assert svc.post("/submissions/q1/cancel", "bob")[0] == 200
+    # the worker's exam would start after the cancel: nothing is recorded, the job stops
+    assert not jobs.set_stage(svc.platform.db, lease, "exam", hidden=True)
     assert not _quota_refuses(svc, "blue")
 
 
