@@ -24,6 +24,7 @@ from proctor.entries.manifest import set_executable_bits
 from proctor.errors import ArchiveError, JobCancelledError, ProctorError
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.cancel import CancelToken
+from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport, TaskReport
 from proctor.pipeline.report_codec import to_data
@@ -57,13 +58,21 @@ def run_next(worker_id: str, runtime: WorkerRuntime) -> bool:
 
 
 class _StageRecorder:
-    """A progress listener that writes the running stage to the job row."""
+    """A progress listener that writes the running stage to the job row.
 
-    def __init__(self, runtime: WorkerRuntime, lease: jobs.Lease) -> None:
-        self.runtime, self.lease = runtime, lease
+    A stage on hidden data is recorded as such before it starts (the submission counts from
+    then on); when the lease is already lost (cancelled, reaped) the job is stopped at once
+    rather than at the next heartbeat, so no hidden stage runs for a submission that is free.
+    """
+
+    def __init__(self, runtime: WorkerRuntime, lease: jobs.Lease, cancel: CancelToken) -> None:
+        self.runtime, self.lease, self.cancel = runtime, lease, cancel
 
     def stage_started(self, key: StageKey, total_cases: int) -> None:
-        jobs.set_stage(self.runtime.db, self.lease, str(key.stage))
+        hidden = key.stage in HIDDEN_DATA_STAGES
+        if not jobs.set_stage(self.runtime.db, self.lease, str(key.stage), hidden=hidden):
+            self.cancel.cancel()
+            self.cancel.check()
 
     def case_finished(self, key: StageKey, ok: bool) -> None:
         """Cases are not recorded one by one."""
@@ -160,7 +169,7 @@ def _evaluate(
         # crash of the attempt that the reaper would retry into "infrastructure"
         environments = runtime.environments(challenge, phase)
         task_job = dataclasses.replace(task_job, environment=environments.get(job.task))
-        return evaluate_task(task_job, runtime.sandbox, _StageRecorder(runtime, lease))
+        return evaluate_task(task_job, runtime.sandbox, _StageRecorder(runtime, lease, cancel))
     except ProctorError as err:
         if isinstance(err, JobCancelledError):
             raise

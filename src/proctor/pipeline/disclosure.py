@@ -9,8 +9,13 @@ reads, by the stage's :class:`proctor.types.Disclosure` level:
 - ``counts``: the counts message instead of a failed case's headline;
 - ``none``: only whether the stage passed (``quiet``), with case counts zeroed but the total.
 
+On hidden data (the exam and its rerun) the message at ``errors`` and below is a fixed text
+chosen by Proctor (``safe_headline``, else ``quiet``): never a figure or a line an entry can
+write (its exit status, a harness line it printed), which would carry hidden data out.
+
 At ``counts`` and ``none``, the exam's (and the rerun's) wall time and resource usage are not
-shown either: an entry can encode hidden data in its peak memory or its timing.
+shown either, nor the score stage's: an entry can encode hidden data in its peak memory or its
+timing, and the score stage's time depends on the exam's outputs.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from proctor.protocols.base import CaseRun
 from proctor.types import Disclosure, Failure, Stage, StageStatus
 
 TAIL_CHARS = 4000
+HIDDEN_STAGES = frozenset({Stage.EXAM, Stage.RERUN})
+"""The stages where entry code runs on hidden data."""
+HIDDEN_DATA_STAGES = frozenset({*HIDDEN_STAGES, Stage.SCORE})
+"""The stages that read hidden data (inputs or references): a submission counts from the first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +41,9 @@ class StageResult:
 
     ``headline``: one line without entry output; ``logs``: (name, text) pairs of the failed
     run; ``quiet``: the message at ``none``; ``counts_replace_headline``: at ``counts``, show
-    the counts message rather than the headline (a failed case's headline names the case).
+    the counts message rather than the headline (a failed case's headline names the case);
+    ``safe_headline``: the headline in Proctor's words only (case names, counts, fixed
+    phrases), what a hidden stage shows at ``errors`` and ``counts`` (``quiet`` when None).
     """
 
     stage: Stage
@@ -45,6 +56,7 @@ class StageResult:
     counts_replace_headline: bool = False
     failure: Failure | None = None
     wall_s: float = 0.0
+    safe_headline: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -68,13 +80,37 @@ def counts_message(stage: Stage, counts: CaseCounts) -> str:
     )
 
 
+def fixed_problem(run: CaseRun) -> str:
+    """What went wrong with a case, in one of a few fixed phrases (nothing the entry wrote)."""
+    outcome = run.outcome
+    if outcome.timed_out:
+        return "timed out"
+    if outcome.memory_exceeded:
+        return "ran out of memory"
+    if outcome.output_exceeded:
+        return "wrote more output than allowed"
+    if outcome.succeeded:
+        return "gave no usable output"
+    return "failed"
+
+
 def run_logs(stdout: str, stderr: str) -> tuple[tuple[str, str], ...]:
     """The non-empty logs of a run, for ``full`` disclosure."""
     return tuple((name, text) for name, text in (("stdout", stdout), ("stderr", stderr)) if text)
 
 
-def disclose(result: StageResult, level: Disclosure, *, task: str | None = None) -> StageReport:
-    """The participant's view of ``result`` at disclosure ``level``."""
+def disclose(
+    result: StageResult,
+    level: Disclosure,
+    *,
+    task: str | None = None,
+    exam_figures_hidden: bool = False,
+) -> StageReport:
+    """The participant's view of ``result`` at disclosure ``level``.
+
+    ``exam_figures_hidden`` (the exam is disclosed at ``counts`` or ``none``): no figure of any
+    stage on hidden data shows, the score stage's time included (the exam's outputs steer it).
+    """
     counts = result.counts
     if level is Disclosure.NONE:
         message = result.quiet
@@ -88,10 +124,13 @@ def disclose(result: StageResult, level: Disclosure, *, task: str | None = None)
                 tail = text[-TAIL_CHARS:]
                 parts.append(f"--- {name} (last {TAIL_CHARS} characters) ---\n{tail}")
         message = "\n".join(parts)
+    elif result.stage in HIDDEN_STAGES:
+        message = result.safe_headline if result.safe_headline is not None else result.quiet
     else:
         message = result.headline
     # usage shows the stage's own wall time: cases running in parallel must not add up
     wall_s, usage = result.wall_s, dataclasses.replace(result.usage, wall_s=result.wall_s)
-    if result.stage in (Stage.EXAM, Stage.RERUN) and level in (Disclosure.COUNTS, Disclosure.NONE):
+    hidden_runs = result.stage in HIDDEN_STAGES and level in (Disclosure.COUNTS, Disclosure.NONE)
+    if hidden_runs or (exam_figures_hidden and result.stage in HIDDEN_DATA_STAGES):
         wall_s, usage = 0.0, Usage()  # a figure of hidden runs can carry hidden data
     return StageReport(result.stage, result.status, message, wall_s, counts, usage, task)

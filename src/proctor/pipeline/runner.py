@@ -127,7 +127,12 @@ class StageRunner:
     def finish(self, result: StageResult) -> StageReport:
         """Disclose ``result`` and tell the hooks (also for stages that never ran a body)."""
         key = StageKey(self.task, result.stage, self.shown_task)
-        report = disclose(result, disclosure_level(self.policy, result.stage), task=self.shown_task)
+        report = disclose(
+            result,
+            disclosure_level(self.policy, result.stage),
+            task=self.shown_task,
+            exam_figures_hidden=self.policy.exam_figures_hidden(),
+        )
         self.reports.append(report)
         self.results.append(result)
         self.current = None

@@ -15,7 +15,13 @@ from pathlib import Path
 from proctor.errors import PlatformError
 from proctor.pipeline.cases import run_cases
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import StageResult, counts_message, counts_of, run_logs
+from proctor.pipeline.disclosure import (
+    StageResult,
+    counts_message,
+    counts_of,
+    fixed_problem,
+    run_logs,
+)
 from proctor.pipeline.report import CaseCounts, Usage
 from proctor.pipeline.runner import CaseSink, StageRunner
 from proctor.protocols.base import CaseRun
@@ -26,6 +32,11 @@ from proctor.types import Failure, Stage, StageStatus
 def case_headline(noun: str, run: CaseRun) -> str:
     """One line naming a failed case and its problem (no entry output)."""
     return f"{noun} {run.case}: {run.problem or 'failed'}"
+
+
+def safe_case_headline(noun: str, run: CaseRun) -> str:
+    """One line naming a failed case and its problem in fixed phrases (for hidden cases)."""
+    return f"{noun} {run.case}: {fixed_problem(run)}"
 
 
 def prep(ctx: TaskContext, runner: StageRunner) -> StageResult:
@@ -157,8 +168,9 @@ def exam(ctx: TaskContext, runner: StageRunner, inputs: Path) -> StageResult:
         if found.stage_timed_out:
             late = f"exam: timed out after {duration(driver.stage_s)}"
             return StageResult(
-                Stage.EXAM, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
-            )
+                Stage.EXAM, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY,
+                safe_headline=late,
+            )  # fmt: skip
         failed = next((run for run in found.runs if not run.ok), None)
         if failed is not None and driver.failed_case_fails_task:
             return StageResult(
@@ -171,9 +183,13 @@ def exam(ctx: TaskContext, runner: StageRunner, inputs: Path) -> StageResult:
                 run_logs(failed.outcome.stdout, failed.outcome.stderr),
                 counts_replace_headline=True,
                 failure=Failure.ENTRY,
+                safe_headline=safe_case_headline(driver.case_noun, failed),
             )
         message = counts_message(Stage.EXAM, counts)
-        return StageResult(Stage.EXAM, StageStatus.PASSED, message, "exam completed", counts, usage)
+        return StageResult(
+            Stage.EXAM, StageStatus.PASSED, message, "exam completed", counts, usage,
+            safe_headline=message,
+        )  # fmt: skip
 
     return runner.run(Stage.EXAM, body, cases=len(cases))
 
@@ -214,8 +230,9 @@ def rerun(ctx: TaskContext, runner: StageRunner, inputs: Path, count: int) -> di
         counts = CaseCounts(total, identical, total - identical, timed_out)
         usage = Usage.total(outcomes)
         return StageResult(
-            Stage.RERUN, StageStatus.PASSED, message, "rerun completed", counts, usage
-        )
+            Stage.RERUN, StageStatus.PASSED, message, "rerun completed", counts, usage,
+            safe_headline=message,
+        )  # fmt: skip
 
     if not chosen:
         note = "no exam case gave an output to rerun"

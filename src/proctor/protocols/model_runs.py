@@ -23,6 +23,8 @@ PROBLEM_PREFIX = "proctor-harness: "
 PROBLEM_STATUS = 3
 DATA_STATUS = 4
 INFO_MAX_BYTES = 1 << 20
+PROBLEM_CHARS = 300
+"""The most of a harness line a headline quotes (the entry can print such lines itself)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +72,10 @@ def test_rows(dataset: Path) -> int:
 
 
 def harness_problem(outcome: Outcome) -> str | None:
-    """The harness's ``proctor-harness:`` line for a failed run (the last one), if any."""
+    """The harness's ``proctor-harness:`` line for a failed run (the last one, capped), if any."""
     for line in reversed(outcome.stderr.splitlines()):
         if line.startswith(PROBLEM_PREFIX):
-            return line.removeprefix(PROBLEM_PREFIX).strip()
+            return line.removeprefix(PROBLEM_PREFIX).strip()[:PROBLEM_CHARS]
     return None
 
 

@@ -160,7 +160,9 @@ class PythonModelDriver(Driver):
 
     def _problem(self, outcome: Outcome, part: str, budget_s: float) -> str:
         """Why a harness run failed, in the participant's words (or a platform fault)."""
-        if outcome.exit_status == DATA_STATUS:
+        if outcome.exit_status == DATA_STATUS and outcome.clock_started_s is None:
+            # before the clock only the harness ran: the data is the organizers' to fix; after
+            # it the entry's code ran on the dataset and may exit with this status itself
             raise PlatformError(f"the harness could not load a dataset: {outcome.stderr[-500:]}")
         if outcome.timed_out and outcome.clock_started_s is None:
             raise PlatformError(

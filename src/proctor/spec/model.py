@@ -160,8 +160,9 @@ class Quota(Strict):
     """How many submissions a team may make in a phase (each limit absent = unlimited).
 
     ``per_day``: in any 24 hours; ``every_days``: one per that many days (VISCERAL: 7);
-    ``total``: over the whole phase; ``concurrent``: queued or running at once. A submission
-    that failed through no fault of the entry (platform, refunded infrastructure) never counts.
+    ``total``: over the whole phase; ``concurrent``: queued or running at once. Which
+    submissions count is ``services.platform.counting`` (one cancelled before hidden data, failed
+    by the platform before it, or refunded does not).
     """
 
     per_day: int | None = Field(default=None, gt=0, strict=True)

@@ -14,9 +14,9 @@ Each call is one short transaction whose write is conditional on the row's state
 lease holder, on its token), so two workers can never both run or both commit one job: the
 loser's ``UPDATE`` matches no row. A result is keyed by ``(job, attempt)`` and a job has at most
 one. A job whose worker was lost ``max_attempts`` times ends ``failed`` with ``failure:
-infrastructure`` and is flagged for the organizer; the first such refund per team and phase is
-automatic, later ones wait for the organizer (an entry must not buy free reruns by killing its
-worker on purpose).
+infrastructure`` and is flagged for the organizer, as is one that failed ``platform`` after it
+reached hidden data; the first such refund per team and phase is automatic, later ones wait for
+the organizer (an entry must not buy free reruns by killing its worker on purpose).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, CursorResult, Update, and_, select, update
+from sqlalchemy import ColumnElement, CursorResult, Update, and_, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from proctor.store.models import Attempt, CaseResult, Job, Result, Score, SubmissionRow
@@ -137,10 +137,18 @@ def heartbeat(db: Database, lease: Lease, lease_s: float, *, now: float | None =
     return bool(changed == 1)
 
 
-def set_stage(db: Database, lease: Lease, stage: str) -> None:
-    """Record the stage the job is in (for ``status``); ignored once the lease is lost."""
+def set_stage(db: Database, lease: Lease, stage: str, *, hidden: bool = False) -> bool:
+    """Record the stage the job is in (for ``status``); False once the lease is lost.
+
+    Nothing is written then. ``hidden``: the stage reads hidden data; the first such start is
+    kept in ``hidden_started`` (from then on the submission counts against its quota, even
+    cancelled).
+    """
+    values: dict[str, object] = {"stage": stage}
+    if hidden:
+        values["hidden_started"] = func.coalesce(Job.hidden_started, time.time())
     with db.begin() as session:
-        _changed(session, update(Job).where(_held(lease)).values(stage=stage))
+        return _changed(session, update(Job).where(_held(lease)).values(**values)) == 1
 
 
 def commit(db: Database, lease: Lease, outcome: Outcome, *, now: float | None = None) -> bool:
@@ -184,7 +192,21 @@ def commit(db: Database, lease: Lease, outcome: Outcome, *, now: float | None = 
                     CaseResult(job_id=lease.job_id, case=case, metric=metric, value=_finite(value))
                 )
         _end_attempt(session, lease.job_id, lease.attempt, outcome.status, at)
+        if outcome.failure == Failure.PLATFORM:
+            _flag_if_hidden(session, lease.job_id)
     return True
+
+
+def _flag_if_hidden(session: Session, job_id: int) -> None:
+    """A platform failure after the job reached hidden data: flagged, refunded as a lost worker.
+
+    The entry's code may have run on hidden data by then; if any such failure could be caused
+    by an entry, a free submission per failure would be an oracle. So, as for lost workers, the
+    team's first in a phase is refunded at once and later ones wait for an organizer.
+    """
+    hidden = session.scalar(select(Job.hidden_started).where(Job.id == job_id))
+    if hidden is not None:
+        _flag_and_refund(session, job_id)
 
 
 def _finite(value: float) -> float | None:

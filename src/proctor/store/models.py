@@ -130,6 +130,8 @@ class Job(Base):
     failure: Mapped[str | None] = mapped_column(String(16))
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
     result_attempt: Mapped[int | None] = mapped_column(Integer)
+    hidden_started: Mapped[float | None] = mapped_column(Float)
+    """When an attempt first started a stage on hidden data (kept across attempts)."""
 
 
 class Attempt(Base):

@@ -53,10 +53,14 @@ class SubmissionStatus(Answer):
     phase: str
     status: str = Field(description="queued, running, scored, dry_run, failed or cancelled")
     failure: str | None = Field(description="entry, platform, scorer or infrastructure")
-    stage: str | None
+    stage: str | None = Field(
+        description="The running stage (TASK:stage with several tasks); ``hidden`` while the "
+        "entry is evaluated on hidden data whose timing the exam's disclosure hides"
+    )
     queue_position: int | None
     report: dict[str, Any] | None = Field(
-        description="The ``proctor run --json`` object as disclosed; null until finished."
+        description="The ``proctor run --json`` object as disclosed; null until finished and "
+        "for a cancelled submission."
     )
 
 

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from proctor.entries import unpack_entry
-from proctor.errors import ForbiddenError, UsageError
+from proctor.errors import ForbiddenError, NotFoundError, UsageError
 from proctor.services.local.catalog import resolve_challenge
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.resources import Platform
@@ -207,6 +208,14 @@ def current(platform: Platform, name: str) -> tuple[ChallengeVersion, Challenge]
 
         raise NotFoundError(f"no challenge {name!r} is installed on this server")
     return row, _load(row.path)
+
+
+def version_of(session: Session, challenge_id: int) -> Challenge:
+    """The loaded description of installed version ``challenge_id`` (a submission's own)."""
+    row = session.get(ChallengeVersion, challenge_id)
+    if row is None:
+        raise NotFoundError(f"no installed challenge version {challenge_id}")
+    return _load(row.path)
 
 
 _loaded: dict[str, Challenge] = {}

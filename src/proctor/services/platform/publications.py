@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from proctor.errors import RefusedError, UsageError
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.board_entries import WHOLE_TASK, task_parts
+from proctor.services.platform.counting import submission_counts
 from proctor.services.platform.installs import current
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.submissions import visible_submission
@@ -28,6 +29,11 @@ def _own_scored(
     session: Session, principal: Principal, sid: str
 ) -> tuple[SubmissionRow, list[Job]]:
     row = visible_submission(session, principal, sid)
+    if row.cancelled or not submission_counts(session, row):
+        raise RefusedError(
+            f"submission {sid} was cancelled or does not count against your quota: its "
+            "results are withheld and cannot be published or chosen"
+        )
     jobs = list(session.scalars(select(Job).where(Job.submission_id == sid)))
     return row, jobs
 

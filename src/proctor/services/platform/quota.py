@@ -2,7 +2,7 @@
 
 Refusals are ``RefusedError`` with the time the next submission is allowed. Submissions that
 failed through no fault of the entry (``platform``; ``infrastructure`` once refunded) and
-cancelled ones never count.
+cancelled ones that never reached hidden data do not count (``counting.counts``).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from proctor.errors import RefusedError
+from proctor.services.platform.counting import JobFacts, counts
 from proctor.spec import Phase
 from proctor.store.models import Job, SubmissionRow
-from proctor.types import Failure, JobState
+from proctor.types import JobState
 
 DAY_S = 86400.0
 
@@ -46,26 +47,29 @@ class _Past:
 
 
 def _counted(session: Session, team_id: int, challenge: str, phase: str) -> list[_Past]:
-    """The team's earlier submissions in the phase that count against its quota."""
+    """The team's earlier submissions in the phase that count against its quota.
+
+    Which count is ``counting.counts``: a cancelled one does once a job of it reached hidden data.
+    """
     rows = session.execute(
-        select(
-            SubmissionRow.id, SubmissionRow.created, SubmissionRow.refunded, Job.state, Job.failure
-        )
+        select(SubmissionRow, Job.state, Job.failure, Job.hidden_started)
         .join(Job, Job.submission_id == SubmissionRow.id)
         .where(
             SubmissionRow.team_id == team_id,
             SubmissionRow.challenge == challenge,
             SubmissionRow.phase == phase,
-            SubmissionRow.cancelled.is_(False),
         )
     ).all()
-    by_id: dict[str, tuple[float, bool, bool]] = {}
-    for sid, created, refunded, state, failure in rows:
-        _, active, free = by_id.get(sid, (created, False, refunded))
-        active = active or state in (JobState.QUEUED, JobState.RUNNING)
-        free = free or failure == Failure.PLATFORM
-        by_id[sid] = (created, active, free)
-    return [_Past(c, a) for c, a, free in by_id.values() if not free]
+    by_id: dict[str, tuple[SubmissionRow, list[str], list[JobFacts]]] = {}
+    for row, state, failure, hidden_started in rows:
+        _, states, facts = by_id.setdefault(row.id, (row, [], []))
+        states.append(state)
+        facts.append(JobFacts(failure, hidden_started))
+    return [
+        _Past(row.created, any(s in (JobState.QUEUED, JobState.RUNNING) for s in states))
+        for row, states, facts in by_id.values()
+        if counts(cancelled=row.cancelled, refunded=row.refunded, jobs=facts)
+    ]
 
 
 def check_quota(session: Session, phase: Phase, team_id: int, challenge: str, now: float) -> None:

@@ -1,7 +1,8 @@
 """Infrastructure failures flagged for the organizer, and the organizer's refund of one.
 
 A job whose worker was lost ``max_attempts`` times ends ``failed: infrastructure`` and its
-submission is flagged (``store.jobs.reap``); the first such submission per team and phase is
+submission is flagged (``store.jobs.reap``), as is one that failed ``platform`` after it reached
+hidden data (``store.jobs.commit``); the first such submission per team and phase is
 refunded there and then, later ones only here, by an organizer who looked at the case (an
 entry must not buy free reruns by killing its worker on purpose). A refunded submission no
 longer counts against the phase's quota.
@@ -61,8 +62,8 @@ def refund(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]
         _organizer(principal, "refund submissions")
         if not row.flagged:
             raise RefusedError(
-                f"submission {sid} was not flagged as an infrastructure failure: only "
-                "submissions whose worker was lost are refunded"
+                f"submission {sid} was not flagged: only submissions whose worker was lost, "
+                "or that the platform failed after they reached hidden data, are refunded"
             )
         if row.refunded:
             raise RefusedError(f"submission {sid} is refunded already")

@@ -7,6 +7,7 @@ stage's disclosure policy (``pipeline.disclosure``); another team's submission i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import tempfile
@@ -26,9 +27,12 @@ from proctor.errors import ArchiveError, NotFoundError, RefusedError, UsageError
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
 from proctor.services.platform.accounts import Principal
-from proctor.services.platform.installs import current
+from proctor.services.platform.counting import WITHHELD, submission_counts, why_free
+from proctor.services.platform.installs import current, version_of
+from proctor.services.platform.ladder_view import laddered_report
 from proctor.services.platform.quota import check_open, check_quota
 from proctor.services.platform.resources import Platform
+from proctor.services.platform.shown_status import live_view
 from proctor.spec import Challenge, Phase
 from proctor.store import jobs as job_store
 from proctor.store.models import Job, Result, SubmissionRow, Team
@@ -196,14 +200,25 @@ def _reports(session: Session, jobs: list[Job]) -> list[TaskReport]:
 
 
 def status(platform: Platform, principal: Principal | None, sid: str) -> dict[str, Any]:
-    """``status --json``: status, failure, stage, queue position, and the report when done."""
+    """``status --json``: status, failure, stage, queue position, and the report when done.
+
+    A participant sees what ``shown_status``, ``counting`` and ``ladder_view`` allow: no live
+    stage on hidden data whose timing the exam hides, nothing scored of a submission that does
+    not count (``report: null`` once cancelled), only the Ladder's value in a Ladder phase.
+    """
     with platform.db() as session:
         row = visible_submission(session, principal, sid)
         team = session.get(Team, row.team_id)
         jobs = list(session.scalars(select(Job).where(Job.submission_id == sid).order_by(Job.id)))
+        challenge = version_of(session, row.challenge_id)
+        participant = principal is not None and not principal.organizer
         state, stage, position = _progress(session, jobs, row.cancelled)
-        report = _combined(session, row, jobs) if state not in ("queued", "running") else None
-    if report is not None and state != "cancelled":
+        if participant:
+            state, stage, position = live_view(challenge, row.phase, jobs, (state, stage, position))
+        report = None
+        if state not in ("queued", "running", "cancelled"):
+            report = _shown_report(session, row, jobs, challenge, participant=participant)
+    if report is not None:
         state = str(report.status)
     return {
         "submission": sid,
@@ -216,6 +231,33 @@ def status(platform: Platform, principal: Principal | None, sid: str) -> dict[st
         "queue_position": position,
         "report": report.to_json() if report is not None else None,
     }
+
+
+def _shown_report(
+    session: Session,
+    row: SubmissionRow,
+    jobs: list[Job],
+    challenge: Challenge,
+    *,
+    participant: bool,
+) -> EvaluationReport | None:
+    """The ended submission's report: withheld when it does not count, laddered for a team."""
+    if not submission_counts(session, row):
+        return _withheld(session, row, jobs)
+    report = _combined(session, row, jobs)
+    if report is not None and participant:
+        report = laddered_report(session, challenge, row, report)
+    return report
+
+
+def _withheld(session: Session, row: SubmissionRow, jobs: list[Job]) -> EvaluationReport | None:
+    """A free submission's report: only the tasks the platform or infrastructure failed."""
+    faulted = [j for j in jobs if j.failure in (Failure.PLATFORM, Failure.INFRASTRUCTURE)]
+    reports = _reports(session, faulted)
+    if not reports:
+        return None
+    report = combine(row.challenge, row.phase, reports)
+    return dataclasses.replace(report, message=WITHHELD.format(why=why_free(row)))
 
 
 def _progress(
