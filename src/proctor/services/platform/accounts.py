@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from proctor.errors import AuthenticationError, RefusedError, UsageError
 from proctor.services.platform.resources import Platform
+from proctor.store.locks import lock_row
 from proctor.store.models import ApiToken, Membership, Team, User
 
 ORGANIZER, PARTICIPANT = "organizer", "participant"
@@ -67,13 +68,18 @@ def _check_name(kind: str, name: str) -> None:
 
 
 def team_with_room(session: Session, name: str, size: int) -> Team:
-    """The team ``name``, created if missing; refused when it is full."""
+    """The team ``name``, created if missing, locked; refused when it is full.
+
+    The team's row stays locked until the session's transaction ends, so the member added
+    next is counted by any other join waiting for the lock.
+    """
     _check_name("team", name)
     team = session.scalar(select(Team).where(Team.name == name))
     if team is None:
         team = Team(name=name, created=time.time())
         session.add(team)
         session.flush()
+    lock_row(session, Team, team.id)
     members = session.scalar(select(func.count()).where(Membership.team_id == team.id))
     if (members or 0) >= size:
         raise RefusedError(f"team {name!r} already has {size} members, the most a team may have")
