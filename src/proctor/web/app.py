@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from proctor.services.platform.resources import Platform
-from proctor.web import pages, refund_routes, team_routes
+from proctor.web import pages, refund_routes, team_routes, token_routes
 from proctor.web.errors import install_handlers
 from proctor.web.routes import router
 
@@ -18,5 +18,6 @@ def create_app(platform: Platform) -> FastAPI:
     app.include_router(router)
     app.include_router(team_routes.router)
     app.include_router(refund_routes.router)
+    app.include_router(token_routes.router)
     app.include_router(pages.router)
     return app
