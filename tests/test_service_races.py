@@ -207,3 +207,16 @@ def test_two_user_adds_on_a_fresh_database_both_migrate_it(
             assert sorted(session.scalars(select(User.name))) == names
     finally:
         platform.close()
+
+
+def test_users_added_at_once_to_a_new_team_fill_it_and_no_more(svc: Svc) -> None:
+    """The first creates the team, the others join it; a name taken twice is refused once."""
+    adds = [partial(add_user, svc.platform, f"newcomer{i}", team="fresh") for i in range(7)]
+    adds += [partial(add_user, svc.platform, "twin") for _ in range(3)]
+    outcomes = _race(adds)
+    errors = [str(o) for o in outcomes if isinstance(o, Exception)]
+    assert sorted(errors) == sorted(
+        ["team 'fresh' already has 5 members, the most a team may have"] * 2
+        + ["user 'twin' exists already: choose another name"] * 2
+    ), errors
+    assert _members(svc, "fresh") == 5

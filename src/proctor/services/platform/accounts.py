@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from argon2 import PasswordHasher
 from argon2.exceptions import VerificationError
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from proctor.errors import AuthenticationError, RefusedError, UsageError
@@ -28,6 +29,7 @@ ORGANIZER, PARTICIPANT = "organizer", "participant"
 LAST_USE_STEP_S = 60.0
 """A token's last use is written at most this often (a write per request would be wasted)."""
 _DAY_S = 86400.0
+CREATE_TRIES = 3
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _hasher = PasswordHasher()
 
@@ -101,24 +103,35 @@ def add_user(
     team: str | None = None,
     password: str | None = None,
 ) -> NewUser:
-    """Create user ``name`` (in ``team``, created if missing) and return a new API token."""
+    """Create user ``name`` (in ``team``, created if missing) and return a new API token.
+
+    Users added at once are each checked in one transaction; one that lost a race to create
+    the same user or team is tried again, and then sees the other's row.
+    """
     _check_name("user", name)
     token = secrets.token_urlsafe(32)
-    with platform.db.begin() as session:
-        if session.scalar(select(User).where(User.name == name)) is not None:
-            raise UsageError(f"user {name!r} exists already: choose another name")
-        user = User(
-            name=name,
-            role=ORGANIZER if organizer else PARTICIPANT,
-            created=time.time(),
-            password_hash=_hasher.hash(password) if password else None,
-        )
-        session.add(user)
-        session.flush()
-        if team is not None:
-            joined = team_with_room(session, team, platform.settings.team_size)
-            session.add(Membership(user_id=user.id, team_id=joined.id))
-        session.add(ApiToken(user_id=user.id, digest=digest_of(token), created=time.time()))
+    password_hash = _hasher.hash(password) if password else None
+    for attempt in range(CREATE_TRIES):
+        try:
+            with platform.db.begin() as session:
+                if session.scalar(select(User).where(User.name == name)) is not None:
+                    raise UsageError(f"user {name!r} exists already: choose another name")
+                user = User(
+                    name=name,
+                    role=ORGANIZER if organizer else PARTICIPANT,
+                    created=time.time(),
+                    password_hash=password_hash,
+                )
+                session.add(user)
+                session.flush()
+                if team is not None:
+                    joined = team_with_room(session, team, platform.settings.team_size)
+                    session.add(Membership(user_id=user.id, team_id=joined.id))
+                session.add(ApiToken(user_id=user.id, digest=digest_of(token), created=time.time()))
+            break
+        except IntegrityError:
+            if attempt == CREATE_TRIES - 1:
+                raise
     platform.audit(name, "user.add", name, f"team={team} organizer={organizer}")
     return NewUser(name, team, token)
 
