@@ -122,8 +122,10 @@ def test_an_expired_token_is_refused_with_what_to_do(site: Site) -> None:
     assert "token new" in refused["error"]["message"]
 
 
-def test_token_days_are_read_from_the_environment() -> None:
+def test_token_days_and_the_trusted_proxy_are_read_from_the_environment() -> None:
     assert ServiceSettings.from_env({}).token_days == 90
     assert ServiceSettings.from_env({"PROCTOR_TOKEN_DAYS": "7"}).token_days == 7
     with pytest.raises(UsageError, match="PROCTOR_TOKEN_DAYS"):
         ServiceSettings.from_env({"PROCTOR_TOKEN_DAYS": "soon"})
+    assert not ServiceSettings.from_env({}).trust_proxy
+    assert ServiceSettings.from_env({"PROCTOR_TRUST_PROXY": "1"}).trust_proxy
