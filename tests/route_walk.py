@@ -42,6 +42,10 @@ ACCESS: Mapping[str, str] = {
     "GET /api/v1/flagged": "organizer",
     "POST /api/v1/teams/invites": "user",
     "POST /api/v1/teams/join": "user",
+    "GET /api/v1/tokens": "user",
+    # the walk names another user (its tokens must keep working): organizers only, then
+    "POST /api/v1/tokens/revoke": "organizer",
+    "POST /api/v1/tokens": "organizer",
 }
 
 
@@ -65,6 +69,8 @@ def _request(client: httpx.Client, method: str, url: str, target: Target) -> htt
         "/challenges": {"source": "/etc"},
         "/invites": {},
         "/join": {"code": "not-a-code"},
+        "/revoke": {"user": "nobody"},
+        "/tokens": {"user": "nobody"},
     }
     body = next((b for suffix, b in bodies.items() if url.endswith(suffix)), None)
     if method == "GET":

@@ -3,8 +3,10 @@
 A participant signs in with the API token ``proctor user add`` printed, submits an entry
 archive through the challenge page's form, watches the submission's page reload itself until
 the real job (bwrap sandbox, the executor's job function) has scored it, and finds the team on
-the public board. Another team's participant sees none of it. Forms posted from another site
-are refused, and what participants wrote is shown as text, never as markup.
+the public board. Another team's participant sees none of it. The forms carry the pages' CSRF
+token (the browser sends it as any form field); forms posted from another site, or from
+``Origin: null``, are refused even with that token, and what participants wrote is shown as
+text, never as markup. ``tests/test_web_csrf.py`` attacks every form at the HTTP level.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import func, select
 
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
+from proctor.store.models import SubmissionRow
 from service_seed import Seeded, archive, run_queued, seed, served, submit
 from toy_challenge import make_entry
 
@@ -145,12 +149,19 @@ def test_a_form_from_another_site_is_refused_and_text_stays_text(
     seeded, url = site
     cookies = {"proctor_token": seeded.tokens["alice"]}
     with httpx.Client(base_url=url, cookies=cookies) as http:
-        files = {"entry": ("entry.tar.gz", archive(make_entry(shared_dir / "entry")))}
-        foreign = http.post(
-            "/challenges/toy/submit", files=files, headers={"Origin": "http://evil.example"}
-        )
-        assert foreign.status_code == 403 and "another site" in foreign.text
-        assert seeded.submissions == []
+        token = re.search(r'name="csrf" value="([^"]+)"', http.get("/challenges/toy").text)
+        assert token is not None  # the page's own token: only the origin is wrong below
+        upload = archive(make_entry(shared_dir / "entry"))
+        for origin in ("http://evil.example", "null"):
+            foreign = http.post(
+                "/challenges/toy/submit",
+                data={"csrf": token.group(1)},
+                files={"entry": ("entry.tar.gz", upload)},
+                headers={"Origin": origin},
+            )
+            assert foreign.status_code == 403 and "another site" in foreign.text
+        with seeded.platform.db() as session:
+            assert session.scalar(select(func.count()).select_from(SubmissionRow)) == 0
         missing = http.get("/challenges/<img src=x onerror=alert(1)>")
     assert missing.status_code == 404 and "no challenge" in missing.text
     assert "<img" not in missing.text and "&lt;img src=x onerror=alert(1)&gt;" in missing.text

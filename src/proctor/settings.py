@@ -125,6 +125,7 @@ def default_env_root(env: Mapping[str, str], is_root: bool) -> Path:
 DEFAULT_DATA = Path("proctor-data")
 DEFAULT_UPLOAD_BYTES = 256 * 1024**2
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+DEFAULT_TOKEN_DAYS = 90.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,11 @@ class ServiceSettings:
     queue jobs are sent to and ``proctor worker`` takes from (``PROCTOR_QUEUE``);
     ``queue_routes``: challenges whose jobs go to a queue of their own
     (``PROCTOR_QUEUE_ROUTES=CHALLENGE:QUEUE,...``, e.g. a challenge for big-memory machines).
+    ``token_days``: an API token is refused this many days after it was issued
+    (``PROCTOR_TOKEN_DAYS``, default 90; ``proctor token new`` issues the next).
+    ``trust_proxy``: the server sits behind a TLS proxy on this host whose
+    ``X-Forwarded-Proto`` (and client address) it believes (``PROCTOR_TRUST_PROXY=1``; off by
+    default): the session cookie is then ``Secure`` when the proxy says ``https``.
     """
 
     data: Path = DEFAULT_DATA
@@ -162,6 +168,8 @@ class ServiceSettings:
     broker_url: str = DEFAULT_BROKER
     queue: str = "proctor"
     queue_routes: tuple[tuple[str, str], ...] = ()
+    token_days: float = DEFAULT_TOKEN_DAYS
+    trust_proxy: bool = False
 
     @property
     def url(self) -> str:
@@ -196,6 +204,8 @@ class ServiceSettings:
             broker_url=env.get("PROCTOR_BROKER_URL") or DEFAULT_BROKER,
             queue=env.get("PROCTOR_QUEUE") or "proctor",
             queue_routes=_routes(env.get("PROCTOR_QUEUE_ROUTES", "")),
+            token_days=_positive(env, "PROCTOR_TOKEN_DAYS", DEFAULT_TOKEN_DAYS, "days"),
+            trust_proxy=env.get("PROCTOR_TRUST_PROXY", "") == "1",
         )
 
     def queue_of(self, challenge: str) -> str:
@@ -217,7 +227,9 @@ def _routes(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+def _positive(
+    env: Mapping[str, str], name: str, default: float, unit: str = "seconds or bytes"
+) -> float:
     """The positive number in variable ``name``, else ``default``; a UsageError if invalid."""
     text = env.get(name)
     if not text:
@@ -227,5 +239,5 @@ def _positive(env: Mapping[str, str], name: str, default: float) -> float:
     except ValueError:
         value = -1.0
     if not value > 0:
-        raise UsageError(f"{name}={text!r} is not a positive number of seconds or bytes")
+        raise UsageError(f"{name}={text!r} is not a positive number of {unit}")
     return value

@@ -15,6 +15,7 @@ from proctor.cli import (
     segeval_cmd,
     service_cmd,
     team_cmd,
+    token_cmd,
     worker_cmd,
 )
 from proctor.cli.exit_status import ProctorGroup
@@ -49,6 +50,7 @@ def build_app() -> typer.Typer:
     segeval_cmd.register(app, score)
     service_cmd.register(app, score)
     team_cmd.register(app, score)
+    token_cmd.register(app, score)
     worker_cmd.register(app, score)
     app.add_typer(score, name="score")
     return app

@@ -2,17 +2,21 @@
 
 SQLite (the embedded default) runs in WAL mode with a busy timeout so the server's threads and
 worker processes share it; PostgreSQL is used as is. Migrations (``store/migrations``) run on
-open, so a data folder or a database of an older version is brought up to date in place.
+open, so a data folder or a database of an older version is brought up to date in place;
+processes that open the same new database at once take turns (:func:`migrate`).
 """
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from proctor.errors import UsageError
@@ -53,10 +57,43 @@ def alembic_config() -> Config:
     return config
 
 
+MIGRATION_LOCK_KEY = 0x50524F43544F52  # "PROCTOR": PostgreSQL's advisory lock of migrations
+
+
+@contextmanager
+def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
+    """Hold an exclusive lock on a file beside the SQLite database (none in memory)."""
+    path = engine.url.database
+    if not path or path == ":memory:":
+        yield
+        return
+    lock = Path(f"{path}.migrate-lock")
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def migrate(engine: Engine) -> None:
-    """Bring the database at ``engine`` to the newest schema (idempotent)."""
+    """Bring the database at ``engine`` to the newest schema (idempotent, one process at once).
+
+    Processes opening a new database at once (two ``user add``, a server and its workers)
+    take turns: on SQLite a file lock beside the database, on PostgreSQL an advisory lock held
+    until the migration's transaction ends. The next process then finds the schema current.
+    """
     config = alembic_config()
+    if engine.dialect.name == "sqlite":
+        with _sqlite_migration_lock(engine), engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+        return
     with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+            )
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
 

@@ -44,12 +44,18 @@ class User(Base):
 
 
 class ApiToken(Base):
+    """A user's API token, stored as its sha256; it expires ``token_days`` after ``created``.
+
+    ``last_used`` is recorded at most once a minute (``accounts.LAST_USE_STEP_S``).
+    """
+
     __tablename__ = "api_tokens"
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     digest: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the token
     created: Mapped[float] = mapped_column(Float)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    last_used: Mapped[float | None] = mapped_column(Float)
 
 
 class Team(Base):

@@ -3,32 +3,38 @@
 The pages call the same services as the REST routes with the same principal, so they show
 exactly what the API would (a board a caller may not read is listed without a link; another
 team's submission is "not found"). Signing in takes an API token (``proctor user add`` prints
-it) and keeps it in a cookie that is ``HttpOnly`` and ``SameSite=Strict``; forms that change
-something are also refused when their ``Origin`` is another site. Pages are not part of the
+it) and keeps it in a cookie that is ``HttpOnly``, ``SameSite=Strict`` and, over TLS,
+``Secure``. Every form carries a CSRF token and is refused (403) without it or when another
+site sent it (``web.csrf``). Signing out drops the cookie in this browser and revokes nothing:
+the token still works for the CLI until ``proctor token revoke``. Pages are not part of the
 OpenAPI schema.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from fastapi import APIRouter, Cookie, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
-from proctor.errors import AuthenticationError, ForbiddenError, ProctorError
+from proctor.errors import AuthenticationError, ProctorError
 from proctor.services.platform import overview, publications, standings, submissions
 from proctor.services.platform.accounts import Principal, authenticate
 from proctor.services.platform.resources import Platform
+from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
+from proctor.web.security import over_tls
 from proctor.web.uploads import read_upload
 
-COOKIE = "proctor_token"
+COOKIE = csrf.SESSION_COOKIE
+STYLESHEET = Path(__file__).with_name("static") / "proctor.css"
 COOKIE_DAYS = 30
 REFRESH_S = 2
 """Seconds between reloads of a submission's page while it is queued or running."""
@@ -36,6 +42,7 @@ REFRESH_S = 2
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).with_name("templates"))
 TokenCookie = Annotated[str | None, Cookie(alias=COOKIE)]
+CsrfField = Annotated[str, Form(alias=csrf.FIELD)]
 
 
 def _principal(platform: Platform, token: str | None) -> Principal | None:
@@ -48,24 +55,27 @@ def _principal(platform: Platform, token: str | None) -> Principal | None:
         return None
 
 
+def _secure(request: Request) -> bool:
+    """Whether cookies set now get ``Secure`` (the browser came over TLS)."""
+    platform: Platform = request.app.state.platform
+    return over_tls(request.scope, platform.settings.trust_proxy)
+
+
 def _render(
     request: Request, name: str, principal: Principal | None, status: int = 200, **context: Any
 ) -> HTMLResponse:
-    return templates.TemplateResponse(
-        request, name, {"me": principal, **context}, status_code=status
+    """The template with the signed-in user and the CSRF token its forms carry."""
+    token, fresh = csrf.form_token(request)
+    answer = templates.TemplateResponse(
+        request, name, {"me": principal, "csrf": token, **context}, status_code=status
     )
+    csrf.keep_nonce(answer, fresh, _secure(request))
+    return answer
 
 
 def _error(request: Request, principal: Principal | None, error: ProctorError) -> HTMLResponse:
     """The error page: the service's message (it says what to do) and the HTTP status."""
     return _render(request, "error.html", principal, http_status(error), message=str(error))
-
-
-def _same_site(request: Request) -> None:
-    """Refuse a form posted from another site (the cookie's SameSite is the first guard)."""
-    origin = request.headers.get("origin")
-    if origin and origin != "null" and urlsplit(origin).netloc != request.url.netloc:
-        raise ForbiddenError("this form was sent from another site: use Proctor's own page")
 
 
 def _signed_in(principal: Principal | None) -> Principal:
@@ -80,15 +90,17 @@ def _act(
     token: str | None,
     change: Callable[[Principal], object],
     sid: str,
+    *,
+    sent: str,
 ) -> Response:
     """A form on a submission's page that changes something, then that page again (303).
 
-    The form must come from this site and its sender be signed in; a refusal of either, or of
-    the service, is the error page with the service's message.
+    The form must come from this site with its CSRF token ``sent`` and its sender be signed
+    in; a refusal of either, or of the service, is the error page with the service's message.
     """
     principal = _principal(platform, token)
     try:
-        _same_site(request)
+        csrf.check_form(request, sent)
         change(_signed_in(principal))
     except ProctorError as error:
         return _error(request, principal, error)
@@ -109,10 +121,15 @@ def login_page(request: Request, platform: PlatformDep, token: TokenCookie = Non
 
 
 @router.post("/login", response_class=HTMLResponse)
-def login(request: Request, platform: PlatformDep, token: Annotated[str, Form()] = "") -> Response:
-    """Check the API token and keep it in the session cookie."""
+def login(
+    request: Request,
+    platform: PlatformDep,
+    token: Annotated[str, Form()] = "",
+    sent: CsrfField = "",
+) -> Response:
+    """Check the API token and keep it in the session cookie (the form's CSRF token first)."""
     try:
-        _same_site(request)
+        csrf.check_form(request, sent)
         principal = authenticate(platform, token.strip())
     except ProctorError as error:
         return _render(request, "login.html", None, http_status(error), message=str(error))
@@ -123,18 +140,30 @@ def login(request: Request, platform: PlatformDep, token: Annotated[str, Form()]
         max_age=COOKIE_DAYS * 86400,
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=_secure(request),
     )
     platform.audit(principal.name, "web.login", principal.name)
     return answer
 
 
-@router.post("/logout")
-def logout(request: Request) -> Response:
-    """Forget the session cookie."""
+@router.post("/logout", response_class=HTMLResponse)
+def logout(
+    request: Request, platform: PlatformDep, token: TokenCookie = None, sent: CsrfField = ""
+) -> Response:
+    """Drop the session cookie in this browser (the token is not revoked: the CLI keeps it)."""
+    try:
+        csrf.check_form(request, sent)
+    except ProctorError as error:
+        return _error(request, _principal(platform, token), error)
     answer = RedirectResponse("/", status_code=303)
-    answer.delete_cookie(COOKIE)
+    answer.delete_cookie(COOKIE, httponly=True, samesite="strict", secure=_secure(request))
     return answer
+
+
+@router.get("/static/proctor.css")
+def stylesheet() -> Response:
+    """The pages' stylesheet (the Content-Security-Policy allows no inline style)."""
+    return FileResponse(STYLESHEET, media_type="text/css")
 
 
 @router.get("/challenges/{name}", response_class=HTMLResponse)
@@ -187,10 +216,11 @@ async def submit_page(
     """Take the form's entry archive and show its submission's page."""
     principal = await run_in_threadpool(_principal, platform, token)
     try:
-        _same_site(request)
+        csrf.check_origin(request)  # before the body is read
         signed_in = _signed_in(principal)
         await run_in_threadpool(submissions.check_submitter, platform, signed_in, name)
         async with read_upload(request, "entry", platform.settings.upload_bytes) as upload:
+            csrf.check_form(request, upload.fields.get(csrf.FIELD))
             phase = upload.fields.get("phase") or None
             receipt = await run_in_threadpool(
                 submissions.submit, platform, signed_in, name, phase, upload.file
@@ -226,10 +256,16 @@ def submission_page(
 
 @router.post("/submissions/{sid}/cancel", response_class=HTMLResponse)
 def cancel_page(
-    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    sid: str,
+    request: Request,
+    platform: PlatformDep,
+    token: TokenCookie = None,
+    sent: CsrfField = "",
 ) -> Response:
     """Cancel the submission, then show its page again."""
-    return _act(request, platform, token, lambda me: submissions.cancel(platform, me, sid), sid)
+    return _act(
+        request, platform, token, lambda me: submissions.cancel(platform, me, sid), sid, sent=sent
+    )
 
 
 @router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
@@ -241,23 +277,27 @@ def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
     part: Annotated[str, Form()] = "",
     published: Annotated[bool, Form()] = True,
     token: TokenCookie = None,
+    sent: CsrfField = "",
 ) -> Response:
     """Publish or withdraw a task's (or part's) result, then show the submission again."""
 
     def publish(me: Principal) -> None:
         publications.publish(platform, me, sid, task, part=part, published=published)
 
-    return _act(request, platform, token, publish, sid)
+    return _act(request, platform, token, publish, sid, sent=sent)
 
 
 @router.post("/submissions/{sid}/final", response_class=HTMLResponse)
 def final_page(
-    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    sid: str,
+    request: Request,
+    platform: PlatformDep,
+    token: TokenCookie = None,
+    sent: CsrfField = "",
 ) -> Response:
     """Choose the submission as a final entry of its team, then show it again."""
-    return _act(
-        request, platform, token, lambda me: publications.choose_final(platform, me, sid), sid
-    )
+    choose = partial(publications.choose_final, platform, sid=sid)
+    return _act(request, platform, token, choose, sid, sent=sent)
 
 
 __all__ = ["COOKIE", "router"]

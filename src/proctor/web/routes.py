@@ -12,7 +12,14 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import UsageError
-from proctor.services.platform import installs, publications, rescore, standings, submissions
+from proctor.services.platform import (
+    installs,
+    publications,
+    rescore,
+    standings,
+    submissions,
+    tokens,
+)
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.resources import Platform
 from proctor.web import schemas
@@ -38,9 +45,15 @@ class PublishRequest(BaseModel):
 
 
 @router.get("/me")
-def me(principal: PrincipalDep) -> schemas.Me:
-    """Who the token belongs to."""
-    return schemas.Me(user=principal.name, role=principal.role, team=principal.team)
+def me(platform: PlatformDep, principal: PrincipalDep) -> schemas.Me:
+    """Who the token belongs to, and the token itself (expiry, last use)."""
+    token = tokens.current(platform, principal)
+    return schemas.Me(
+        user=principal.name,
+        role=principal.role,
+        team=principal.team,
+        token=schemas.TokenInfo(**token) if token is not None else None,
+    )
 
 
 @router.get("/challenges")

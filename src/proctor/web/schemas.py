@@ -20,10 +20,39 @@ class Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class TokenInfo(Answer):
+    """One API token (never its value): times in ISO 8601, UTC."""
+
+    id: int
+    created: str
+    expires: str = Field(description="PROCTOR_TOKEN_DAYS after it was issued")
+    last_used: str | None = Field(description="recorded to the minute; null if never used")
+    revoked: bool
+    expired: bool
+    current: bool = Field(description="the token this request was made with")
+
+
 class Me(Answer):
     user: str
     role: str = Field(description="organizer or participant")
     team: str | None
+    token: TokenInfo | None = Field(default=None, description="the token of this request")
+
+
+class TokenList(Answer):
+    user: str
+    tokens: list[TokenInfo]
+
+
+class Revoked(Answer):
+    user: str
+    revoked: int = Field(description="how many tokens this revoked")
+
+
+class IssuedToken(Answer):
+    user: str
+    token: str = Field(description="shown once; stored only as its sha256")
+    expires: str
 
 
 class ChallengeList(Answer):

@@ -108,6 +108,14 @@ class Client:
         """Join the team invitation ``code`` names."""
         return dict(self._call("POST", "/teams/join", json={"code": code}))
 
+    def tokens(self, user: str | None) -> dict[str, Any]:
+        """The tokens of ``user`` (the caller's own when None)."""
+        return dict(self._call("GET", "/tokens", params={"user": user} if user else {}))
+
+    def revoke_tokens(self, user: str | None) -> dict[str, Any]:
+        """Revoke every token of ``user`` (the caller's own when None)."""
+        return dict(self._call("POST", "/tokens/revoke", json={"user": user}))
+
     def flagged(self) -> dict[str, Any]:
         """The submissions flagged as infrastructure failures (organizers)."""
         return dict(self._call("GET", "/flagged"))

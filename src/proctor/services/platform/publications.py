@@ -22,7 +22,8 @@ from proctor.services.platform.counting import submission_counts
 from proctor.services.platform.installs import current
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.submissions import visible_submission
-from proctor.store.models import FinalChoice, Job, Publication, Result, SubmissionRow
+from proctor.store.locks import lock_row
+from proctor.store.models import FinalChoice, Job, Publication, Result, SubmissionRow, Team
 
 
 def _own_scored(
@@ -61,6 +62,7 @@ def publish(
     """Publish (or withdraw) the submission's result on ``task`` (or one ``part`` of it)."""
     with platform.db.begin() as session:
         row, jobs = _own_scored(session, principal, sid)
+        lock_row(session, Team, row.team_id)  # two publishes at once: one row, the last wins
         job = next((j for j in jobs if j.task == task), None)
         if job is None:
             known = ", ".join(j.task for j in jobs)
@@ -109,6 +111,7 @@ def choose_final(platform: Platform, principal: Principal, sid: str) -> dict[str
             )
         _, challenge = current(platform, row.challenge)
         limit = challenge.phase(row.phase).final_entries
+        lock_row(session, Team, row.team_id)  # the count and the choice are one step
         chosen = list(
             session.scalars(
                 select(FinalChoice)

@@ -69,6 +69,7 @@ def serve(
         host=request.host,
         port=request.port,
         log_level="warning",
+        proxy_headers=settings.trust_proxy,  # X-Forwarded-* believed only when configured
     )
     server = uvicorn.Server(config)
     original = server.startup

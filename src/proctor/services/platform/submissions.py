@@ -35,6 +35,7 @@ from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import live_view
 from proctor.spec import Challenge, Phase
 from proctor.store import jobs as job_store
+from proctor.store.locks import lock_row
 from proctor.store.models import Job, Result, SubmissionRow, Team
 from proctor.types import Failure, JobState, RunStatus, Stage, StageStatus
 
@@ -146,6 +147,7 @@ def submit(
     digest = _checked_upload(platform, challenge, upload)
     sid = secrets.token_hex(8)
     with platform.db.begin() as session:
+        lock_row(session, Team, principal.team_id)  # the quota's check and insert are one step
         check_quota(session, phase, principal.team_id, challenge.name, now)
         session.add(
             SubmissionRow(

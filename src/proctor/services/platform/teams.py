@@ -1,7 +1,9 @@
 """Team invitations: a member (or an organizer) makes a one-use code, another user joins with it.
 
 Codes are stored only as their sha256, are used once, and expire after ``INVITE_DAYS``. A
-team never grows past the service's ``team_size``; organizers stay outside teams.
+team never grows past the service's ``team_size``; organizers stay outside teams. Both rules
+hold under concurrent joins: the team's row is locked while its members are counted, and a code
+is claimed by a conditional update (only while unused), so one code admits one user.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from proctor.errors import ForbiddenError, NotFoundError, UsageError
 from proctor.services.platform.accounts import Principal, digest_of, team_with_room
@@ -82,8 +84,15 @@ def join(platform: Platform, principal: Principal, code: str) -> dict[str, Any]:
         if team is None:
             raise NotFoundError("this invitation's team no longer exists")
         team_with_room(session, team.name, platform.settings.team_size)
+        claim = (
+            update(Invite)
+            .where(Invite.id == found.id, Invite.used_by.is_(None))
+            .values(used_by=principal.user_id)
+            .execution_options(synchronize_session=False)
+        )
+        if session.execute(claim).rowcount != 1:  # type: ignore[attr-defined]
+            raise NotFoundError("this invitation is unknown or used: ask for a new one")
         session.add(Membership(user_id=principal.user_id, team_id=team.id))
-        found.used_by = principal.user_id
         name = team.name
     platform.audit(principal.name, "team.join", name)
     return {"user": principal.name, "team": name}
