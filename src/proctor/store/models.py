@@ -132,6 +132,14 @@ class Job(Base):
     result_attempt: Mapped[int | None] = mapped_column(Integer)
 
 
+class QueueTurn(Base):
+    """When a team's job last left the queue: teams take turns (``store.fair_queue``)."""
+
+    __tablename__ = "queue_turns"
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), primary_key=True)
+    last_claim: Mapped[float] = mapped_column(Float)
+
+
 class Attempt(Base):
     __tablename__ = "attempts"
     __table_args__ = (UniqueConstraint("job_id", "attempt"),)
