@@ -32,28 +32,55 @@ from proctor.protocols.registry import driver_for
 from proctor.store import jobs
 from proctor.store.models import ChallengeVersion, Job, SubmissionRow
 from proctor.store.runfolder import RunFolder
-from proctor.types import Failure, RunStatus, Stage
+from proctor.types import Failure, JobState, RunStatus, Stage
 
 UPLOAD_NAME = "upload"
 log = logging.getLogger(__name__)
 
 
 def run_job(job_id: int, worker_id: str, runtime: WorkerRuntime) -> bool:
-    """Lease job ``job_id`` and run it to a committed result; False if it was not free."""
-    lease = jobs.claim(runtime.db, worker_id, runtime.service.lease_s, job_id=job_id)
+    """A broker's message for job ``job_id``: run the next fair job of that job's queue.
+
+    The message only wakes a worker: which job it runs is the fair order's choice among the
+    challenges sharing job ``job_id``'s broker queue (``store.fair_queue``). False when none
+    may run now.
+    """
+    return run_next(worker_id, runtime, scope=queue_scope(runtime, job_id))
+
+
+def run_next(worker_id: str, runtime: WorkerRuntime, scope: jobs.Scope = jobs.EVERYTHING) -> bool:
+    """Lease the next job in ``scope``, fairly between teams, and run it; False if none may run."""
+    service = runtime.service
+    lease = jobs.claim(
+        runtime.db, worker_id, service.lease_s, scope=scope, team_cap=service.team_jobs
+    )
     if lease is None:
         return False
     execute(lease, runtime)
     return True
 
 
-def run_next(worker_id: str, runtime: WorkerRuntime) -> bool:
-    """Lease the oldest queued job and run it; False when the queue is empty."""
-    lease = jobs.claim(runtime.db, worker_id, runtime.service.lease_s)
-    if lease is None:
-        return False
-    execute(lease, runtime)
-    return True
+def queue_of_job(runtime: WorkerRuntime, job_id: int) -> str:
+    """The broker queue of job ``job_id``: its challenge's route, else the default queue."""
+    with runtime.db() as session:
+        challenge = session.scalar(
+            select(SubmissionRow.challenge)
+            .join(Job, Job.submission_id == SubmissionRow.id)
+            .where(Job.id == job_id)
+        )
+    return runtime.service.queue_of(challenge or "")
+
+
+def queue_scope(runtime: WorkerRuntime, job_id: int) -> jobs.Scope:
+    """The challenges sharing job ``job_id``'s broker queue (``PROCTOR_QUEUE_ROUTES``)."""
+    service = runtime.service
+    if not service.queue_routes:
+        return jobs.EVERYTHING
+    queue = queue_of_job(runtime, job_id)
+    routed = {name: routed_to for name, routed_to in service.queue_routes}
+    if queue != service.queue:
+        return jobs.Scope(only=frozenset(n for n, q in routed.items() if q == queue))
+    return jobs.Scope(excluding=frozenset(n for n, q in routed.items() if q != queue))
 
 
 class _StageRecorder:
@@ -225,9 +252,13 @@ def _keep_logs(folder: RunFolder, task: str, runtime: WorkerRuntime) -> str | No
     return runtime.artifacts.put_stream(buffer)
 
 
-def pending_jobs(runtime: WorkerRuntime) -> list[int]:
-    """Ids of the queued jobs, oldest first (what an idle pool would take next)."""
+def has_queued(runtime: WorkerRuntime, scope: jobs.Scope) -> bool:
+    """True when a job in ``scope`` waits in the queue."""
     with runtime.db() as session:
-        return list(
-            session.scalars(select(Job.id).where(Job.state == "queued").order_by(Job.queued_at))
+        waiting = session.scalar(
+            select(Job.id)
+            .join(SubmissionRow, SubmissionRow.id == Job.submission_id)
+            .where(Job.state == JobState.QUEUED, scope.condition())
+            .limit(1)
         )
+    return waiting is not None

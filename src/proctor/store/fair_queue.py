@@ -60,7 +60,7 @@ def lock_queue(session: Session) -> None:
         session.execute(update(Job).where(Job.id == -1).values(stage=None))
 
 
-def _queued(scope: Scope) -> Select[tuple[int, float]]:
+def _queued(scope: Scope) -> Select[int, float]:
     return (
         select(SubmissionRow.team_id, func.min(Job.queued_at))
         .select_from(Job)
@@ -132,7 +132,9 @@ def queue_position(session: Session, job: Job) -> int:
     jobs and, from every other team, up to k of theirs (k + 1 from a team whose oldest job is
     older). Jobs queued later by teams with fewer waiting may still go first.
     """
-    team = session.scalar(select(SubmissionRow.team_id).where(SubmissionRow.id == job.submission_id))
+    team = session.scalar(
+        select(SubmissionRow.team_id).where(SubmissionRow.id == job.submission_id)
+    )
     waiting = session.execute(
         select(SubmissionRow.team_id, Job.queued_at, Job.id)
         .select_from(Job)

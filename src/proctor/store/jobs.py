@@ -31,12 +31,23 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, CursorResult, Update, and_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from proctor.store.fair_queue import EVERYTHING, Scope, lock_queue, next_job, queue_position, record_turn
+from proctor.store.fair_queue import (
+    EVERYTHING,
+    Scope,
+    lock_queue,
+    next_job,
+    queue_position,
+    record_turn,
+)
 from proctor.store.models import Attempt, CaseResult, Job, Result, Score, SubmissionRow
 from proctor.types import Failure, JobState
 
 Database = sessionmaker[Session]
-__all__ = ["EVERYTHING", "Scope", "queue_position"]  # with the functions below
+__all__ = [
+    "EVERYTHING", "Database", "Lease", "Outcome", "Reaped", "Scope", "cancel_jobs", "claim",
+    "commit", "heartbeat", "queue_position", "reap", "reconcile", "reconcile_dead", "release",
+    "set_stage", "sweep",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
