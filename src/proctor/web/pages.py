@@ -26,7 +26,7 @@ from proctor.services.platform.accounts import Principal, authenticate
 from proctor.services.platform.resources import Platform
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
-from proctor.web.uploads import read_upload
+from proctor.web.uploads import MinimumRate, read_upload
 
 COOKIE = "proctor_token"
 COOKIE_DAYS = 30
@@ -190,7 +190,10 @@ async def submit_page(
         _same_site(request)
         signed_in = _signed_in(principal)
         await run_in_threadpool(submissions.check_submitter, platform, signed_in, name)
-        async with read_upload(request, "entry", platform.settings.upload_bytes) as upload:
+        settings = platform.settings
+        async with read_upload(
+            request, "entry", settings.upload_bytes, MinimumRate.of(settings)
+        ) as upload:
             phase = upload.fields.get("phase") or None
             receipt = await run_in_threadpool(
                 submissions.submit, platform, signed_in, name, phase, upload.file
