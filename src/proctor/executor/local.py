@@ -5,7 +5,8 @@ a team with nothing running first, at most ``PROCTOR_TEAM_JOBS`` running per tea
 nudge the idle workers (a team under its cap again), repeat; when nothing may run it waits for
 a nudge (a new submission, a job done) or ``reaper_s``. Tasks of one
 submission are separate jobs, so free workers run them in parallel. One housekeeping thread
-reaps expired leases every ``reaper_s``. Workers started in the same process share a name prefix
+reaps expired leases every ``reaper_s`` and removes orphan artifacts every half grace period.
+Workers started in the same process share a name prefix
 (host and pid), so a restarted server reconciles what its predecessor left.
 """
 
@@ -17,6 +18,7 @@ import socket
 import threading
 from collections.abc import Callable
 
+from proctor.executor.housekeeping import OrphanSweeps
 from proctor.executor.run import run_next
 from proctor.executor.runtime import WorkerRuntime
 from proctor.store import jobs
@@ -80,9 +82,12 @@ class LocalPool:
                     self._wake.wait(self.runtime.service.reaper_s)
 
     def _reap(self) -> None:
-        while not self._stop.wait(self.runtime.service.reaper_s):
+        service = self.runtime.service
+        orphans = OrphanSweeps(self.runtime.db, self.runtime.artifacts, service.orphan_grace_s)
+        while not self._stop.wait(service.reaper_s):
             try:
-                if jobs.reap(self.runtime.db, self.runtime.service.max_attempts):
+                if jobs.reap(self.runtime.db, service.max_attempts):
                     self.nudge()
+                orphans.due()
             except Exception:
                 log.exception("reaper failed; trying again in %s s", self.runtime.service.reaper_s)

@@ -9,8 +9,10 @@ is written; a worker that dies leaves a lease the reaper returns to the queue.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import logging
+import tarfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -120,7 +122,11 @@ def _heartbeat(runtime: WorkerRuntime, lease: jobs.Lease, cancel: CancelToken) -
 
 
 def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
-    """Run the leased job and commit its outcome (nothing when the lease was lost)."""
+    """Run the leased job and commit its outcome (nothing when the lease was lost).
+
+    The run's logs become an artifact inside the commit's transaction, so a job cancelled or
+    reaped meanwhile stores nothing that no row refers to.
+    """
     rows = _rows(runtime, lease.job_id)
     job = rows[0]
     folder = RunFolder.create(runtime.settings.work_root, f"job-{lease.job_id}-a{lease.attempt}")
@@ -128,16 +134,19 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
     try:
         with _heartbeat(runtime, lease, cancel):
             report = _evaluate(runtime, lease, rows, folder, cancel)
-        outcome = _outcome(report, folder, job.task, runtime)
+        outcome = _outcome(report, folder, job.task)
+        logs = _run_logs(folder, job.task)
     except JobCancelledError:
         log.warning("job %s attempt %s: lease lost, evaluation stopped, nothing stored",
                     lease.job_id, lease.attempt)  # fmt: skip
         return
     finally:
         folder.discard()
-    if not jobs.commit(runtime.db, lease, outcome):
-        log.warning("job %s attempt %s: lease lost before the commit, result discarded",
-                    lease.job_id, lease.attempt)  # fmt: skip
+    with runtime.artifacts.staged(logs) as staged:
+        outcome = dataclasses.replace(outcome, run_artifact=staged.sha256)
+        if not jobs.commit(runtime.db, lease, outcome, keep=lambda: runtime.artifacts.keep(staged)):
+            log.warning("job %s attempt %s: lease lost before the commit, result discarded",
+                        lease.job_id, lease.attempt)  # fmt: skip
 
 
 def _rows(runtime: WorkerRuntime, job_id: int) -> tuple[Job, SubmissionRow, ChallengeVersion]:
@@ -208,10 +217,8 @@ def _platform_failure(job: TaskJob, err: Exception) -> TaskReport:
     return dataclasses.replace(report, failure=Failure.PLATFORM)
 
 
-def _outcome(
-    report: TaskReport, folder: RunFolder, task: str, runtime: WorkerRuntime
-) -> jobs.Outcome:
-    """What to commit: the report, the unredacted scores and the run's logs as an artifact."""
+def _outcome(report: TaskReport, folder: RunFolder, task: str) -> jobs.Outcome:
+    """What to commit: the report and the unredacted scores (the logs' artifact comes later)."""
     full: dict[str, Any] = {}
     path = folder.full_scores(task)
     if path.is_file() and report.status is RunStatus.SCORED:
@@ -222,7 +229,6 @@ def _outcome(
         report=json.dumps(to_data(report)),
         scores=full.get("summary", {}),
         cases=full.get("per_record", {}),
-        run_artifact=_keep_logs(folder, task, runtime),
     )
 
 
@@ -230,16 +236,13 @@ EXAM_OUTPUTS = "outputs/exam"
 """Where the run artifact keeps the exam's collected outputs (what a rescore scores again)."""
 
 
-def _keep_logs(folder: RunFolder, task: str, runtime: WorkerRuntime) -> str | None:
-    """The organizer's files of the run as one artifact.
+def _run_logs(folder: RunFolder, task: str) -> io.BytesIO:
+    """The organizer's files of the run as one ``.tar.gz`` in memory (kept by the commit).
 
     The case log, tracebacks, exact figures, and the exam's collected outputs under
     ``outputs/exam`` (a rescore scores them again with a newer scorer; predictions uploads
     are kept as the upload itself).
     """
-    import io
-    import tarfile
-
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for name in ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json"):
@@ -249,7 +252,7 @@ def _keep_logs(folder: RunFolder, task: str, runtime: WorkerRuntime) -> str | No
         if exam.is_dir():
             tar.add(exam, arcname=EXAM_OUTPUTS)
     buffer.seek(0)
-    return runtime.artifacts.put_stream(buffer)
+    return buffer
 
 
 def has_queued(runtime: WorkerRuntime, scope: jobs.Scope) -> bool:

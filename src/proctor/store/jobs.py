@@ -164,11 +164,20 @@ def set_stage(db: Database, lease: Lease, stage: str) -> None:
         _changed(session, update(Job).where(_held(lease)).values(stage=stage))
 
 
-def commit(db: Database, lease: Lease, outcome: Outcome, *, now: float | None = None) -> bool:
+def commit(
+    db: Database,
+    lease: Lease,
+    outcome: Outcome,
+    *,
+    keep: Callable[[], object] | None = None,
+    now: float | None = None,
+) -> bool:
     """Store ``outcome`` as the job's one result, if ``lease`` still holds the job.
 
     Everything (job state, result, scores, per-case values, the attempt's end) is one
-    transaction; a stale lease writes nothing and gets False.
+    transaction; a stale lease writes nothing and gets False. ``keep`` (storing the run's
+    artifact) runs last inside that transaction, only when the lease held: nothing is stored
+    for a job that was cancelled or reaped meanwhile.
     """
     at = time.time() if now is None else now
     with db.begin() as session:
@@ -205,6 +214,9 @@ def commit(db: Database, lease: Lease, outcome: Outcome, *, now: float | None = 
                     CaseResult(job_id=lease.job_id, case=case, metric=metric, value=_finite(value))
                 )
         _end_attempt(session, lease.job_id, lease.attempt, outcome.status, at)
+        session.flush()
+        if keep is not None:
+            keep()
     return True
 
 
