@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -52,10 +53,13 @@ class Seeded:
         return {"Authorization": f"Bearer {self.tokens[user]}"}
 
 
-def seed(root: Path, *, upload_bytes: int = 1_000_000) -> Seeded:
-    """Open a platform under ``root`` (SQLite), install the toy challenge, add the users."""
+def seed(root: Path, *, upload_bytes: int = 1_000_000, **service: Any) -> Seeded:
+    """Open a platform under ``root`` (SQLite), install the toy challenge, add the users.
+
+    ``service``: other ``ServiceSettings`` fields (upload limits, the team cap...).
+    """
     settings = ServiceSettings(
-        data=root / "data", allow_host_environment=True, upload_bytes=upload_bytes
+        data=root / "data", allow_host_environment=True, upload_bytes=upload_bytes, **service
     )
     platform = open_platform(settings, Settings(work_root=root / "work"))
     tokens = {

@@ -7,6 +7,7 @@ SQLite and PostgreSQL; lease, heartbeat and reaper intervals of at most 2 s.
 - an entry that kills its worker every time ends ``failed: infrastructure`` after 3 attempts,
   flagged, its quota refunded;
 - ``proctor serve --executor celery`` SIGKILLed mid-queue and restarted loses nothing;
+- a team with nothing running is served before another team's earlier jobs (fair queue);
 - RabbitMQ works as the broker too, and a message delivered again finds its job done and does
   nothing; a worker refuses challenges on the host's /usr unless allowed.
 """
@@ -298,3 +299,22 @@ def _submit_over_http(url: str, token: str, cluster: Cluster, entry: Path) -> st
         client.close()
     assert receipt["status"] == "queued"
     return str(receipt["submission"])
+
+
+def test_a_team_with_nothing_running_goes_before_another_teams_earlier_jobs(
+    cluster: Cluster,
+) -> None:
+    _toy(cluster)
+    flood, late = cluster.user("fay", team="flood"), cluster.user("lu", team="late")
+    entry = _sleepy_entry(cluster, "e", 0)
+    by_team = {cluster.submit(flood, entry).submission: "flood" for _ in range(3)}
+    by_team[cluster.submit(late, entry).submission] = "late"
+    cluster.start_worker()  # one job at a time, every job already queued
+    for sid in by_team:
+        _done(cluster, sid)
+    starts = sorted(
+        (cluster.attempts_of(job.id)[0].started, team)
+        for sid, team in by_team.items()
+        for job in cluster.jobs_of(sid)
+    )
+    assert [team for _, team in starts] == ["flood", "late", "flood", "flood"]

@@ -76,3 +76,19 @@ def test_queue_routes_send_a_challenge_to_its_own_queue_and_bad_ones_are_named()
     assert [routed.queue_of(c) for c in ("autowsl", "toy", "other")] == ["bigmem", "gpu", "proctor"]
     with pytest.raises(UsageError, match="PROCTOR_QUEUE_ROUTES: 'autowsl' is not CHALLENGE:QUEUE"):
         ServiceSettings.from_env({"PROCTOR_QUEUE_ROUTES": "autowsl"})
+
+
+def test_the_fair_queue_and_upload_limits_come_from_the_environment() -> None:
+    default = ServiceSettings.from_env({})
+    assert (default.team_jobs, default.upload_unpacks, default.upload_wait_s) == (2, 2, 30.0)
+    assert (default.upload_min_bytes, default.upload_window_s) == (1024, 30.0)
+    assert default.orphan_grace_s == 3600.0
+    chosen = ServiceSettings.from_env(
+        {"PROCTOR_TEAM_JOBS": "0", "PROCTOR_UPLOAD_UNPACKS": "4", "PROCTOR_UPLOAD_WAIT_S": "5",
+         "PROCTOR_UPLOAD_MIN_BYTES": "0", "PROCTOR_UPLOAD_WINDOW_S": "2",
+         "PROCTOR_ORPHAN_GRACE_S": "60"}
+    )  # fmt: skip
+    assert (chosen.team_jobs, chosen.upload_unpacks, chosen.upload_wait_s) == (0, 4, 5.0)
+    assert (chosen.upload_min_bytes, chosen.upload_window_s, chosen.orphan_grace_s) == (0, 2, 60)
+    with pytest.raises(UsageError, match="PROCTOR_TEAM_JOBS='two' is not a whole number"):
+        ServiceSettings.from_env({"PROCTOR_TEAM_JOBS": "two"})

@@ -151,6 +151,14 @@ class ServiceSettings:
     ``trust_proxy``: the server sits behind a TLS proxy on this host whose
     ``X-Forwarded-Proto`` (and client address) it believes (``PROCTOR_TRUST_PROXY=1``; off by
     default): the session cookie is then ``Secure`` when the proxy says ``https``.
+    ``team_jobs``: jobs one team may run at once over every worker (``PROCTOR_TEAM_JOBS``,
+    0 = no cap); teams take turns for free workers either way.
+    Uploads: ``upload_unpacks`` are unpacked and checked at once (``PROCTOR_UPLOAD_UNPACKS``);
+    another waits up to ``upload_wait_s`` (``PROCTOR_UPLOAD_WAIT_S``), then gets 503 with
+    ``Retry-After``; a body bringing less than ``upload_min_bytes`` in any ``upload_window_s``
+    seconds is cut off with 408 (``PROCTOR_UPLOAD_MIN_BYTES``, ``PROCTOR_UPLOAD_WINDOW_S``).
+    ``orphan_grace_s``: an artifact no row refers to is removed once this old
+    (``PROCTOR_ORPHAN_GRACE_S``; what a crash between storing and recording left).
     """
 
     data: Path = DEFAULT_DATA
@@ -170,6 +178,12 @@ class ServiceSettings:
     queue_routes: tuple[tuple[str, str], ...] = ()
     token_days: float = DEFAULT_TOKEN_DAYS
     trust_proxy: bool = False
+    team_jobs: int = 2
+    upload_unpacks: int = 2
+    upload_wait_s: float = 30.0
+    upload_min_bytes: int = 1024
+    upload_window_s: float = 30.0
+    orphan_grace_s: float = 3600.0
 
     @property
     def url(self) -> str:
@@ -206,6 +220,12 @@ class ServiceSettings:
             queue_routes=_routes(env.get("PROCTOR_QUEUE_ROUTES", "")),
             token_days=_positive(env, "PROCTOR_TOKEN_DAYS", DEFAULT_TOKEN_DAYS, "days"),
             trust_proxy=env.get("PROCTOR_TRUST_PROXY", "") == "1",
+            team_jobs=_count(env, "PROCTOR_TEAM_JOBS", 2),
+            upload_unpacks=max(1, _count(env, "PROCTOR_UPLOAD_UNPACKS", 2)),
+            upload_wait_s=_positive(env, "PROCTOR_UPLOAD_WAIT_S", 30.0),
+            upload_min_bytes=_count(env, "PROCTOR_UPLOAD_MIN_BYTES", 1024),
+            upload_window_s=_positive(env, "PROCTOR_UPLOAD_WINDOW_S", 30.0),
+            orphan_grace_s=_positive(env, "PROCTOR_ORPHAN_GRACE_S", 3600.0),
         )
 
     def queue_of(self, challenge: str) -> str:
@@ -225,6 +245,16 @@ def _routes(text: str) -> tuple[tuple[str, str], ...]:
             )
         pairs.append((challenge.strip(), queue.strip()))
     return tuple(pairs)
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """The whole number ≥ 0 in variable ``name``, else ``default``; a UsageError if invalid."""
+    text = env.get(name)
+    if not text:
+        return default
+    if not text.strip().isdigit():
+        raise UsageError(f"{name}={text!r} is not a whole number (0 or more)")
+    return int(text)
 
 
 def _positive(

@@ -2,9 +2,12 @@
 
 The job row stays the source of truth. The one task, ``proctor.run_job(job_id)``, calls the
 same job function the local pool calls (:func:`proctor.executor.run.run_job`: claim the lease,
-heartbeat, pipeline, commit with the lease's token). A duplicate delivery finds the job leased
-or done and does nothing; a message lost with its worker is replaced when the reaper re-queues
-the job and an :class:`~proctor.executor.upkeep.Upkeep` sends it again.
+heartbeat, pipeline, commit with the lease's token). A message only wakes a worker: the job it
+runs is the fair order's next one among the challenges of its queue (``store.fair_queue``:
+teams take turns, a per-team cap), not necessarily job ``job_id``; a message that finds nothing
+to run does nothing, and a worker that ran a job sends one more wake-up while jobs wait. A
+message lost with its worker is replaced when the reaper re-queues the job and an
+:class:`~proctor.executor.upkeep.Upkeep` sends it again.
 
 Messages are acknowledged after the job (``task_acks_late``), given back when the pool process
 running them dies (``task_reject_on_worker_lost``), and a pool process reserves one message at a
@@ -29,7 +32,7 @@ from celery.signals import worker_process_init, worker_ready
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from proctor.executor.run import run_job
+from proctor.executor.run import has_queued, queue_of_job, queue_scope, run_job
 from proctor.executor.runtime import WorkerRuntime
 from proctor.settings import ServiceSettings
 from proctor.store.jobs import Database
@@ -108,9 +111,17 @@ def queues_by_challenge(db: Database, service: ServiceSettings) -> Callable[[int
 
 
 def _run_task(task: Any, job_id: int) -> bool:
-    """The task body: run job ``job_id`` if it is still queued; retry while the DB is down."""
+    """The task body: run the next fair job of job ``job_id``'s queue; retry while the DB is down.
+
+    After a job, one more wake-up goes to the queue when jobs still wait there: a message
+    taken while every waiting team ran its cap ran nothing, and this replaces it.
+    """
     try:
-        return run_job(int(job_id), worker_id(), _runtime())
+        runtime = _runtime()
+        ran = run_job(int(job_id), worker_id(), runtime)
+        if ran and has_queued(runtime, queue_scope(runtime, int(job_id))):
+            task.app.send_task(TASK, args=[int(job_id)], queue=queue_of_job(runtime, int(job_id)))
+        return ran
     except (OperationalError, InterfaceError) as err:
         log.warning("job %s: the database is unreachable (%s); retrying", job_id, err)
         raise task.retry(countdown=RETRY_S, exc=err) from err

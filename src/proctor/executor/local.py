@@ -1,9 +1,12 @@
 """The local executor: a pool of worker threads inside ``proctor serve``, and the reaper.
 
-Each worker loops: lease the oldest queued job (FIFO by submission time), run it, repeat; when
-the queue is empty it waits for a nudge (a new submission) or ``reaper_s``. Tasks of one
+Each worker loops: lease the next job by the fair order (``store.fair_queue``: teams take turns,
+a team with nothing running first, at most ``PROCTOR_TEAM_JOBS`` running per team), run it,
+nudge the idle workers (a team under its cap again), repeat; when nothing may run it waits for
+a nudge (a new submission, a job done) or ``reaper_s``. Tasks of one
 submission are separate jobs, so free workers run them in parallel. One housekeeping thread
-reaps expired leases every ``reaper_s``. Workers started in the same process share a name prefix
+reaps expired leases every ``reaper_s`` and removes orphan artifacts every half grace period.
+Workers started in the same process share a name prefix
 (host and pid), so a restarted server reconciles what its predecessor left.
 """
 
@@ -15,6 +18,7 @@ import socket
 import threading
 from collections.abc import Callable
 
+from proctor.executor.housekeeping import OrphanSweeps
 from proctor.executor.run import run_next
 from proctor.executor.runtime import WorkerRuntime
 from proctor.store import jobs
@@ -71,14 +75,19 @@ class LocalPool:
             except Exception:
                 log.exception("worker %s: a job raised; the reaper will return it", name)
                 busy = False
-            if not busy:
+            if busy:
+                self.nudge()  # the job's team may be under its cap again
+            else:
                 with self._wake:
                     self._wake.wait(self.runtime.service.reaper_s)
 
     def _reap(self) -> None:
-        while not self._stop.wait(self.runtime.service.reaper_s):
+        service = self.runtime.service
+        orphans = OrphanSweeps(self.runtime.db, self.runtime.artifacts, service.orphan_grace_s)
+        while not self._stop.wait(service.reaper_s):
             try:
-                if jobs.reap(self.runtime.db, self.runtime.service.max_attempts):
+                if jobs.reap(self.runtime.db, service.max_attempts):
                     self.nudge()
+                orphans.due()
             except Exception:
                 log.exception("reaper failed; trying again in %s s", self.runtime.service.reaper_s)

@@ -9,8 +9,10 @@ is written; a worker that dies leaves a lease the reaper returns to the queue.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import logging
+import tarfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,28 +35,55 @@ from proctor.protocols.registry import driver_for
 from proctor.store import jobs
 from proctor.store.models import ChallengeVersion, Job, SubmissionRow
 from proctor.store.runfolder import RunFolder
-from proctor.types import Failure, RunStatus, Stage
+from proctor.types import Failure, JobState, RunStatus, Stage
 
 UPLOAD_NAME = "upload"
 log = logging.getLogger(__name__)
 
 
 def run_job(job_id: int, worker_id: str, runtime: WorkerRuntime) -> bool:
-    """Lease job ``job_id`` and run it to a committed result; False if it was not free."""
-    lease = jobs.claim(runtime.db, worker_id, runtime.service.lease_s, job_id=job_id)
+    """A broker's message for job ``job_id``: run the next fair job of that job's queue.
+
+    The message only wakes a worker: which job it runs is the fair order's choice among the
+    challenges sharing job ``job_id``'s broker queue (``store.fair_queue``). False when none
+    may run now.
+    """
+    return run_next(worker_id, runtime, scope=queue_scope(runtime, job_id))
+
+
+def run_next(worker_id: str, runtime: WorkerRuntime, scope: jobs.Scope = jobs.EVERYTHING) -> bool:
+    """Lease the next job in ``scope``, fairly between teams, and run it; False if none may run."""
+    service = runtime.service
+    lease = jobs.claim(
+        runtime.db, worker_id, service.lease_s, scope=scope, team_cap=service.team_jobs
+    )
     if lease is None:
         return False
     execute(lease, runtime)
     return True
 
 
-def run_next(worker_id: str, runtime: WorkerRuntime) -> bool:
-    """Lease the oldest queued job and run it; False when the queue is empty."""
-    lease = jobs.claim(runtime.db, worker_id, runtime.service.lease_s)
-    if lease is None:
-        return False
-    execute(lease, runtime)
-    return True
+def queue_of_job(runtime: WorkerRuntime, job_id: int) -> str:
+    """The broker queue of job ``job_id``: its challenge's route, else the default queue."""
+    with runtime.db() as session:
+        challenge = session.scalar(
+            select(SubmissionRow.challenge)
+            .join(Job, Job.submission_id == SubmissionRow.id)
+            .where(Job.id == job_id)
+        )
+    return runtime.service.queue_of(challenge or "")
+
+
+def queue_scope(runtime: WorkerRuntime, job_id: int) -> jobs.Scope:
+    """The challenges sharing job ``job_id``'s broker queue (``PROCTOR_QUEUE_ROUTES``)."""
+    service = runtime.service
+    if not service.queue_routes:
+        return jobs.EVERYTHING
+    queue = queue_of_job(runtime, job_id)
+    routed = {name: routed_to for name, routed_to in service.queue_routes}
+    if queue != service.queue:
+        return jobs.Scope(only=frozenset(n for n, q in routed.items() if q == queue))
+    return jobs.Scope(excluding=frozenset(n for n, q in routed.items() if q != queue))
 
 
 class _StageRecorder:
@@ -102,7 +131,11 @@ def _heartbeat(runtime: WorkerRuntime, lease: jobs.Lease, cancel: CancelToken) -
 
 
 def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
-    """Run the leased job and commit its outcome (nothing when the lease was lost)."""
+    """Run the leased job and commit its outcome (nothing when the lease was lost).
+
+    The run's logs become an artifact inside the commit's transaction, so a job cancelled or
+    reaped meanwhile stores nothing that no row refers to.
+    """
     rows = _rows(runtime, lease.job_id)
     job = rows[0]
     folder = RunFolder.create(runtime.settings.work_root, f"job-{lease.job_id}-a{lease.attempt}")
@@ -110,16 +143,19 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
     try:
         with _heartbeat(runtime, lease, cancel):
             report = _evaluate(runtime, lease, rows, folder, cancel)
-        outcome = _outcome(report, folder, job.task, runtime)
+        outcome = _outcome(report, folder, job.task)
+        logs = _run_logs(folder, job.task)
     except JobCancelledError:
         log.warning("job %s attempt %s: lease lost, evaluation stopped, nothing stored",
                     lease.job_id, lease.attempt)  # fmt: skip
         return
     finally:
         folder.discard()
-    if not jobs.commit(runtime.db, lease, outcome):
-        log.warning("job %s attempt %s: lease lost before the commit, result discarded",
-                    lease.job_id, lease.attempt)  # fmt: skip
+    with runtime.artifacts.staged(logs) as staged:
+        outcome = dataclasses.replace(outcome, run_artifact=staged.sha256)
+        if not jobs.commit(runtime.db, lease, outcome, keep=lambda: runtime.artifacts.keep(staged)):
+            log.warning("job %s attempt %s: lease lost before the commit, result discarded",
+                        lease.job_id, lease.attempt)  # fmt: skip
 
 
 def _rows(runtime: WorkerRuntime, job_id: int) -> tuple[Job, SubmissionRow, ChallengeVersion]:
@@ -190,10 +226,8 @@ def _platform_failure(job: TaskJob, err: Exception) -> TaskReport:
     return dataclasses.replace(report, failure=Failure.PLATFORM)
 
 
-def _outcome(
-    report: TaskReport, folder: RunFolder, task: str, runtime: WorkerRuntime
-) -> jobs.Outcome:
-    """What to commit: the report, the unredacted scores and the run's logs as an artifact."""
+def _outcome(report: TaskReport, folder: RunFolder, task: str) -> jobs.Outcome:
+    """What to commit: the report and the unredacted scores (the logs' artifact comes later)."""
     full: dict[str, Any] = {}
     path = folder.full_scores(task)
     if path.is_file() and report.status is RunStatus.SCORED:
@@ -204,7 +238,6 @@ def _outcome(
         report=json.dumps(to_data(report)),
         scores=full.get("summary", {}),
         cases=full.get("per_record", {}),
-        run_artifact=_keep_logs(folder, task, runtime),
     )
 
 
@@ -212,16 +245,13 @@ EXAM_OUTPUTS = "outputs/exam"
 """Where the run artifact keeps the exam's collected outputs (what a rescore scores again)."""
 
 
-def _keep_logs(folder: RunFolder, task: str, runtime: WorkerRuntime) -> str | None:
-    """The organizer's files of the run as one artifact.
+def _run_logs(folder: RunFolder, task: str) -> io.BytesIO:
+    """The organizer's files of the run as one ``.tar.gz`` in memory (kept by the commit).
 
     The case log, tracebacks, exact figures, and the exam's collected outputs under
     ``outputs/exam`` (a rescore scores them again with a newer scorer; predictions uploads
     are kept as the upload itself).
     """
-    import io
-    import tarfile
-
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for name in ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json"):
@@ -231,12 +261,16 @@ def _keep_logs(folder: RunFolder, task: str, runtime: WorkerRuntime) -> str | No
         if exam.is_dir():
             tar.add(exam, arcname=EXAM_OUTPUTS)
     buffer.seek(0)
-    return runtime.artifacts.put_stream(buffer)
+    return buffer
 
 
-def pending_jobs(runtime: WorkerRuntime) -> list[int]:
-    """Ids of the queued jobs, oldest first (what an idle pool would take next)."""
+def has_queued(runtime: WorkerRuntime, scope: jobs.Scope) -> bool:
+    """True when a job in ``scope`` waits in the queue."""
     with runtime.db() as session:
-        return list(
-            session.scalars(select(Job.id).where(Job.state == "queued").order_by(Job.queued_at))
+        waiting = session.scalar(
+            select(Job.id)
+            .join(SubmissionRow, SubmissionRow.id == Job.submission_id)
+            .where(Job.state == JobState.QUEUED, scope.condition())
+            .limit(1)
         )
+    return waiting is not None

@@ -2,7 +2,8 @@
 
 The ``celery`` executor runs one :class:`Upkeep` in ``proctor serve`` and one in every
 ``proctor worker``: each pass is a few conditional writes (``jobs.reap``, ``jobs.sweep``), so any
-number of them may run at once, and the queue keeps moving while the server is down.
+number of them may run at once, and the queue keeps moving while the server is down. Every half
+grace period a pass also removes orphan artifacts (``store.orphans``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import logging
 import threading
 from collections.abc import Callable
 
+from proctor.executor.housekeeping import OrphanSweeps
 from proctor.settings import ServiceSettings
 from proctor.store import jobs
+from proctor.store.artifacts import ArtifactStore
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +27,7 @@ class Upkeep:
         self, db: jobs.Database, service: ServiceSettings, send: Callable[[int], None]
     ) -> None:
         self.db, self.service, self.send = db, service, send
+        self.orphans = OrphanSweeps(db, ArtifactStore(service.artifacts), service.orphan_grace_s)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -33,6 +37,7 @@ class Upkeep:
         with self._lock:
             jobs.reap(self.db, self.service.max_attempts)
             jobs.sweep(self.db, self.send)
+        self.orphans.due()
 
     def sweep_now(self) -> None:
         """Send the jobs just stored (a submission); failures wait for the next pass."""

@@ -2,7 +2,7 @@
 
 Every executor (the local pool, Celery workers) speaks only this API::
 
-    lease = claim(db, worker, lease_s)            # oldest queued job (or claim(..., job_id=N))
+    lease = claim(db, worker, lease_s)            # the next job, fairly between teams
     heartbeat(db, lease, lease_s)  -> bool        # False: the lease is lost, stop the job
     set_stage(db, lease, "exam")
     commit(db, lease, outcome)     -> bool        # False: stale lease, nothing was written
@@ -31,10 +31,23 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, CursorResult, Update, and_, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from proctor.store.fair_queue import (
+    EVERYTHING,
+    Scope,
+    lock_queue,
+    next_job,
+    queue_position,
+    record_turn,
+)
 from proctor.store.models import Attempt, CaseResult, Job, Result, Score, SubmissionRow
 from proctor.types import Failure, JobState
 
 Database = sessionmaker[Session]
+__all__ = [
+    "EVERYTHING", "Database", "Lease", "Outcome", "Reaped", "Scope", "cancel_jobs", "claim",
+    "commit", "heartbeat", "queue_position", "reap", "reconcile", "reconcile_dead", "release",
+    "set_stage", "sweep",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,39 +92,47 @@ def claim(
     lease_s: float,
     *,
     job_id: int | None = None,
+    scope: Scope = EVERYTHING,
+    team_cap: int = 0,
     now: float | None = None,
 ) -> Lease | None:
-    """Lease the oldest queued job (by submission time), or job ``job_id``; None if none is free.
+    """Lease the next job by the fair order (``store.fair_queue``), or job ``job_id``.
 
-    The attempt number grows by one; an ``attempts`` row records who ran it.
+    None when nothing in ``scope`` is queued, or every team with queued jobs already runs
+    ``team_cap`` (0: no cap). The attempt number grows by one; an ``attempts`` row records who
+    ran it. Claims run one at a time (a lock held to the end of the transaction).
     """
     at = time.time() if now is None else now
     with db.begin() as session:
-        query = select(Job.id, Job.attempt).where(Job.state == JobState.QUEUED)
-        if job_id is not None:
-            query = query.where(Job.id == job_id)
-        candidates = session.execute(query.order_by(Job.queued_at, Job.id).limit(8)).all()
-        for candidate_id, attempt in candidates:
-            token = secrets.token_hex(16)
-            taken = _changed(
-                session,
-                update(Job)
-                .where(Job.id == candidate_id, Job.state == JobState.QUEUED)
-                .values(
-                    state=JobState.RUNNING,
-                    attempt=attempt + 1,
-                    lease_owner=worker,
-                    lease_token=token,
-                    lease_expires=at + lease_s,
-                    stage=None,
-                ),
+        lock_queue(session)
+        if job_id is None:
+            candidate = next_job(session, scope, team_cap)
+        else:
+            candidate = session.scalar(
+                select(Job.id).where(Job.id == job_id, Job.state == JobState.QUEUED)
             )
-            if taken == 1:
-                session.add(
-                    Attempt(job_id=candidate_id, attempt=attempt + 1, worker=worker, started=at)
-                )
-                return Lease(candidate_id, attempt + 1, token, worker)
-    return None
+        attempt = session.scalar(select(Job.attempt).where(Job.id == candidate))
+        if candidate is None or attempt is None:
+            return None
+        token = secrets.token_hex(16)
+        taken = _changed(
+            session,
+            update(Job)
+            .where(Job.id == candidate, Job.state == JobState.QUEUED)
+            .values(
+                state=JobState.RUNNING,
+                attempt=attempt + 1,
+                lease_owner=worker,
+                lease_token=token,
+                lease_expires=at + lease_s,
+                stage=None,
+            ),
+        )
+        if taken != 1:
+            return None
+        session.add(Attempt(job_id=candidate, attempt=attempt + 1, worker=worker, started=at))
+        record_turn(session, candidate, at)
+        return Lease(candidate, attempt + 1, token, worker)
 
 
 def _held(lease: Lease) -> ColumnElement[bool]:
@@ -151,11 +172,20 @@ def set_stage(db: Database, lease: Lease, stage: str, *, hidden: bool = False) -
         return _changed(session, update(Job).where(_held(lease)).values(**values)) == 1
 
 
-def commit(db: Database, lease: Lease, outcome: Outcome, *, now: float | None = None) -> bool:
+def commit(
+    db: Database,
+    lease: Lease,
+    outcome: Outcome,
+    *,
+    keep: Callable[[], object] | None = None,
+    now: float | None = None,
+) -> bool:
     """Store ``outcome`` as the job's one result, if ``lease`` still holds the job.
 
     Everything (job state, result, scores, per-case values, the attempt's end) is one
-    transaction; a stale lease writes nothing and gets False.
+    transaction; a stale lease writes nothing and gets False. ``keep`` (storing the run's
+    artifact) runs last inside that transaction, only when the lease held: nothing is stored
+    for a job that was cancelled or reaped meanwhile.
     """
     at = time.time() if now is None else now
     with db.begin() as session:
@@ -194,6 +224,9 @@ def commit(db: Database, lease: Lease, outcome: Outcome, *, now: float | None = 
         _end_attempt(session, lease.job_id, lease.attempt, outcome.status, at)
         if outcome.failure == Failure.PLATFORM:
             _flag_if_hidden(session, lease.job_id)
+        session.flush()
+        if keep is not None:
+            keep()
     return True
 
 
@@ -366,18 +399,6 @@ def cancel_jobs(db: Database, submission_id: str) -> int:
             .values(state=JobState.CANCELLED, lease_token=None, lease_expires=None),
         )
     return int(changed)
-
-
-def queue_position(session: Session, job: Job) -> int:
-    """How many queued jobs are ahead of ``job`` (0 = next), by submission time."""
-    ahead = session.scalars(
-        select(Job.id).where(
-            Job.state == JobState.QUEUED,
-            (Job.queued_at < job.queued_at)
-            | ((Job.queued_at == job.queued_at) & (Job.id < job.id)),
-        )
-    ).all()
-    return len(ahead)
 
 
 def reconcile_dead(db: Database, host: str, alive: Callable[[int], bool]) -> list[int]:

@@ -140,6 +140,14 @@ class Job(Base):
     """When an attempt first started a stage on hidden data (kept across attempts)."""
 
 
+class QueueTurn(Base):
+    """When a team's job last left the queue: teams take turns (``store.fair_queue``)."""
+
+    __tablename__ = "queue_turns"
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), primary_key=True)
+    last_claim: Mapped[float] = mapped_column(Float)
+
+
 class Attempt(Base):
     __tablename__ = "attempts"
     __table_args__ = (UniqueConstraint("job_id", "attempt"),)

@@ -30,7 +30,12 @@ from proctor.errors import (
     UsageError,
 )
 from proctor.services.platform.client import ERROR_KINDS
-from proctor.services.platform.uploads import ArtifactTooLargeError, UploadTypeError
+from proctor.services.platform.uploads import (
+    ArtifactTooLargeError,
+    UploadsBusyError,
+    UploadTooSlowError,
+    UploadTypeError,
+)
 
 HTTP_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
     {
@@ -39,6 +44,7 @@ HTTP_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
         AuthenticationError: 401,
         ForbiddenError: 403,
         NotFoundError: 404,
+        UploadTooSlowError: 408,
         RefusedError: 409,
         ArtifactTooLargeError: 413,
         UploadTypeError: 415,
@@ -68,6 +74,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (401, "No valid API token"),
         (403, "The caller may not do this"),
         (404, "No such thing (or another team's)"),
+        (408, "The upload's body arrived slower than the minimum rate"),
         (409, "Refused for now: quota, phase closed, already done"),
         (413, "The upload is larger than the server takes"),
         (415, "Not a form upload"),
@@ -100,7 +107,10 @@ def install_handlers(app: FastAPI) -> None:
 
     async def handle(_: Request, error: Exception) -> JSONResponse:
         body = {"error": {"kind": kind_of(error), "message": str(error)}}
-        return JSONResponse(body, status_code=http_status(error))
+        headers = None
+        if isinstance(error, UploadsBusyError):
+            headers = {"Retry-After": str(error.retry_after)}
+        return JSONResponse(body, status_code=http_status(error), headers=headers)
 
     async def malformed(_: Request, error: Exception) -> JSONResponse:
         problems = error.errors() if isinstance(error, RequestValidationError) else []

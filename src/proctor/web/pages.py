@@ -31,7 +31,7 @@ from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
 from proctor.web.security import over_tls
-from proctor.web.uploads import read_upload
+from proctor.web.uploads import MinimumRate, read_upload
 
 COOKIE = csrf.SESSION_COOKIE
 STYLESHEET = Path(__file__).with_name("static") / "proctor.css"
@@ -219,7 +219,10 @@ async def submit_page(
         csrf.check_origin(request)  # before the body is read
         signed_in = _signed_in(principal)
         await run_in_threadpool(submissions.check_submitter, platform, signed_in, name)
-        async with read_upload(request, "entry", platform.settings.upload_bytes) as upload:
+        settings = platform.settings
+        async with read_upload(
+            request, "entry", settings.upload_bytes, MinimumRate.of(settings)
+        ) as upload:
             csrf.check_form(request, upload.fields.get(csrf.FIELD))
             phase = upload.fields.get("phase") or None
             receipt = await run_in_threadpool(

@@ -25,7 +25,7 @@ from proctor.services.platform.resources import Platform
 from proctor.web import schemas
 from proctor.web.deps import MaybePrincipalDep, PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
-from proctor.web.uploads import form_body, read_upload
+from proctor.web.uploads import MinimumRate, form_body, read_upload
 
 router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
 PUBLIC: dict[str, Any] = {"security": [{}, {"HTTPBearer": []}]}
@@ -79,7 +79,10 @@ async def install_archive(
 ) -> schemas.Installed:
     """Install or update a challenge from an uploaded archive of its bundle (organizer)."""
     installs.check_installer(principal)
-    async with read_upload(request, "bundle", platform.settings.upload_bytes) as upload:
+    settings = platform.settings
+    async with read_upload(
+        request, "bundle", settings.upload_bytes, MinimumRate.of(settings)
+    ) as upload:
         done = await run_in_threadpool(_install_archive, platform, principal, upload.file)
     return schemas.Installed(**done)
 
@@ -106,7 +109,10 @@ async def submit(
 ) -> schemas.Receipt:
     """Submit an entry archive to a phase (the single open one when none is named)."""
     await run_in_threadpool(submissions.check_submitter, platform, principal, name)
-    async with read_upload(request, "entry", platform.settings.upload_bytes) as upload:
+    settings = platform.settings
+    async with read_upload(
+        request, "entry", settings.upload_bytes, MinimumRate.of(settings)
+    ) as upload:
         phase = upload.fields.get("phase")
         if phase is not None and not phase.strip():
             raise UsageError("phase is empty: leave it out for the single open phase")

@@ -125,7 +125,9 @@ def start_worker(
         concurrency = options.concurrency or default_concurrency(
             (c.limits.memory_bytes for c in challenges), host_cores(), host_memory_bytes()
         )
-        reconcile_host(platform.db, platform.host.work_root)
+        reconcile_host(
+            platform.db, platform.host.work_root, platform.artifacts, settings.orphan_grace_s
+        )
         reconcile_sandboxes(platform.host)
         app = make_app(settings.broker_url, settings.queue)
         upkeep = Upkeep(

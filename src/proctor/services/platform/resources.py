@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,13 +20,21 @@ def _nothing() -> None:
 
 @dataclass
 class Platform:
-    """What every service use case works on; ``notify`` wakes the executor on new jobs."""
+    """What every service use case works on; ``notify`` wakes the executor on new jobs.
+
+    ``unpacking``: the slots of uploads being unpacked and checked at once
+    (``upload_unpacks``), shared by every request of the process.
+    """
 
     settings: ServiceSettings
     host: Settings
     db: Database
     artifacts: ArtifactStore
     notify: Callable[[], None] = field(default=_nothing)
+    unpacking: threading.BoundedSemaphore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.unpacking = threading.BoundedSemaphore(self.settings.upload_unpacks)
 
     def close(self) -> None:
         """Close the database connections."""

@@ -12,6 +12,8 @@ import json
 import secrets
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,8 +35,10 @@ from proctor.services.platform.ladder_view import laddered_report
 from proctor.services.platform.quota import check_open, check_quota
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import live_view
+from proctor.services.platform.uploads import unpacking_slot
 from proctor.spec import Challenge, Phase
 from proctor.store import jobs as job_store
+from proctor.store.artifacts import Staged
 from proctor.store.locks import lock_row
 from proctor.store.models import Job, Result, SubmissionRow, Team
 from proctor.types import Failure, JobState, RunStatus, Stage, StageStatus
@@ -97,14 +101,20 @@ def _check_archive(path: Path, challenge: Challenge, scratch: Path) -> None:
     )
 
 
-def _checked_upload(platform: Platform, challenge: Challenge, upload: BinaryIO) -> str:
-    """Store the upload as an artifact once it passed every check; its sha256.
+@contextmanager
+def _checked_upload(platform: Platform, challenge: Challenge, upload: BinaryIO) -> Iterator[Staged]:
+    """The upload staged in the store once it passed the archive checks; not yet an artifact.
 
     The upload is copied under the size cap (read chunk by chunk, never whole into memory)
-    into a staging file of the store, unpacked once into scratch space, and only then kept:
-    a refused upload leaves no artifact.
+    into a staging file of the store and unpacked once into scratch space, holding one of the
+    platform's unpacking slots (``upload_unpacks``; ``UploadsBusyError`` after the bounded
+    wait). The caller keeps it only once every other check passed: when the block ends
+    without that, the staging file is deleted and a refused upload leaves no artifact.
     """
-    with platform.artifacts.staged(upload, max_bytes=platform.settings.upload_bytes) as staged:
+    with (
+        unpacking_slot(platform),
+        platform.artifacts.staged(upload, max_bytes=platform.settings.upload_bytes) as staged,
+    ):
         if staged.size == 0:
             raise ArchiveError("the upload is empty: upload the entry as a .zip or .tar.gz file")
         with tempfile.TemporaryDirectory(prefix="upload-check-") as scratch:
@@ -113,7 +123,7 @@ def _checked_upload(platform: Platform, challenge: Challenge, upload: BinaryIO) 
             except ArchiveError as err:
                 shown = str(err).replace(str(staged.path), "the upload")
                 raise ArchiveError(shown.replace(staged.path.name, "the upload")) from None
-        return platform.artifacts.keep(staged)
+        yield staged
 
 
 def check_submitter(platform: Platform, principal: Principal, challenge_name: str) -> None:
@@ -132,8 +142,9 @@ def submit(
 ) -> Receipt:
     """Store the upload as a submission of the caller's team, queued; refusals say why.
 
-    Refused (``RefusedError``): the phase is closed or the quota spent. Bad uploads
-    (``ArchiveError``, ``ArtifactTooLargeError``) are refused before anything is stored: no
+    Refused (``RefusedError``): the phase is closed or the quota spent, also when found by
+    the check made again once the upload was read. Bad uploads (``ArchiveError``,
+    ``ArtifactTooLargeError``) and every refusal are made before anything is stored: no
     artifact, no submission row, no quota used.
     """
     if principal.team_id is None or principal.team is None:
@@ -144,9 +155,9 @@ def submit(
     check_open(phase, now)
     with platform.db() as session:
         check_quota(session, phase, principal.team_id, challenge.name, now)
-    digest = _checked_upload(platform, challenge, upload)
     sid = secrets.token_hex(8)
-    with platform.db.begin() as session:
+    # the artifact is kept inside the transaction that records it, after the last check
+    with _checked_upload(platform, challenge, upload) as staged, platform.db.begin() as session:
         lock_row(session, Team, principal.team_id)  # the quota's check and insert are one step
         check_quota(session, phase, principal.team_id, challenge.name, now)
         session.add(
@@ -157,7 +168,7 @@ def submit(
                 challenge_id=row.id,
                 challenge=challenge.name,
                 phase=phase.name,
-                upload_sha256=digest,
+                upload_sha256=staged.sha256,
                 created=now,
             )
         )
@@ -167,6 +178,7 @@ def submit(
         session.flush()
         first = session.scalars(select(Job).where(Job.submission_id == sid)).first()
         position = job_store.queue_position(session, first) if first is not None else 0
+        platform.artifacts.keep(staged)  # last: a crash before the commit leaves an orphan
     platform.audit(principal.name, "submission.create", sid, f"{challenge.name}/{phase.name}")
     platform.notify()
     return Receipt(sid, principal.team, phase.name, position)

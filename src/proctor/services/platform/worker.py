@@ -54,7 +54,9 @@ def check_host_allowed(challenge: Challenge, phase: Phase, *, allowed: bool) -> 
 
 def start_local_pool(platform: Platform, workers: int) -> LocalPool:
     """Reconcile this host's leftovers, start ``workers`` local workers, wire ``notify``."""
-    reconcile_host(platform.db, platform.host.work_root)
+    reconcile_host(
+        platform.db, platform.host.work_root, platform.artifacts, platform.settings.orphan_grace_s
+    )
     pool = LocalPool(worker_runtime(platform), workers)
     pool.start()
     platform.notify = pool.nudge
