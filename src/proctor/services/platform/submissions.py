@@ -199,12 +199,15 @@ def _reports(session: Session, jobs: list[Job]) -> list[TaskReport]:
     return reports
 
 
-def status(platform: Platform, principal: Principal | None, sid: str) -> dict[str, Any]:
+def status(
+    platform: Platform, principal: Principal | None, sid: str, *, ladder: bool = True
+) -> dict[str, Any]:
     """``status --json``: status, failure, stage, queue position, and the report when done.
 
     A participant sees what ``shown_status``, ``counting`` and ``ladder_view`` allow: no live
     stage on hidden data whose timing the exam hides, nothing scored of a submission that does
-    not count (``report: null`` once cancelled), only the Ladder's value in a Ladder phase.
+    not count (``report: null`` once cancelled), only the Ladder's value in a Ladder phase
+    (``ladder`` False skips that cut, for a caller that reads only the status).
     """
     with platform.db() as session:
         row = visible_submission(session, principal, sid)
@@ -217,7 +220,8 @@ def status(platform: Platform, principal: Principal | None, sid: str) -> dict[st
             state, stage, position = live_view(challenge, row.phase, jobs, (state, stage, position))
         report = None
         if state not in ("queued", "running", "cancelled"):
-            report = _shown_report(session, row, jobs, challenge, participant=participant)
+            laddered = participant and ladder
+            report = _shown_report(session, row, jobs, challenge, laddered=laddered)
     if report is not None:
         state = str(report.status)
     return {
@@ -239,13 +243,13 @@ def _shown_report(
     jobs: list[Job],
     challenge: Challenge,
     *,
-    participant: bool,
+    laddered: bool,
 ) -> EvaluationReport | None:
     """The ended submission's report: withheld when it does not count, laddered for a team."""
     if not submission_counts(session, row):
         return _withheld(session, row, jobs)
     report = _combined(session, row, jobs)
-    if report is not None and participant:
+    if report is not None and laddered:
         report = laddered_report(session, challenge, row, report)
     return report
 
@@ -318,7 +322,7 @@ def listing(
             "team": teams.get(row.team_id),
             "phase": row.phase,
             "created": datetime.fromtimestamp(row.created, UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-            "status": status(platform, principal, row.id)["status"],
+            "status": status(platform, principal, row.id, ladder=False)["status"],
         }
         for row in rows
     ]
