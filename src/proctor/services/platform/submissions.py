@@ -24,6 +24,7 @@ from proctor.entries import ArchiveLimits, unpack_entry
 from proctor.entries.foldersource import FolderSource
 from proctor.entries.unpack import open_source
 from proctor.errors import ArchiveError, NotFoundError, RefusedError, UsageError
+from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
 from proctor.services.platform.accounts import Principal
@@ -255,9 +256,22 @@ def _shown_report(
 
 
 def _withheld(session: Session, row: SubmissionRow, jobs: list[Job]) -> EvaluationReport | None:
-    """A free submission's report: only the tasks the platform or infrastructure failed."""
+    """A free submission's report: only the tasks the platform or infrastructure failed.
+
+    Of those, a stage on hidden data shows only when it is the failure itself (no exam counts).
+    """
     faulted = [j for j in jobs if j.failure in (Failure.PLATFORM, Failure.INFRASTRUCTURE)]
-    reports = _reports(session, faulted)
+    reports = [
+        dataclasses.replace(
+            report,
+            stages=tuple(
+                stage
+                for stage in report.stages
+                if stage.stage not in HIDDEN_DATA_STAGES or stage.status is StageStatus.FAILED
+            ),
+        )
+        for report in _reports(session, faulted)
+    ]
     if not reports:
         return None
     report = combine(row.challenge, row.phase, reports)
