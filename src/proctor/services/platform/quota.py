@@ -1,8 +1,8 @@
 """The phase rules a submission must pass: open and closing times, and the team's quota.
 
-Refusals are ``RefusedError`` with the time the next submission is allowed. Submissions that
-failed through no fault of the entry (``platform``; ``infrastructure`` once refunded) and
-cancelled ones that never reached hidden data do not count (``counting.counts``).
+Refusals are ``RefusedError`` with the time the next submission is allowed. Which earlier
+submissions count is ``counting.counts``: every one that reached hidden data, cancelled or not,
+unless refunded; one the platform failed before hidden data, or cancelled before it, does not.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from proctor.entries import ArchiveLimits, unpack_entry
 from proctor.entries.foldersource import FolderSource
 from proctor.entries.unpack import open_source
 from proctor.errors import ArchiveError, NotFoundError, RefusedError, UsageError
+from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
 from proctor.services.platform.accounts import Principal
@@ -213,12 +214,15 @@ def _reports(session: Session, jobs: list[Job]) -> list[TaskReport]:
     return reports
 
 
-def status(platform: Platform, principal: Principal | None, sid: str) -> dict[str, Any]:
+def status(
+    platform: Platform, principal: Principal | None, sid: str, *, ladder: bool = True
+) -> dict[str, Any]:
     """``status --json``: status, failure, stage, queue position, and the report when done.
 
     A participant sees what ``shown_status``, ``counting`` and ``ladder_view`` allow: no live
     stage on hidden data whose timing the exam hides, nothing scored of a submission that does
-    not count (``report: null`` once cancelled), only the Ladder's value in a Ladder phase.
+    not count (``report: null`` once cancelled), only the Ladder's value in a Ladder phase
+    (``ladder`` False skips that cut, for a caller that reads only the status).
     """
     with platform.db() as session:
         row = visible_submission(session, principal, sid)
@@ -231,7 +235,8 @@ def status(platform: Platform, principal: Principal | None, sid: str) -> dict[st
             state, stage, position = live_view(challenge, row.phase, jobs, (state, stage, position))
         report = None
         if state not in ("queued", "running", "cancelled"):
-            report = _shown_report(session, row, jobs, challenge, participant=participant)
+            laddered = participant and ladder
+            report = _shown_report(session, row, jobs, challenge, laddered=laddered)
     if report is not None:
         state = str(report.status)
     return {
@@ -253,21 +258,34 @@ def _shown_report(
     jobs: list[Job],
     challenge: Challenge,
     *,
-    participant: bool,
+    laddered: bool,
 ) -> EvaluationReport | None:
     """The ended submission's report: withheld when it does not count, laddered for a team."""
     if not submission_counts(session, row):
         return _withheld(session, row, jobs)
     report = _combined(session, row, jobs)
-    if report is not None and participant:
+    if report is not None and laddered:
         report = laddered_report(session, challenge, row, report)
     return report
 
 
 def _withheld(session: Session, row: SubmissionRow, jobs: list[Job]) -> EvaluationReport | None:
-    """A free submission's report: only the tasks the platform or infrastructure failed."""
+    """A free submission's report: only the tasks the platform or infrastructure failed.
+
+    Of those, a stage on hidden data shows only when it is the failure itself (no exam counts).
+    """
     faulted = [j for j in jobs if j.failure in (Failure.PLATFORM, Failure.INFRASTRUCTURE)]
-    reports = _reports(session, faulted)
+    reports = [
+        dataclasses.replace(
+            report,
+            stages=tuple(
+                stage
+                for stage in report.stages
+                if stage.stage not in HIDDEN_DATA_STAGES or stage.status is StageStatus.FAILED
+            ),
+        )
+        for report in _reports(session, faulted)
+    ]
     if not reports:
         return None
     report = combine(row.challenge, row.phase, reports)
@@ -332,7 +350,7 @@ def listing(
             "team": teams.get(row.team_id),
             "phase": row.phase,
             "created": datetime.fromtimestamp(row.created, UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-            "status": status(platform, principal, row.id)["status"],
+            "status": status(platform, principal, row.id, ladder=False)["status"],
         }
         for row in rows
     ]
