@@ -10,7 +10,8 @@ worker`` processes (``--concurrency 1``) run them; midway one is SIGKILLed, and 
 once the reaper has put its job back in the queue. It prints:
 
 - whether every submission was scored exactly once (one result row per job), none lost, and
-  how many attempts were lost with the killed worker;
+  which attempts the reaper took back (the killed worker's; under load, also any whose
+  heartbeat came later than the 2 s lease the test cluster uses);
 - each team's share of the workers over time (worker-seconds per team in each tenth of the run):
   with the fair queue every team with jobs waiting gets about the same share, where a first-in
   first-out queue would give the first team everything until its 100 jobs were done;
@@ -78,6 +79,15 @@ def _held_by(cluster: Cluster, proc: Proc) -> int | None:
     return None
 
 
+def _pool_pid(cluster: Cluster, job_id: int) -> str:
+    """The pid of the pool process that last claimed ``job_id``."""
+    with cluster.platform.db() as session:
+        owner = session.scalar(
+            select(Attempt.worker).where(Attempt.job_id == job_id).order_by(Attempt.attempt.desc())
+        )
+    return owner.split(":")[1] if owner else "?"
+
+
 def _kill_midway(cluster: Cluster, victim: Proc, total: int) -> tuple[float, float]:
     """SIGKILL ``victim`` (holding a job) once half the jobs are done; restart it once its
     job is back in the queue. When it was killed, and when the reaper had re-queued its job.
@@ -87,7 +97,10 @@ def _kill_midway(cluster: Cluster, victim: Proc, total: int) -> tuple[float, flo
     victim.signal(signal.SIGKILL)
     victim.process.wait(timeout=30)
     killed = time.time()
-    print(f"  worker {victim.pid} SIGKILLed after {_done(cluster)} jobs, holding job {held}")
+    print(
+        f"  worker {victim.pid} (pool process {_pool_pid(cluster, held)}) SIGKILLed after "
+        f"{_done(cluster)} jobs, holding job {held}"
+    )
 
     def requeued() -> bool:
         with cluster.platform.db() as session:
@@ -110,7 +123,9 @@ def _check(cluster: Cluster, total: int) -> None:
         results = session.execute(
             select(Result.job_id, func.count(), func.min(Result.status)).group_by(Result.job_id)
         ).all()
-        lost = session.scalar(select(func.count()).where(Attempt.outcome == "lost")) or 0
+        lost = session.execute(
+            select(Attempt.job_id, Attempt.attempt, Attempt.worker).where(Attempt.outcome == "lost")
+        ).all()
     per_job = {job_id: (count, status) for job_id, count, status in results}
     bad = [
         (job_id, state, per_job.get(job_id))
@@ -119,9 +134,10 @@ def _check(cluster: Cluster, total: int) -> None:
     ]
     print(
         f"  jobs {len(jobs)} of {total} submissions; scored exactly once: "
-        f"{len(jobs) - len(bad)}; lost or duplicated: {len(bad)}; attempts lost with the "
-        f"killed worker: {lost}"
+        f"{len(jobs) - len(bad)}; lost or duplicated: {len(bad)}"
     )
+    shown = ", ".join(f"job {j} attempt {a} on pool process {w.split(':')[1]}" for j, a, w in lost)
+    print(f"  attempts taken back by the reaper ({len(lost)}): {shown}")
     if bad or len(jobs) != total:
         print(f"FAIL: {bad[:10]}")
         raise SystemExit(1)
