@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,26 @@ def test_a_dead_builders_leftover_is_never_found_and_is_removed(tmp_path: Path) 
     assert store.find("a" * 64) is None
     assert store.all() == []
     store.partial("b" * 64)
+    assert not leftover.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bind mounts need root")
+def test_a_killed_builders_mounts_are_unmounted_never_emptied_through(tmp_path: Path) -> None:
+    """A bootstrap killed mid-way leaves the host's /dev/shm bound into its root: removing the
+    leftover must unmount it first, never delete the host's files through the mount."""
+    host_shm = tmp_path / "host-shm"
+    host_shm.mkdir()
+    (host_shm / "PostgreSQL.segment").write_text("kept")
+    store = EnvironmentStore(tmp_path / "store")
+    leftover = store.root / f"{'a' * 64}{PARTIAL}999999999"
+    shm = leftover / "rootfs" / "dev" / "shm"
+    shm.mkdir(parents=True)
+    subprocess.run(["mount", "--bind", str(host_shm), str(shm)], check=True)
+    try:
+        store.partial("b" * 64)
+    finally:
+        subprocess.run(["umount", "--lazy", str(shm)], capture_output=True, check=False)
+    assert (host_shm / "PostgreSQL.segment").read_text() == "kept"
     assert not leftover.exists()
 
 

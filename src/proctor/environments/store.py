@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.errors import InputFileError
+from proctor.environments.mounts import remove_tree
+from proctor.errors import EnvironmentBuildError, InputFileError
 from proctor.host import pid_alive
 
 MANIFEST = "manifest.json"
@@ -111,7 +111,7 @@ class EnvironmentStore:
         self.root.chmod(0o755)
         self.remove_leftovers()
         folder = self.root / f"{declaration_digest}{PARTIAL}{os.getpid()}"
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
         folder.mkdir()
         return folder
 
@@ -121,7 +121,7 @@ class EnvironmentStore:
         try:
             os.rename(partial, final)
         except OSError:
-            shutil.rmtree(partial, ignore_errors=True)  # another build finished first
+            remove_tree(partial)  # another build finished first
         built = self.find(declaration_digest)
         if built is None:
             raise InputFileError(f"{final}: the environment was not committed")
@@ -138,7 +138,10 @@ class EnvironmentStore:
             pid = entry.name.rpartition(PARTIAL)[2]
             if pid.isdigit() and pid_alive(int(pid)) and int(pid) != os.getpid():
                 continue
-            shutil.rmtree(entry, ignore_errors=True)
+            try:
+                remove_tree(entry)  # a killed bootstrap may have left /dev/shm, /proc mounted
+            except EnvironmentBuildError:
+                continue  # still mounted: never delete through a mount into the host's files
             removed.append(entry)
         return removed
 
@@ -146,7 +149,7 @@ class EnvironmentStore:
         """Delete one finished environment (renamed away first, so it never looks half-gone)."""
         doomed = built.folder.with_name(f"{built.folder.name}{PARTIAL}0")
         os.rename(built.folder, doomed)
-        shutil.rmtree(doomed, ignore_errors=True)
+        remove_tree(doomed)
 
 
 def read_manifest(path: Path) -> Manifest:
