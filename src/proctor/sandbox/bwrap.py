@@ -38,7 +38,6 @@ from proctor.sandbox.bwrap_args import (
     check_reachable,
     check_target,
     synthetic_etc,
-    synthetic_proc,
 )
 from proctor.sandbox.case_pool import CasePool
 from proctor.sandbox.cgroups import Cgroup, CgroupHost
@@ -49,6 +48,7 @@ from proctor.sandbox.launch import (
     limits_prefix,
     run_cgroup,
 )
+from proctor.sandbox.proc_views import synthetic_proc
 from proctor.sandbox.rootfs import AttachedRoot, RootFilesystem, attach_root, release_stale_roots
 from proctor.sandbox.runs import RunGroup
 from proctor.sandbox.seccomp import denylist_program
