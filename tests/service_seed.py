@@ -52,7 +52,7 @@ class Seeded:
         return {"Authorization": f"Bearer {self.tokens[user]}"}
 
 
-def seed(root: Path, *, upload_bytes: int = 1_000_000) -> Seeded:
+def seed(root: Path, *, upload_bytes: int = 1_000_000, determinism_cases: int = 0) -> Seeded:
     """Open a platform under ``root`` (SQLite), install the toy challenge, add the users."""
     settings = ServiceSettings(
         data=root / "data", allow_host_environment=True, upload_bytes=upload_bytes
@@ -62,7 +62,7 @@ def seed(root: Path, *, upload_bytes: int = 1_000_000) -> Seeded:
         name: add_user(platform, name, organizer=organizer, team=team).token
         for name, organizer, team in USERS
     }
-    bundle = make_challenge(root / "bundle" / "toy")
+    bundle = make_challenge(root / "bundle" / "toy", determinism_cases=determinism_cases)
     olga = authenticate(platform, tokens["olga"])
     installs.install(platform, olga, str(bundle))
     _, challenge = installs.current(platform, "toy")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import socket
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from proctor.host import pid_alive
 from proctor.store import jobs
 from proctor.store.models import Job
 from proctor.store.runfolder import PARTIAL
+from proctor.trees import remove_tree_quietly
 from proctor.types import JobState
 
 _RUN = re.compile(r"^job-(\d+)-a(\d+)-")
@@ -36,4 +36,4 @@ def _remove_stale_folders(db: jobs.Database, work_root: Path) -> None:
     for folder in work_root.glob(f"job-*{PARTIAL}"):
         match = _RUN.match(folder.name)
         if match and (int(match[1]), int(match[2])) not in live:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree_quietly(folder)

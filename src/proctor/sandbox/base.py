@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.sandbox.rootfs import RootFilesystem
+from proctor.trees import remove_tree_quietly
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -288,10 +289,8 @@ class Sandbox(ABC):
 @contextlib.contextmanager
 def plain_workspace(path: Path) -> Iterator[Path]:
     """A plain folder used by backends that cannot cap sizes; removed at exit."""
-    import shutil
-
     path.mkdir(parents=True, exist_ok=True)
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree_quietly(path)
