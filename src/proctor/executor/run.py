@@ -99,7 +99,7 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
     folder = RunFolder.create(runtime.settings.work_root, f"job-{lease.job_id}-a{lease.attempt}")
     cancel = CancelToken()
     try:
-        with _heartbeat(runtime, lease, cancel):
+        with runtime.running(cancel), _heartbeat(runtime, lease, cancel):
             report = _evaluate(runtime, lease, rows, folder, cancel)
         outcome = _outcome(report, folder, job.task, runtime)
     except JobCancelledError:

@@ -285,6 +285,13 @@ class Sandbox(ABC):
     def check(self) -> None:  # noqa: B027 (optional hook)
         """Raise ``SandboxUnavailableError`` (with how to fix the host) if runs cannot work."""
 
+    def release_own(self) -> None:  # noqa: B027 (optional hook)
+        """Release what this process still holds on the host (a stopping worker's last step).
+
+        Mounts, loop devices and run cgroups of sessions that did not unwind are let go, as a
+        later worker would after a crash. Backends that hold nothing on the host do nothing.
+        """
+
 
 @contextlib.contextmanager
 def plain_workspace(path: Path) -> Iterator[Path]:

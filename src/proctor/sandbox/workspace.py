@@ -121,17 +121,18 @@ def _add_rights(mode: int, name: str, folder_fd: int | None) -> None:
         os.chmod(name, stat.S_IMODE(mode) | stat.S_IRUSR | stat.S_IWUSR, dir_fd=folder_fd)
 
 
-def release_stale(under: Path) -> int:
+def release_stale(under: Path, *, also: int | None = None) -> int:
     """Unmount workspaces below ``under`` left by dead workers (after a crash); returns how many.
 
-    Call at worker start. Workspaces of live workers (any pid that still exists) are kept.
+    Call at worker start. Workspaces of live workers (any pid that still exists) are kept,
+    except those of ``also`` (a stopping worker releasing its own).
     """
     released = 0
     root = os.path.realpath(under)
     for source, target in _tmpfs_mounts():
         inside = target == root or target.startswith(root.rstrip("/") + "/")
         owner = _owner(source, target) if inside else None
-        if owner is not None and not pid_alive(owner):
+        if owner is not None and (owner == also or not pid_alive(owner)):
             unmount(Path(target))
             released += 1
     return released
