@@ -25,10 +25,13 @@ from pathlib import Path
 
 import pytest
 
+from celery_cluster import Cluster, lease_pid, redis_unreachable, wait_for
 from proctor.challenges import bundled_root
 from proctor.host import mounts
 from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.services.platform.installs import install
 from proctor.settings import Settings
+from proctor.types import JobState
 from sandbox_helpers import is_root, wait_until
 
 pytestmark = [
@@ -53,7 +56,8 @@ class Held:
 
 def held(work_root: Path, pid: int, loops: dict[str, str] | None = None) -> Held:
     """Mounts below ``work_root``, their loop devices (or those of ``loops`` still attached to
-    the same file), and the run cgroups named after ``pid``."""
+    the same file and not mounted by another job since), and the run cgroups named after
+    ``pid``."""
     root = str(work_root.resolve())
     points = [m.point for m in mounts() if m.point.startswith(root + "/")]
     found = Held(points)
@@ -62,8 +66,16 @@ def held(work_root: Path, pid: int, loops: dict[str, str] | None = None) -> Held
         if os.major(with_dev) == LOOP_MAJOR:
             name = f"loop{os.minor(with_dev)}"
             found.loops[name] = _backing(name)
+    elsewhere = {
+        fields[2]
+        for fields in (
+            line.split() for line in Path("/proc/self/mountinfo").read_text().splitlines()
+        )
+        if not fields[4].startswith(root + "/")
+    }
     for name, backing in (loops or {}).items():
-        if _backing(name) == backing:
+        reused = f"{LOOP_MAJOR}:{name.removeprefix('loop')}" in elsewhere  # by another job
+        if _backing(name) == backing and not reused:
             found.loops[name] = backing
     found.cgroups = _run_cgroups(pid)
     return found
@@ -168,4 +180,55 @@ def test_stopping_the_server_releases_what_its_running_jobs_held(
     server.process.send_signal(stop)
     server.process.wait(timeout=120)
     after = held(server.work_root, pid, before.loops)
+    assert (after.mounts, after.loops, after.cgroups) == ([], {}, []), before
+
+
+@pytest.fixture
+def cluster(shared_dir: Path, tmp_path: Path) -> Iterator[Cluster]:
+    unreachable = redis_unreachable()
+    if unreachable:
+        pytest.skip(unreachable)
+    deployment = Cluster(shared_dir, f"sqlite:///{tmp_path / 'proctor.db'}")
+    try:
+        yield deployment
+    finally:
+        deployment.close()
+        BwrapSandbox(Settings(work_root=shared_dir / "work")).reconcile()
+
+
+@pytest.mark.parametrize(
+    ("stop", "group"),
+    [(signal.SIGTERM, True), (signal.SIGQUIT, False)],
+    ids=["SIGTERM-to-the-group", "SIGQUIT"],
+)
+def test_a_stopped_celery_worker_releases_what_its_job_held(
+    cluster: Cluster, tmp_path: Path, stop: signal.Signals, group: bool
+) -> None:
+    """SIGTERM to the worker's whole group (as systemd and ``docker stop`` send it) lets the
+    job unwind; SIGQUIT to the main process stops it at once (its pool processes killed)."""
+    install(cluster.platform, cluster.user("olga", organizer=True), "physionet2018")
+    worker = cluster.start_worker()
+    entry = tmp_path / "sleeping"
+    shutil.copytree(BASELINE, entry)
+    setup = entry / "setup.sh"
+    setup.write_text(setup.read_text().replace("set -e\n", "set -e\nsleep 300\n", 1))
+    sid = cluster.submit(cluster.user("bob", team="blue"), entry, "physionet2018").submission
+    work_root = cluster.root / "work"
+    job = wait_for(
+        lambda: next((j for j in cluster.jobs_of(sid) if j.state == JobState.RUNNING), None),
+        240,
+        "the job to start",
+    )
+    pid = lease_pid(job)
+    in_setup = wait_until(
+        lambda: bool(held(work_root, pid).loops and held(work_root, pid).cgroups), 240
+    )
+    assert in_setup, held(work_root, pid)
+    before = held(work_root, pid)
+    if group:
+        worker.signal(stop)
+    else:
+        worker.process.send_signal(stop)
+    worker.process.wait(timeout=120)
+    after = held(work_root, pid, before.loops)
     assert (after.mounts, after.loops, after.cgroups) == ([], {}, []), before
