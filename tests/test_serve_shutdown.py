@@ -24,13 +24,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from celery_cluster import Cluster, lease_pid, redis_unreachable, wait_for
 from proctor.challenges import bundled_root
 from proctor.host import mounts
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.services.platform.installs import install
-from proctor.settings import Settings
+from proctor.services.platform.resources import open_platform
+from proctor.settings import ServiceSettings, Settings
+from proctor.store.models import Job
 from proctor.types import JobState
 from sandbox_helpers import is_root, wait_until
 
@@ -181,6 +184,13 @@ def test_stopping_the_server_releases_what_its_running_jobs_held(
     server.process.wait(timeout=120)
     after = held(server.work_root, pid, before.loops)
     assert (after.mounts, after.loops, after.cgroups) == ([], {}, []), before
+    platform = open_platform(ServiceSettings.from_env(server.env))
+    try:
+        with platform.db() as session:
+            states = [(job.state, job.lease_owner) for job in session.scalars(select(Job))]
+    finally:
+        platform.close()
+    assert states == [(JobState.QUEUED, None)] * 2  # given back, for the next start
 
 
 @pytest.fixture

@@ -55,6 +55,11 @@ class WorkerRuntime:
             with self._lock:
                 self._running.discard(cancel)
 
+    @property
+    def stopping(self) -> bool:
+        """True once ``stop`` was called: jobs cancelled now go back to the queue."""
+        return self._stopping
+
     def stop(self) -> None:
         """Cancel every running job: its runs are killed and its session unwinds (unmounts)."""
         with self._lock:
