@@ -8,6 +8,7 @@ network and IPC namespaces are its own.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from pathlib import Path
@@ -135,6 +136,7 @@ HOST_WIDE = [
     "/proc/sys/kernel/pty/nr",
     "/proc/pressure",
     "/proc/fs",
+    "/proc/irq",
 ]
 
 SHOWN_AS = r"""
@@ -165,6 +167,15 @@ def test_each_host_wide_proc_file_is_masked_or_unreadable(sandbox: BwrapSandbox,
     )
     assert outcome.succeeded, outcome
     assert json.loads(outcome.stdout)[path] in HIDDEN
+
+
+def test_under_a_tiny_file_size_limit_the_counters_are_masked_empty(sandbox: BwrapSandbox) -> None:
+    """Bubblewrap writes each synthetic file under the run's RLIMIT_FSIZE: too big, it is empty."""
+    limits = dataclasses.replace(FAST, file_size_bytes=120)  # /etc/passwd (112) fits
+    code = "import os; print(len(open('/proc/stat').read()), len(open('/proc/loadavg').read()))"
+    outcome = sandbox.run(["python3", "-c", code], mounts=(), limits=limits, slot=0, env=None)
+    assert outcome.succeeded, outcome
+    assert outcome.stdout.split() == ["0", "21"]
 
 
 @pytest.mark.skipif(not is_root(), reason="case servers need root (slot uids, cgroups)")

@@ -7,15 +7,16 @@ it share a covert channel (issue 15, finding 4). Each such file is shown as a fi
 run's own (a read-only bind over procfs, from a memory file), and folders of host-wide figures
 as an empty tmpfs. Static facts programs need stay true: the number of CPUs (``stat``'s ``cpuN``
 lines, which glibc counts for ``get_nprocs`` when ``/sys`` is absent), which cgroup controllers
-exist, the run's own memory limit as ``MemTotal``. Synthetic files are small: bubblewrap writes
-them under the run's file size limit.
+exist, the run's own memory limit as ``MemTotal``. Bubblewrap writes them under the run's file
+size limit: one that would not fit is shown empty.
 
 Not masked (documented residuals in ``docs/architecture.md``): the run's own network
 namespace's ``/proc/net`` (per-process links, which no bind can cover for every process) still
 shows a few host-wide figures (``softnet_stat``, protocol memory), and ``sysinfo(2)`` returns
 the host's process count, load and free memory (denying it makes glibc's ``sysconf`` read
 uninitialised memory); ``cpuinfo``'s ``cpu MHz`` follows the host's load where the CPU scales its
-clock (the file is too large to copy under small file size limits).
+clock (the file is too large to copy under small file size limits); inode numbers of pipes
+and sockets come from a kernel-wide counter.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ ZEROED = {
 }
 """Host-wide counters shown at rest: no load, no events, nothing open but the run."""
 
-HIDDEN_DIRS = ("/proc/pressure", "/proc/fs", "/proc/sys/fs/quota")
-"""Folders of host-wide figures (pressure stalls, file system and quota statistics) shown empty."""
+HIDDEN_DIRS = ("/proc/pressure", "/proc/fs", "/proc/irq", "/proc/sys/fs/quota")
+"""Folders of host-wide figures (pressure stalls, file system, interrupt and quota statistics)
+shown empty."""
 
 
 def synthetic_proc(limits: Limits) -> list[DataFile]:
@@ -73,7 +75,15 @@ def synthetic_proc(limits: Limits) -> list[DataFile]:
         DataFile("/proc/stat", _stat(os.cpu_count() or 1)),
         DataFile("/proc/cgroups", _cgroups()),
     ]
-    return [item for item in shown if _exists(item.target)]
+    return [_fitting(item, limits.file_size_bytes) for item in shown if _exists(item.target)]
+
+
+def _fitting(item: DataFile, file_size_bytes: int) -> DataFile:
+    """``item``, or an empty file in its place if it exceeds the run's file size limit.
+
+    Bubblewrap writes it under that limit (``stat`` of a host of many CPUs, a tiny limit).
+    """
+    return item if len(item.content) <= file_size_bytes else DataFile(item.target, b"")
 
 
 def hidden_dirs() -> list[str]:
