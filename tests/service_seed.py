@@ -53,7 +53,9 @@ class Seeded:
         return {"Authorization": f"Bearer {self.tokens[user]}"}
 
 
-def seed(root: Path, *, upload_bytes: int = 1_000_000, **service: Any) -> Seeded:
+def seed(
+    root: Path, *, upload_bytes: int = 1_000_000, determinism_cases: int = 0, **service: Any
+) -> Seeded:
     """Open a platform under ``root`` (SQLite), install the toy challenge, add the users.
 
     ``service``: other ``ServiceSettings`` fields (upload limits, the team cap...).
@@ -66,7 +68,7 @@ def seed(root: Path, *, upload_bytes: int = 1_000_000, **service: Any) -> Seeded
         name: add_user(platform, name, organizer=organizer, team=team).token
         for name, organizer, team in USERS
     }
-    bundle = make_challenge(root / "bundle" / "toy")
+    bundle = make_challenge(root / "bundle" / "toy", determinism_cases=determinism_cases)
     olga = authenticate(platform, tokens["olga"])
     installs.install(platform, olga, str(bundle))
     _, challenge = installs.current(platform, "toy")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 import socket
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from proctor.store.artifacts import ArtifactStore
 from proctor.store.models import Job
 from proctor.store.orphans import sweep_orphans
 from proctor.store.runfolder import PARTIAL
+from proctor.trees import remove_tree_quietly
 from proctor.types import JobState
 
 _RUN = re.compile(r"^job-(\d+)-a(\d+)-")
@@ -73,4 +73,4 @@ def _remove_stale_folders(db: jobs.Database, work_root: Path) -> None:
     for folder in work_root.glob(f"job-*{PARTIAL}"):
         match = _RUN.match(folder.name)
         if match and (int(match[1]), int(match[2])) not in live:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree_quietly(folder)

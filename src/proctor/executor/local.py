@@ -16,6 +16,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 
 from proctor.executor.housekeeping import OrphanSweeps
@@ -24,6 +25,8 @@ from proctor.executor.runtime import WorkerRuntime
 from proctor.store import jobs
 
 log = logging.getLogger(__name__)
+STOP_S = 60.0
+"""How long a stopping pool waits for its cancelled jobs to unwind before releasing by force."""
 
 
 def worker_name(index: int) -> str:
@@ -61,12 +64,20 @@ class LocalPool:
         with self._wake:
             self._wake.notify_all()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop taking jobs and wait up to ``timeout`` seconds for the threads."""
+    def stop(self, timeout: float = STOP_S) -> None:
+        """Stop taking jobs, cancel the running ones and release what they hold on the host.
+
+        Cancelled jobs unwind (their runs killed, their mounts, loop devices and cgroups let
+        go) within ``timeout`` seconds; whatever a job still holds after that is released
+        by force. Their leases lapse and the reaper (or the next start) queues them again.
+        """
         self._stop.set()
+        self.runtime.stop()
         self.nudge()
+        deadline = time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout)
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.runtime.sandbox.release_own()
 
     def _work(self, name: str) -> None:
         while not self._stop.is_set():

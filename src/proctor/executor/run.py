@@ -141,11 +141,16 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
     folder = RunFolder.create(runtime.settings.work_root, f"job-{lease.job_id}-a{lease.attempt}")
     cancel = CancelToken()
     try:
-        with _heartbeat(runtime, lease, cancel):
+        with runtime.running(cancel), _heartbeat(runtime, lease, cancel):
             report = _evaluate(runtime, lease, rows, folder, cancel)
+            cancel.check()  # a run killed by the cancel may have ended a stage: no result
         outcome = _outcome(report, folder, job.task)
         logs = _run_logs(folder, job.task)
     except JobCancelledError:
+        if runtime.stopping and jobs.release(runtime.db, lease):
+            log.warning("job %s attempt %s: the worker stopped; the job is queued again",
+                        lease.job_id, lease.attempt)  # fmt: skip
+            return
         log.warning("job %s attempt %s: lease lost, evaluation stopped, nothing stored",
                     lease.job_id, lease.attempt)  # fmt: skip
         return

@@ -8,10 +8,9 @@ protocol.
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 from pathlib import Path
 
+from proctor import trees
 from proctor.errors import PlatformError
 from proctor.pipeline.cases import run_cases
 from proctor.pipeline.context import TaskContext
@@ -250,33 +249,12 @@ def home_is_full(home: Path) -> bool:
 
 def reset_home(entry_root: Path, home: Path) -> None:
     """Fill an empty home with a copy of the entry (the entry's own files only)."""
-    for item in entry_root.iterdir():
-        target = home / item.name
-        if item.is_dir() and not item.is_symlink():
-            shutil.copytree(item, target, symlinks=True)
-        else:
-            shutil.copy2(item, target, follow_symlinks=False)
-
-
-def _special(folder: str, names: list[str]) -> list[str]:
-    """Names that are neither regular files, folders nor links (never copied: a FIFO blocks)."""
-    skipped = []
-    for name in names:
-        mode = os.lstat(os.path.join(folder, name)).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-            skipped.append(name)
-    return skipped
+    trees.copy_tree(entry_root, home, top_meta=False)
 
 
 def apparent_bytes(folder: Path) -> int:
     """The bytes a copy of ``folder`` would write: regular files in full (sparse ones too)."""
-    total = 0
-    for root, _, files in os.walk(folder, followlinks=False):
-        for name in files:
-            info = os.lstat(os.path.join(root, name))
-            if stat.S_ISREG(info.st_mode):
-                total += info.st_size
-    return total
+    return trees.apparent_bytes(folder)
 
 
 def snapshot_home(home: Path, snapshot: Path, *, max_bytes: int) -> bool:
@@ -286,14 +264,14 @@ def snapshot_home(home: Path, snapshot: Path, *, max_bytes: int) -> bool:
     sparse files are written out in full, so a home of holes could fill the host's disk.
     A copy that fails on the host is a ``PlatformError``.
     """
-    shutil.rmtree(snapshot, ignore_errors=True)
+    trees.remove_tree_quietly(snapshot)
     if apparent_bytes(home) > max_bytes:
         return False
     snapshot.parent.mkdir(parents=True, exist_ok=True)
     try:
-        shutil.copytree(home, snapshot, symlinks=True, ignore=_special)
-    except (OSError, shutil.Error) as err:
-        shutil.rmtree(snapshot, ignore_errors=True)
+        trees.copy_tree(home, snapshot)
+    except OSError as err:
+        trees.remove_tree_quietly(snapshot)
         raise PlatformError(f"cannot keep a copy of the home: {err}") from err
     return True
 
@@ -301,11 +279,7 @@ def snapshot_home(home: Path, snapshot: Path, *, max_bytes: int) -> bool:
 def restore_home(snapshot: Path, home: Path) -> None:
     """Empty the home and put the snapshot back (the home itself, a mount point, stays)."""
     try:
-        for item in home.iterdir():
-            if item.is_dir() and not item.is_symlink():
-                shutil.rmtree(item)
-            else:
-                item.unlink()
-        shutil.copytree(snapshot, home, symlinks=True, dirs_exist_ok=True)
-    except (OSError, shutil.Error) as err:
+        trees.empty_tree(home)
+        trees.copy_tree(snapshot, home)
+    except OSError as err:
         raise PlatformError(f"cannot restore the home as it was after setup: {err}") from err

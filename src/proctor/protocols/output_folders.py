@@ -19,6 +19,7 @@ from pathlib import Path
 
 from proctor.errors import PlatformError
 from proctor.sandbox.base import SandboxSession
+from proctor.trees import empty_tree
 
 
 class OutputFolders:
@@ -53,7 +54,7 @@ class OutputFolders:
         with self._lock:
             mode = self._modes.get(folder, 0o700)
         os.chmod(folder, mode)
-        _wipe(folder)
+        empty_tree(folder)
         if any(os.scandir(folder)):
             raise PlatformError(f"the output folder {folder} could not be emptied")
 
@@ -63,20 +64,3 @@ class OutputFolders:
             self._folders.clear()
             self._modes.clear()
             self._stack.close()
-
-
-def _wipe(folder: Path) -> None:
-    """Empty ``folder`` whatever modes its contents have (iterative: any depth)."""
-    found: list[str] = []
-    pending = [str(folder)]
-    while pending:
-        with os.scandir(pending.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    os.chmod(entry.path, 0o700)  # readable and writable before it is opened
-                    found.append(entry.path)
-                    pending.append(entry.path)
-                else:
-                    os.unlink(entry.path)
-    for path in reversed(found):  # parents were found first: children go first
-        os.rmdir(path)

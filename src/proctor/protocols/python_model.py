@@ -22,7 +22,6 @@ through ``collect_output_to``. Test labels are hidden references: never mounted.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from proctor.entries import Manifest
@@ -43,6 +42,7 @@ from proctor.protocols.outputs import collect_output_to
 from proctor.protocols.scripts import duration
 from proctor.sandbox.base import Limits, Mount, Outcome
 from proctor.spec.protocols import ProtocolSettings, PythonModelProtocol
+from proctor.trees import remove_tree_quietly
 from proctor.types import BUILTIN_PROTOCOLS
 
 HOME = "/entry"
@@ -222,7 +222,7 @@ class PythonModelDriver(Driver):
         if path.is_symlink() or path.is_file():
             path.unlink()
         elif path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree_quietly(path)
 
     @property
     def answers_expected(self) -> bool:

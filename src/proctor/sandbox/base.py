@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.sandbox.rootfs import RootFilesystem
+from proctor.trees import remove_tree_quietly
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -284,14 +285,19 @@ class Sandbox(ABC):
     def check(self) -> None:  # noqa: B027 (optional hook)
         """Raise ``SandboxUnavailableError`` (with how to fix the host) if runs cannot work."""
 
+    def release_own(self) -> None:  # noqa: B027 (optional hook)
+        """Release what this process still holds on the host (a stopping worker's last step).
+
+        Mounts, loop devices and run cgroups of sessions that did not unwind are let go, as a
+        later worker would after a crash. Backends that hold nothing on the host do nothing.
+        """
+
 
 @contextlib.contextmanager
 def plain_workspace(path: Path) -> Iterator[Path]:
     """A plain folder used by backends that cannot cap sizes; removed at exit."""
-    import shutil
-
     path.mkdir(parents=True, exist_ok=True)
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree_quietly(path)

@@ -38,7 +38,6 @@ from proctor.sandbox.bwrap_args import (
     check_reachable,
     check_target,
     synthetic_etc,
-    synthetic_proc,
 )
 from proctor.sandbox.case_pool import CasePool
 from proctor.sandbox.cgroups import Cgroup, CgroupHost
@@ -49,6 +48,7 @@ from proctor.sandbox.launch import (
     limits_prefix,
     run_cgroup,
 )
+from proctor.sandbox.proc_views import synthetic_proc
 from proctor.sandbox.rootfs import AttachedRoot, RootFilesystem, attach_root, release_stale_roots
 from proctor.sandbox.runs import RunGroup
 from proctor.sandbox.seccomp import denylist_program
@@ -139,12 +139,20 @@ class BwrapSandbox(SessionSandbox):
             self.reconcile()
             self._ready = True
 
-    def reconcile(self) -> None:
-        """Remove what crashed workers left: run cgroups, workspace and root mounts."""
-        self.cgroups.reconcile()
+    def reconcile(self, *, also: int | None = None) -> None:
+        """Remove what crashed workers left: run cgroups, mounts, loop devices.
+
+        ``also``: a live process (a stopping worker) whose leftovers go as well.
+        """
+        self.cgroups.reconcile(also=also)
         if self.is_root and self.settings.work_root.is_dir():
-            release_stale_roots(self.settings.work_root / "roots")
-            release_stale(self.settings.work_root)
+            release_stale_roots(self.settings.work_root / "roots", also=also)
+            release_stale(self.settings.work_root, also=also)
+
+    def release_own(self) -> None:
+        """Kill this process's runs, then release its mounts, loop devices and cgroups."""
+        self.cancel_all()
+        self.reconcile(also=os.getpid())
 
     def attach_root(
         self, root: RootFilesystem, slot: int

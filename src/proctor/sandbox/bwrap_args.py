@@ -22,11 +22,11 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.errors import PlatformError, UsageError
 from proctor.sandbox.base import Limits, Mount
+from proctor.sandbox.proc_views import DataFile, hidden_dirs
 
 SANDBOX_UID = 1000
 SANDBOX_GID = 1000
@@ -48,14 +48,6 @@ ETC_FILES = (
 RESERVED_TARGETS = ("/proc", "/dev", "/etc")
 
 
-@dataclass(frozen=True, slots=True)
-class DataFile:
-    """A synthetic read-only file shown inside: its content is handed to bwrap through an fd."""
-
-    target: str
-    content: bytes
-
-
 def synthetic_etc() -> list[DataFile]:
     """``/etc/passwd``, ``group`` and ``hosts`` naming only root, the sandbox user and nobody."""
     user = f"{HOSTNAME}:x:{SANDBOX_UID}:{SANDBOX_GID}:sandbox:/tmp:/bin/sh\n"
@@ -67,31 +59,6 @@ def synthetic_etc() -> list[DataFile]:
         DataFile("/etc/group", group.encode()),
         DataFile("/etc/hosts", hosts.encode()),
     ]
-
-
-def synthetic_proc(limits: Limits) -> list[DataFile]:
-    """Host-wide ``/proc`` figures replaced by the run's own view.
-
-    The new pid namespace hides other processes, but load, memory, uptime, CPU time and file
-    locks are host-wide: a neighbour's activity (or a hidden-data-dependent one) would show.
-    Memory is the run's own limit, so programs that size themselves from it stay within it.
-    """
-    kib = limits.memory_bytes // 1024
-    meminfo = (
-        f"MemTotal:       {kib} kB\nMemFree:        {kib} kB\nMemAvailable:   {kib} kB\n"
-        "Buffers:               0 kB\nCached:                0 kB\nSwapTotal:             0 kB\n"
-        "SwapFree:              0 kB\n"
-    )
-    return [
-        DataFile("/proc/loadavg", b"0.00 0.00 0.00 1/1 1\n"),
-        DataFile("/proc/meminfo", meminfo.encode()),
-        DataFile("/proc/uptime", b"0.00 0.00\n"),
-        DataFile("/proc/locks", b""),
-    ]
-
-
-PROC_DIRS_HIDDEN = ("/proc/pressure",)
-"""Host-wide ``/proc`` folders shown empty (pressure stall figures of the whole host)."""
 
 
 def check_target(target: str, *, what: str) -> str:
@@ -204,9 +171,8 @@ def _system_args(data_fds: Sequence[tuple[int, str]]) -> list[str]:
     args = [arg for fd, target in early for arg in ("--ro-bind-data", str(fd), target)]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += [arg for fd, target in late for arg in ("--ro-bind-data", str(fd), target)]
-    for folder in PROC_DIRS_HIDDEN:
-        if Path(folder).is_dir():
-            args += ["--size", "4096", "--tmpfs", folder]
+    for folder in hidden_dirs():
+        args += ["--size", "4096", "--tmpfs", folder]
     return args
 
 

@@ -159,14 +159,17 @@ class CgroupHost:
                 write_file(group / "cgroup.subtree_control", f"+{controller}")
         return group
 
-    def reconcile(self) -> int:
-        """Remove run cgroups left by workers that no longer exist; returns how many."""
+    def reconcile(self, *, also: int | None = None) -> int:
+        """Remove run cgroups left by workers that no longer exist; returns how many.
+
+        ``also``: a live process (a stopping worker) whose run cgroups go as well.
+        """
         removed = 0
         for parent in dict.fromkeys(self.parents().values()):
             slots = [f for f in _children(parent) if f.name.startswith(SLOT_PREFIX)]
             for folder in [*_children(parent), *[run for s in slots for run in _children(s)]]:
                 owner = folder.name.partition("-")[0]
-                if owner.isdigit() and not pid_alive(int(owner)):
+                if owner.isdigit() and (int(owner) == also or not pid_alive(int(owner))):
                     kill_members([folder])
                     remove_group(folder)
                     removed += 1

@@ -143,16 +143,17 @@ def attach_root(
     yield AttachedRoot(root.tree, private=False)
 
 
-def release_stale_roots(under: Path) -> int:
+def release_stale_roots(under: Path, *, also: int | None = None) -> int:
     """Unmount root and data mounts below ``under`` left by dead workers; returns how many.
 
-    Their packed data images (``img-PID-…``) and mount links go too.
+    Their packed data images (``img-PID-…``) and mount links go too. ``also``: a live
+    worker pid whose mounts go as well (a stopping worker releasing its own).
     """
     released = 0
     if not under.is_dir():
         return released
     for point in sorted(under.glob(f"{MOUNT_PREFIX}*")):
-        if not _stale(point.name, MOUNT_PREFIX):
+        if not _stale(point.name, MOUNT_PREFIX, also):
             continue
         if os.path.ismount(point):
             device = _loop_device(point)
@@ -164,16 +165,16 @@ def release_stale_roots(under: Path) -> int:
             point.rmdir()
     for leftover in [*under.glob(f"{IMAGE_PREFIX}*"), *under.glob(f"{LINK_PREFIX}*")]:
         prefix = IMAGE_PREFIX if leftover.name.startswith(IMAGE_PREFIX) else LINK_PREFIX
-        if _stale(leftover.name.removeprefix(prefix).removeprefix(MOUNT_PREFIX), ""):
+        if _stale(leftover.name.removeprefix(prefix).removeprefix(MOUNT_PREFIX), "", also):
             shutil.rmtree(leftover, ignore_errors=True)
             leftover.unlink(missing_ok=True)
     return released
 
 
-def _stale(name: str, prefix: str) -> bool:
-    """Whether ``PREFIX<pid>-…`` names a worker that no longer runs."""
+def _stale(name: str, prefix: str, also: int | None = None) -> bool:
+    """Whether ``PREFIX<pid>-…`` names a worker that no longer runs (or the worker ``also``)."""
     owner = name.removeprefix(prefix).partition("-")[0]
-    return owner.isdigit() and not pid_alive(int(owner))
+    return owner.isdigit() and (int(owner) == also or not pid_alive(int(owner)))
 
 
 def _loop_device(point: Path) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from proctor.errors import PlatformError
 from proctor.host import mounts, pid_alive
+from proctor.trees import walk
 
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
@@ -104,33 +105,34 @@ def give_to_uid(path: Path, uid: int, gid: int) -> None:
     links are re-owned themselves and skipped for modes. Needs root (``Settings.is_root``):
     callers without it have no other uid to give files to and skip the call.
     """
-    _own(path, uid, gid)
-    if not path.is_symlink() and path.is_dir():
-        for folder, dirs, files in os.walk(path, followlinks=False):
-            for name in [*dirs, *files]:
-                _own(Path(folder) / name, uid, gid)
-
-
-def _own(path: Path, uid: int, gid: int) -> None:
     os.chown(path, uid, gid, follow_symlinks=False)
-    mode = os.lstat(path).st_mode
+    _add_rights(os.lstat(path).st_mode, str(path), None)
+    if not path.is_symlink() and path.is_dir():
+        for found in walk(path):  # level by level: an entry's tree may be of any depth
+            os.chown(found.name, uid, gid, dir_fd=found.folder_fd, follow_symlinks=False)
+            _add_rights(found.info.st_mode, found.name, found.folder_fd)
+
+
+def _add_rights(mode: int, name: str, folder_fd: int | None) -> None:
+    """Let the owner read and write a file, and also enter a folder (links: nothing)."""
     if stat.S_ISDIR(mode):
-        os.chmod(path, stat.S_IMODE(mode) | stat.S_IRWXU)
+        os.chmod(name, stat.S_IMODE(mode) | stat.S_IRWXU, dir_fd=folder_fd)
     elif stat.S_ISREG(mode):
-        os.chmod(path, stat.S_IMODE(mode) | stat.S_IRUSR | stat.S_IWUSR)
+        os.chmod(name, stat.S_IMODE(mode) | stat.S_IRUSR | stat.S_IWUSR, dir_fd=folder_fd)
 
 
-def release_stale(under: Path) -> int:
+def release_stale(under: Path, *, also: int | None = None) -> int:
     """Unmount workspaces below ``under`` left by dead workers (after a crash); returns how many.
 
-    Call at worker start. Workspaces of live workers (any pid that still exists) are kept.
+    Call at worker start. Workspaces of live workers (any pid that still exists) are kept,
+    except those of ``also`` (a stopping worker releasing its own).
     """
     released = 0
     root = os.path.realpath(under)
     for source, target in _tmpfs_mounts():
         inside = target == root or target.startswith(root.rstrip("/") + "/")
         owner = _owner(source, target) if inside else None
-        if owner is not None and not pid_alive(owner):
+        if owner is not None and (owner == also or not pid_alive(owner)):
             unmount(Path(target))
             released += 1
     return released

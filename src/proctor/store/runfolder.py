@@ -18,10 +18,10 @@ to its final name in one step (so nothing half-written looks finished) and
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
+from proctor.trees import remove_tree_quietly
 from proctor.types import Stage
 
 PARTIAL = ".partial"
@@ -95,4 +95,4 @@ class RunFolder:
 
     def discard(self) -> None:
         """Remove the attempt and everything in it."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree_quietly(self.root)

@@ -9,8 +9,12 @@ The web face sits beside the CLI, so neither imports the other: uvicorn loads th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import FrameType
 
 import uvicorn
 
@@ -25,6 +29,7 @@ from proctor.settings import ServiceSettings
 
 _serving: list[Platform] = []
 EXECUTORS = ("local", "celery")
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +86,36 @@ def serve(
             announce(f"http://{host}:{port}")
 
     server.startup = startup  # type: ignore[method-assign]
+    with _signals_kept() as stopped_by:
+        try:
+            server.run()
+        finally:
+            pool.stop()
+            _serving.remove(platform)
+            platform.close()
+    for sig in stopped_by[:1]:  # stop as the signal asked, now that nothing is left behind
+        signal.raise_signal(sig)
+
+
+@contextlib.contextmanager
+def _signals_kept() -> Iterator[list[int]]:
+    """Hold SIGINT and SIGTERM for the block; yields the ones received (raise them after).
+
+    uvicorn takes both while it serves and, once it has shut down, raises them again with the
+    handlers it found: without these, a SIGTERM would end the process right there, before the
+    executor cancels its jobs and releases their mounts, loop devices and cgroups.
+    """
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received  # signals reach the main thread only; nothing to hold here
+        return
+
+    def keep(sig: int, _: FrameType | None) -> None:
+        received.append(sig)
+
+    previous = {sig: signal.signal(sig, keep) for sig in STOP_SIGNALS}
     try:
-        server.run()
+        yield received
     finally:
-        pool.stop()
-        _serving.remove(platform)
-        platform.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,210 @@
+"""Walk, copy and remove folder trees of any depth: what the host does to trees entries made.
+
+An entry controls the shape of what it leaves in its home and output folders: a folder tree
+10,000 levels deep is a few lines of shell. ``shutil.rmtree``, ``shutil.copytree`` and
+``os.walk`` recurse once per level (``RecursionError`` past about 1,000 on Python 3.11), and
+any path-based call fails past ``PATH_MAX`` (4096 bytes: 2,000 levels of one-letter names).
+Everything here works level by level through folder descriptors, with an explicit stack of
+names instead of recursion and at most two descriptors per tree open at a time: going back up
+opens ``..`` and checks it is the folder it came from. Links are never followed; files that are
+neither regular, folders nor links (FIFOs, sockets, devices) are removed but never copied or
+opened. Callers run these when no process of the entry runs any more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+COPY_CHUNK = 1 << 24
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One entry below the walked folder: the descriptor of its folder, its name, its lstat.
+
+    ``folder_fd`` is valid only until the walk goes on; use it with ``dir_fd=``.
+    """
+
+    folder_fd: int
+    name: str
+    info: os.stat_result
+
+
+def walk(root: Path) -> Iterator[Found]:
+    """Every entry below the folder ``root``, parents before their children (any depth)."""
+    fd = os.open(root, DIR_FLAGS)
+    frames = [(_names(fd), _identity(os.fstat(fd)))]
+    try:
+        while frames:
+            names, _ = frames[-1]
+            if not names:
+                frames.pop()
+                if frames:
+                    fd = _up(fd, frames[-1][1])
+                continue
+            name = names.pop()
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            yield Found(fd, name, info)
+            if stat.S_ISDIR(info.st_mode):
+                fd = _down(fd, name, info)
+                frames.append((_names(fd), _identity(info)))
+    finally:
+        os.close(fd)
+
+
+def apparent_bytes(root: Path) -> int:
+    """The bytes a copy of ``root`` would write: its regular files in full (sparse ones too)."""
+    return sum(f.info.st_size for f in walk(root) if stat.S_ISREG(f.info.st_mode))
+
+
+def copy_tree(source: Path, target: Path, *, top_meta: bool = True) -> None:
+    """Copy the folder ``source`` into ``target`` (made if missing; if present, kept as is).
+
+    Folders, regular files (contents, modes, times) and links (as links) are copied; other
+    kinds are left out. Files of the same name in ``target`` make it fail (``EEXIST``).
+    ``top_meta``: give ``target`` itself the mode and times of ``source`` too.
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    src = os.open(source, DIR_FLAGS)
+    try:
+        dst = os.open(target, DIR_FLAGS)
+    except OSError:
+        os.close(src)
+        raise
+    top = os.fstat(src)
+    frames = [(_names(src), top, _identity(os.fstat(dst)))]
+    try:
+        while frames:
+            names, folder_info, _ = frames[-1]
+            if not names:
+                frames.pop()
+                if frames or top_meta:
+                    _copy_folder_meta(dst, folder_info)
+                if frames:
+                    src = _up(src, _identity(frames[-1][1]))
+                    dst = _up(dst, frames[-1][2])
+                continue
+            name = names.pop()
+            info = os.stat(name, dir_fd=src, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                os.mkdir(name, 0o700, dir_fd=dst)
+                child = os.stat(name, dir_fd=dst, follow_symlinks=False)
+                src = _down(src, name, info)
+                dst = _down(dst, name, child)
+                frames.append((_names(src), info, _identity(child)))
+            elif stat.S_ISLNK(info.st_mode):
+                os.symlink(os.readlink(name, dir_fd=src), name, dir_fd=dst)
+                times = (info.st_atime_ns, info.st_mtime_ns)
+                os.utime(name, ns=times, dir_fd=dst, follow_symlinks=False)
+            elif stat.S_ISREG(info.st_mode):
+                _copy_file(src, dst, name, info)
+    finally:
+        os.close(src)
+        os.close(dst)
+
+
+def empty_tree(folder: Path) -> None:
+    """Remove everything inside ``folder``, whatever its depth and modes; ``folder`` stays.
+
+    Each sub-folder is emptied, then removed on the way back up (``rmdir`` in its parent).
+    """
+    fd = os.open(folder, DIR_FLAGS)
+    frames = [(_names(fd), _identity(os.fstat(fd)), "")]
+    try:
+        while frames:
+            names, _, here = frames[-1]
+            if not names:
+                frames.pop()
+                if frames:
+                    fd = _up(fd, frames[-1][1])
+                    os.rmdir(here, dir_fd=fd)
+                continue
+            name = names.pop()
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISDIR(info.st_mode):
+                os.unlink(name, dir_fd=fd)
+                continue
+            os.chmod(name, 0o700, dir_fd=fd)  # a folder (checked): open and writable to us
+            fd = _down(fd, name, info)
+            frames.append((_names(fd), _identity(info), name))
+    finally:
+        os.close(fd)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` and everything below it (a link is removed, not followed); missing: no-op."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        path.unlink()
+        return
+    empty_tree(path)
+    os.rmdir(path)
+
+
+def remove_tree_quietly(path: Path) -> None:
+    """``remove_tree`` that leaves what it cannot remove (clean-up that must not fail)."""
+    with contextlib.suppress(OSError):
+        remove_tree(path)
+
+
+def _names(fd: int) -> list[str]:
+    """The names in the folder open as ``fd``, sorted so that ``pop`` takes them in order."""
+    return sorted(os.listdir(fd), reverse=True)
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
+
+
+def _down(fd: int, name: str, info: os.stat_result) -> int:
+    """Open the sub-folder ``name`` (the one ``info`` describes) and close ``fd``."""
+    child = os.open(name, DIR_FLAGS, dir_fd=fd)
+    if _identity(os.fstat(child)) != _identity(info):
+        os.close(child)
+        raise OSError(errno.ESTALE, "a folder was replaced during a walk", name)
+    os.close(fd)
+    return child
+
+
+def _up(fd: int, expected: tuple[int, int]) -> int:
+    """Open the parent of ``fd`` (it must be the folder ``expected``) and close ``fd``."""
+    parent = os.open("..", DIR_FLAGS, dir_fd=fd)
+    if _identity(os.fstat(parent)) != expected:
+        os.close(parent)
+        raise OSError(errno.ESTALE, "a folder was moved during a walk")
+    os.close(fd)
+    return parent
+
+
+def _copy_file(src: int, dst: int, name: str, info: os.stat_result) -> None:
+    reader = os.open(name, FILE_FLAGS, dir_fd=src)
+    try:
+        if not stat.S_ISREG(os.fstat(reader).st_mode):
+            return
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        writer = os.open(name, flags, 0o600, dir_fd=dst)
+        try:
+            while os.sendfile(writer, reader, None, COPY_CHUNK) > 0:
+                pass
+            os.fchmod(writer, stat.S_IMODE(info.st_mode))
+            os.utime(writer, ns=(info.st_atime_ns, info.st_mtime_ns))
+        finally:
+            os.close(writer)
+    finally:
+        os.close(reader)
+
+
+def _copy_folder_meta(fd: int, info: os.stat_result) -> None:
+    os.fchmod(fd, stat.S_IMODE(info.st_mode))
+    os.utime(fd, ns=(info.st_atime_ns, info.st_mtime_ns))
