@@ -27,7 +27,7 @@ from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport, TaskReport
 from proctor.pipeline.report_codec import to_data
-from proctor.pipeline.task import TaskJob, evaluate_task, refused
+from proctor.pipeline.task import TaskJob, evaluate_task, refused, scorer_environment_key
 from proctor.protocols.registry import driver_for
 from proctor.store import jobs
 from proctor.store.models import ChallengeVersion, Job, SubmissionRow
@@ -159,7 +159,11 @@ def _evaluate(
         # an environment that cannot be built is the platform's failure, stored once, not a
         # crash of the attempt that the reaper would retry into "infrastructure"
         environments = runtime.environments(challenge, phase)
-        task_job = dataclasses.replace(task_job, environment=environments.get(job.task))
+        task_job = dataclasses.replace(
+            task_job,
+            environment=environments.get(job.task),
+            scorer_environment=environments.get(scorer_environment_key(job.task)),
+        )
         return evaluate_task(task_job, runtime.sandbox, _StageRecorder(runtime, lease))
     except ProctorError as err:
         if isinstance(err, JobCancelledError):

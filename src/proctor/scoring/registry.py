@@ -2,6 +2,9 @@
 
 A scorer name in ``challenge.yaml`` is checked against the declarations when the file loads;
 this table gives the functions. ``tests/test_scoring_registry.py`` checks both agree.
+:func:`scorer_for` is what the pipeline asks: a built-in name gives its registered scorer, a
+scoring program (``spec.scorer.ScoringProgram``) a scorer that runs it through the given
+runners (the pipeline owns the sandbox; scorers never touch it).
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 from proctor.errors import ConfigError
 from proctor.scoring import autowsl, ehealthkd, physionet2017, physionet2018, visceral
 from proctor.scoring.base import Scorer
+from proctor.scoring.program import ProgramRunner, program_scorer
+from proctor.spec.scorer import ScorerSpec
 from proctor.types import SCORERS
 
 _SCORERS: dict[str, Scorer] = {
@@ -38,3 +43,20 @@ def get_scorer(name: str) -> Scorer:
 def registered_scorers() -> tuple[str, ...]:
     """Every registered scorer name, sorted."""
     return tuple(sorted(_SCORERS))
+
+
+def scorer_for(
+    spec: ScorerSpec,
+    runner: ProgramRunner | None = None,
+    check_runner: ProgramRunner | None = None,
+) -> Scorer:
+    """The scorer of a task's ``scorer`` value: a built-in one, or a scoring program's.
+
+    ``runner`` runs a scoring program (required for one), ``check_runner`` its output check
+    (default: ``runner``).
+    """
+    if isinstance(spec, str):
+        return get_scorer(spec)
+    if runner is None:
+        raise ConfigError("a scoring program runs in the sandbox: no sandbox was given to run it")
+    return program_scorer(spec, runner, check_runner)

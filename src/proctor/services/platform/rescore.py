@@ -34,6 +34,7 @@ from proctor.pipeline.score import ZERO_FILLED, shown_scores
 from proctor.protocols.base import FilesDriver
 from proctor.protocols.registry import driver_for
 from proctor.scoring.base import TaskScores
+from proctor.services.local.environments import scoring_program_runner
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.board_entries import stored_entries
 from proctor.services.platform.installs import current
@@ -147,9 +148,13 @@ def _rescore_job(
         "error": None,
     }
     with tempfile.TemporaryDirectory(prefix="proctor-rescore-") as scratch:
+        Path(scratch).chmod(0o711)  # a scoring program's slot reaches its staged inputs
         try:
             outputs = _outputs(platform, challenge, job, Path(scratch))
-            scored = rescore_task(challenge, job.task, outputs)
+            runner = scoring_program_runner(
+                challenge, job.task, platform.host, Path(scratch) / "program"
+            )
+            scored = rescore_task(challenge, job.task, outputs, runner)
         except Exception as err:  # a scorer's failure is reported, the old scores stay
             answer["error"] = f"not rescored: {err}"
             return answer
