@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from proctor.cli import challenge_cmd
 from proctor.cli.untrusted import plain
 from proctor.services.platform.accounts import add_user
 from proctor.services.platform.client import Client
@@ -302,7 +303,11 @@ def register(app: typer.Typer, score: typer.Typer) -> None:
     user = typer.Typer(help="Users of the service.", no_args_is_help=True)
     user.command("add")(user_add)
     app.add_typer(user, name="user")
-    challenge = typer.Typer(help="Challenges on the server.", no_args_is_help=True)
+    challenge = typer.Typer(
+        help="Challenges: write one (new), check it (check), install it on a server (add).",
+        no_args_is_help=True,
+    )
+    challenge_cmd.register(challenge)
     challenge.command("add")(challenge_add)
     app.add_typer(challenge, name="challenge")
     app.command("submit")(submit_cmd)

@@ -61,6 +61,16 @@ def _echo_of_deeper_error(error: Any, errors: list[Any]) -> bool:
     return any(tuple(e["loc"])[: len(loc)] == loc and len(e["loc"]) > len(loc) for e in errors)
 
 
+def _combined(problems: list[ConfigError], path: Path) -> ConfigError:
+    """One error for the folder problems of every task (all of them, not just the first)."""
+    if len(problems) == 1:
+        return problems[0]
+    listing = "\n".join(f"  - {p.location}: {p.message}" for p in problems)
+    return ConfigError(
+        f"{len(problems)} problems:\n{listing}", path=path, location=problems[0].location
+    )
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -163,7 +173,16 @@ def load_challenge(location: Path) -> Challenge:
         challenge = Challenge.model_validate(data)
     except ValidationError as err:
         raise _all_errors(err, path) from None
-    tasks = tuple(_check_task_folders(t, i, root, path) for i, t in enumerate(challenge.tasks))
+    checked: list[Task] = []
+    problems: list[ConfigError] = []
+    for index, task in enumerate(challenge.tasks):
+        try:
+            checked.append(_check_task_folders(task, index, root, path))
+        except ConfigError as err:
+            problems.append(err)
+    if problems:
+        raise _combined(problems, path)
+    tasks = tuple(checked)
     tasks = tuple(
         task.model_copy(
             update={

@@ -42,14 +42,15 @@ def resolve_challenge(ref: str) -> Challenge:
         raise UsageError(
             f"no challenge folder or bundled challenge called {ref!r} (bundled: {known})"
         )
-    _check_scorers(challenge)
+    check_references(challenge)
     return challenge
 
 
-def _check_scorers(challenge: Challenge) -> None:
+def check_references(challenge: Challenge) -> None:
     """Every hidden case has its reference, so a missing one is found before an exam.
 
-    Scorer names, metrics and the leaderboard metric were checked when the file loaded.
+    Scorer names, metrics and the leaderboard metric were checked when the file loaded. A
+    scoring program names no reference file per case (it reads its references as it likes).
     """
     path = challenge.root / CHALLENGE_FILE
     driver = driver_for(challenge.protocol.kind)
@@ -57,6 +58,8 @@ def _check_scorers(challenge: Challenge) -> None:
         if task.hidden_inputs is None or task.hidden_references is None:
             continue
         template = task.scorer_declaration.reference
+        if not template:
+            continue
         cases = driver.list_cases(challenge.protocol, task.hidden_inputs)
         missing = [
             name
@@ -100,7 +103,7 @@ def list_challenges() -> list[ChallengeSummary]:
     out = []
     for name in bundled_names():
         challenge = load_challenge(bundled_root() / folder_name(name))
-        _check_scorers(challenge)
+        check_references(challenge)
         out.append(
             ChallengeSummary(
                 name=challenge.name,
