@@ -219,7 +219,8 @@ def _keep_logs(folder: RunFolder, task: str, runtime: WorkerRuntime) -> str | No
 
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name in ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json"):
+        kept = ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json")
+        for name in (*kept, folder.scoring_log(task).name):
             if (folder.root / name).is_file():
                 tar.add(folder.root / name, arcname=name)
         exam = folder.outputs(task, Stage.EXAM)
