@@ -18,8 +18,10 @@ import httpx
 import pytest
 
 from proctor.services.local.authoring import check_challenge, new_challenge
+from proctor.services.local.environments import tasks_on_host
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
+from proctor.spec import load_challenge
 from proctor.types import RunStatus
 
 PROCTOR = str(Path(sys.executable).with_name("proctor"))
@@ -199,3 +201,41 @@ def test_a_failing_program_shows_the_organizer_alone_and_a_fixed_one_rescores(
     status = json.loads(service.cli("status", sid, "--json", user="bob").stdout)
     assert status["status"] == "scored", status
     assert status["report"]["scores"]["main"]["mae"] >= 0
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_kit_keeps_its_layout_and_never_names_the_challenge_folder(
+    tmp_path: Path, protocol: str
+) -> None:
+    folder = tmp_path / "secret-place"
+    new_challenge(folder, protocol, name="kitted")
+    for ships_readme in (True, False):
+        if not ships_readme:
+            (folder / "KIT.md").unlink()
+        dest = tmp_path / f"kit-{ships_readme}"
+        done = proctor("kit", str(folder), str(dest))
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in dest.iterdir()) == ["README.md", "data", "entry"]
+        readme = (dest / "README.md").read_text()
+        assert "secret-place" not in readme and str(tmp_path) not in readme
+        assert "kitted" in readme
+        assert not any("reference" in str(p.relative_to(dest)) for p in dest.rglob("*"))
+        baseline = sorted(
+            p.relative_to(folder / "baseline") for p in (folder / "baseline").rglob("*")
+        )
+        assert (
+            sorted(p.relative_to(dest / "entry") for p in (dest / "entry").rglob("*")) == baseline
+        )
+
+
+def test_a_predictions_challenge_needs_no_host_environment_exception(tmp_path: Path) -> None:
+    for protocol in ("predictions", "records"):
+        folder = tmp_path / protocol
+        new_challenge(folder, protocol)
+        yaml = folder / "challenge.yaml"
+        text = yaml.read_text()
+        yaml.write_text(text[: text.index("environment:")] + text[text.index("disclosure:") :])
+        challenge = load_challenge(folder)
+        assert challenge.environment_of("main") is None  # environment: host
+        expected = [] if protocol == "predictions" else ["main"]
+        assert tasks_on_host(challenge, ["main"]) == expected

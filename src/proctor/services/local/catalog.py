@@ -119,6 +119,9 @@ def list_challenges() -> list[ChallengeSummary]:
 def write_kit(ref: str, dest: Path) -> list[Path]:
     """Write a participant's starting kit: ``entry/`` (the baseline), ``data/``, ``README.md``.
 
+    ``entry/`` is a copy of the challenge's ``baseline/``; ``README.md`` its ``KIT.md``, or a
+    README made from the challenge (:func:`generic_kit_readme`) when it ships none.
+
     Only public data is copied (once, into ``data/``, when every task shares its public
     inputs). Refuses to write into a non-empty ``dest``.
     """
@@ -149,8 +152,47 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
     readme = challenge.root / KIT_README
     if readme.is_file():
         shutil.copy2(readme, dest / "README.md")
-        written.append(dest / "README.md")
+    else:
+        (dest / "README.md").write_text(generic_kit_readme(challenge), encoding="utf-8")
+    written.append(dest / "README.md")
     return written
+
+
+def generic_kit_readme(challenge: Challenge) -> str:
+    """The kit's README of a challenge that ships no ``KIT.md``: what is where, how to submit.
+
+    It names the challenge, never the folder it was installed from (which holds hidden data).
+    """
+    driver = driver_for(challenge.protocol.kind)
+    metrics = "; ".join(
+        f"`{metric.name}` ({metric.direction}{': ' + metric.summary if metric.summary else ''})"
+        for task in challenge.tasks
+        for metric in task.scorer_declaration.metrics
+        if metric.rankable
+    )
+    return f"""# {challenge.name} starting kit: {challenge.title}
+
+{challenge.description}
+
+## What is in this kit
+
+- `entry/`: the challenge's baseline entry, a working example to start from.
+- `data/`: the public data.
+
+## The entry
+
+Protocol `{challenge.protocol.kind}`: {driver.summary}. Keep the layout of `entry/`.
+
+## Scores
+
+{metrics or "See the challenge's page."}
+
+## Submitting
+
+Zip the entry's content and submit it to the challenge's server:
+`proctor submit entry.zip --challenge {challenge.name} --server URL --token TOKEN`
+(an empty file `DRYRUN` in the entry stops after the quiz, a check on public data).
+"""
 
 
 def _copy_item(source: Path, target: Path) -> None:
