@@ -227,6 +227,7 @@ def rescore_cmd(
 
     Run it after 'proctor challenge add' installed an updated bundle; the old scores are
     kept as a version, and the answer lists every change and the default board's rank moves.
+    Submissions whose scoring failed (failure scorer) are scored again too.
     """
     answer = _client(server, token).rescore(challenge, phase)
     if as_json:
