@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from proctor.pipeline.report import EvaluationReport
+from proctor.services.local.authoring import new_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.types import Failure, RunStatus
@@ -302,3 +303,57 @@ def test_the_program_runs_in_its_declared_environment_with_the_scientific_stack(
     report = run(challenge, make_entry(shared_dir / "entry"), settings)
     assert report.status is RunStatus.SCORED, organizer_log(report)
     assert report.scores["mae"] == pytest.approx(expected_scores())
+
+
+def test_a_program_written_for_other_mount_points_keeps_its_paths(
+    shared_dir: Path, settings: Settings
+) -> None:
+    codabench = (
+        SCORE_PY.replace('os.environ["PROCTOR_REFERENCE"]', '"/app/input/ref"')
+        .replace('os.environ["PROCTOR_OUTPUTS"]', '"/app/input/res"')
+        .replace('os.environ["PROCTOR_SCORES_DIR"]', '"/app/output"')
+    )
+    mounts = {
+        "program": "/app/program",
+        "reference": "/app/input/ref",
+        "outputs": "/app/input/res",
+        "scores": "/app/output",
+    }
+    challenge = make_challenge(
+        shared_dir / "challenge", score_py=codabench, scorer={"mounts": mounts}
+    )
+    report = run(challenge, make_entry(shared_dir / "entry"), settings)
+    assert report.status is RunStatus.SCORED, organizer_log(report)
+    assert report.scores["mae"] == pytest.approx(expected_scores())
+
+
+def test_a_predictions_challenge_scores_as_its_program_run_directly(
+    shared_dir: Path, settings: Settings, reference_env: object
+) -> None:
+    folder = shared_dir / "predictions"
+    new_challenge(folder, "predictions", name="tabular")
+    baseline = folder / "baseline"
+    guesses = baseline / "test/values/predictions.csv"
+    rows = guesses.read_text().splitlines()
+    rows[3] = rows[3].split(",")[0] + ",123.5"  # one bad guess: a score that is not trivial
+    guesses.write_text("\n".join(rows) + "\n")
+    report = run(folder, baseline, settings)
+    assert report.status is RunStatus.SCORED, organizer_log(report)
+    scores_dir = shared_dir / "bare"
+    scores_dir.mkdir()
+    cases = shared_dir / "cases.txt"
+    cases.write_text("values\n")
+    env = {
+        **os.environ,
+        "PROCTOR_REFERENCE": str(folder / "data/test-reference"),
+        "PROCTOR_OUTPUTS": str(baseline / "test"),
+        "PROCTOR_OUTPUT_TEMPLATE": "{record}",
+        "PROCTOR_CASES_FILE": str(cases),
+        "PROCTOR_SCORES_DIR": str(scores_dir),
+    }
+    subprocess.run(
+        [sys.executable, "score.py"], cwd=folder / "scoring", env=env, check=True, timeout=120
+    )
+    bare = json.loads((scores_dir / "scores.json").read_text())
+    assert report.scores["main"] == {"mae": bare["mae"], "within_1": bare["within_1"]}
+    assert bare["within_1"] < 1
