@@ -80,6 +80,7 @@ def test_an_unknown_scorer_is_one_error_not_two(tmp_path: Path) -> None:
         ({"mounts": {"reference": "/etc/ref"}}, "tasks[0].scorer.mounts.reference", "/etc"),
         ({"limits": {"wall_s": 0}}, "tasks[0].scorer.limits.wall_s", "greater than 0"),
         ({"typo": 1}, "tasks[0].scorer.typo", "unknown key"),
+        ({"kind": "tabular"}, "tasks[0].scorer.kind", "unknown scorer kind 'tabular'"),
     ],
 )
 def test_a_bad_program_names_the_yaml_path_and_the_fix(

@@ -9,11 +9,14 @@ runners (the pipeline owns the sandbox; scorers never touch it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from proctor.errors import ConfigError
 from proctor.scoring import autowsl, ehealthkd, physionet2017, physionet2018, visceral
 from proctor.scoring.base import Scorer
 from proctor.scoring.program import ProgramRunner, program_scorer
-from proctor.spec.scorer import ScorerSpec
+from proctor.spec.scorer import ScorerSettings, ScorerSpec, ScoringProgram
 from proctor.types import SCORERS
 
 _SCORERS: dict[str, Scorer] = {
@@ -45,18 +48,37 @@ def registered_scorers() -> tuple[str, ...]:
     return tuple(sorted(_SCORERS))
 
 
+ScorerFactory = Callable[[Any, "ProgramRunner | None", "ProgramRunner | None"], Scorer]
+"""``(settings, runner, check_runner) -> Scorer`` of one scorer kind (a ``scorer:`` mapping)."""
+
+
+def _program(spec: Any, runner: ProgramRunner | None, check_runner: ProgramRunner | None) -> Scorer:
+    if runner is None:
+        raise ConfigError("a scoring program runs in the sandbox: no sandbox was given to run it")
+    return program_scorer(spec, runner, check_runner)
+
+
+_KINDS: dict[type[ScorerSettings], ScorerFactory] = {ScoringProgram: _program}
+
+
+def register_scorer_kind(model: type[ScorerSettings], factory: ScorerFactory) -> None:
+    """Give the scorer kind whose settings are ``model`` (``spec.scorer``) its functions."""
+    _KINDS[model] = factory
+
+
 def scorer_for(
     spec: ScorerSpec,
     runner: ProgramRunner | None = None,
     check_runner: ProgramRunner | None = None,
 ) -> Scorer:
-    """The scorer of a task's ``scorer`` value: a built-in one, or a scoring program's.
+    """The scorer of a task's ``scorer`` value: a built-in one, or its kind's.
 
-    ``runner`` runs a scoring program (required for one), ``check_runner`` its output check
-    (default: ``runner``).
+    ``runner`` runs an organizer's program in the sandbox (required by a scoring program),
+    ``check_runner`` its output check (default: ``runner``).
     """
     if isinstance(spec, str):
         return get_scorer(spec)
-    if runner is None:
-        raise ConfigError("a scoring program runs in the sandbox: no sandbox was given to run it")
-    return program_scorer(spec, runner, check_runner)
+    factory = _KINDS.get(type(spec))
+    if factory is None:
+        raise ConfigError(f"scorer kind {type(spec).__name__} has no registered functions")
+    return factory(spec, runner, check_runner)

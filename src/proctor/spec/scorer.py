@@ -22,7 +22,7 @@ from __future__ import annotations
 import posixpath
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -103,9 +103,24 @@ class ProgramMounts(Strict):
         return self
 
 
-class ScoringProgram(Strict):
+class ScorerSettings(Strict):
+    """Base of a scorer kind's settings (a ``scorer:`` mapping): it declares its metrics.
+
+    A kind is named by the mapping's ``kind`` key (a mapping with ``program`` and no ``kind``
+    is a scoring program); :func:`declare_scorer_kind` adds one, and the scorer registry
+    (``scoring.registry.register_scorer_kind``) gives its functions.
+    """
+
+    @property
+    def declaration(self) -> ScorerDeclaration:
+        """The metrics this scorer reports, with their directions."""
+        raise NotImplementedError
+
+
+class ScoringProgram(ScorerSettings):
     """The organizer's scoring program (see the module docstring)."""
 
+    kind: Literal["program"] = "program"
     program: Path
     command: tuple[str, ...] = Field(min_length=1)
     metrics: dict[str, ProgramMetric] = Field(min_length=1)
@@ -144,13 +159,20 @@ class ScoringProgram(Strict):
         return ScorerDeclaration(PROGRAM_SCORER, metrics, reference="", summary="scoring program")
 
 
-ScorerSpec = str | ScoringProgram
-"""A task's ``scorer``: a built-in scorer's name, or a scoring program."""
+ScorerSpec = str | ScorerSettings
+"""A task's ``scorer``: a built-in scorer's name, or a mapping (a scoring program...)."""
+
+_KINDS: dict[str, type[ScorerSettings]] = {"program": ScoringProgram}
+
+
+def declare_scorer_kind(kind: str, model: type[ScorerSettings]) -> None:
+    """Let ``scorer: {kind: KIND, ...}`` mappings be validated by ``model``."""
+    _KINDS[kind] = model
 
 
 def parse_scorer(value: Any) -> ScorerSpec:
-    """Validate a ``scorer:`` value: a known built-in name or a scoring program's mapping."""
-    if isinstance(value, ScoringProgram):
+    """Validate a ``scorer:`` value: a known built-in name or a scorer kind's mapping."""
+    if isinstance(value, ScorerSettings):
         return value
     if isinstance(value, str):
         if value not in SCORERS:
@@ -164,8 +186,12 @@ def parse_scorer(value: Any) -> ScorerSpec:
         raise LocatedError(
             "must be a built-in scorer's name or a mapping with program, command and metrics", ""
         )
+    kind = value.get("kind", "program")
+    model = _KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise LocatedError(f"unknown scorer kind {kind!r}: use one of {', '.join(_KINDS)}", "kind")
     try:
-        return ScoringProgram.model_validate(value)
+        return model.model_validate(value)
     except ValidationError as err:
         location, message = describe_error(err.errors()[0])
         raise LocatedError(message, location) from None
@@ -173,4 +199,4 @@ def parse_scorer(value: Any) -> ScorerSpec:
 
 def scorer_declaration(scorer: ScorerSpec) -> ScorerDeclaration:
     """The declaration (metrics and directions) of a task's scorer."""
-    return scorer.declaration if isinstance(scorer, ScoringProgram) else SCORERS[scorer]
+    return scorer.declaration if isinstance(scorer, ScorerSettings) else SCORERS[scorer]
