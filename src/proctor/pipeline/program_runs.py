@@ -154,9 +154,10 @@ def read_capped(path: Path, cap: int) -> tuple[bytes | None, str | None]:
         return None, None
     except OSError as err:
         return None, f"{SCORES_FILE} cannot be opened ({os.strerror(err.errno or 0)})"
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None, f"{SCORES_FILE} is not a regular file"
     with os.fdopen(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None, f"{SCORES_FILE} is not a regular file"
         data = stream.read(cap + 1)
     if len(data) > cap:
         return None, f"{SCORES_FILE} is over {cap} bytes"
