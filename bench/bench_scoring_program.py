@@ -14,8 +14,12 @@ runs, in a random order:
   back without following links and checked against the declared metrics.
 
 Both use the host's ``/usr/bin/python3`` (``environment: host``), so the difference is the
-sandbox, the mounts and the copies alone. It prints the medians, the overhead per evaluation
-(the target: at most 50 ms) and the ratio, all measured in this run.
+sandbox, the mounts and the copies alone. Where the host has a writable cpu cgroup, the bare
+peer runs in a cpu group of a slot of its own, as every sandboxed run does (one weight per
+evaluation): on a loaded host the comparison is then between equals, not between a sandboxed
+run sharing the ``proctor`` group's weight and a bare one outside it. It prints the medians,
+the overhead per evaluation (the target: at most 50 ms) and the ratio, all measured in this
+run.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 
 from proctor.pipeline.program_runs import SandboxProgramRunner
 from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.sandbox.cgroups import Cgroup, CgroupHost
 from proctor.scoring.program import read_scores, run_scoring_program
 from proctor.settings import Settings
 from proctor.spec.scorer import ScoringProgram
@@ -85,8 +90,14 @@ def prepare(root: Path, cases: int) -> tuple[ScoringProgram, Path, Path, list[st
     return spec, references, outputs, names
 
 
-def bare(spec: ScoringProgram, references: Path, outputs: Path, cases: list[str]) -> float:
-    """Run the program as a plain subprocess; its MAE."""
+def bare(
+    spec: ScoringProgram,
+    references: Path,
+    outputs: Path,
+    cases: list[str],
+    group: Cgroup | None = None,
+) -> float:
+    """Run the program as a plain subprocess (in ``group`` when given); its MAE."""
     with tempfile.TemporaryDirectory() as scratch:
         listing = Path(scratch) / "cases.txt"
         listing.write_text("".join(f"{case}\n" for case in cases))
@@ -100,7 +111,16 @@ def bare(spec: ScoringProgram, references: Path, outputs: Path, cases: list[str]
             "PROCTOR_CASES_FILE": str(listing),
             "PROCTOR_SCORES_DIR": str(scores),
         }
-        subprocess.run(spec.command, cwd=spec.program, env=env, check=True, capture_output=True)
+        join = group.join_files if group is not None else []
+
+        def enter_group() -> None:
+            for path in join:
+                path.write_text(str(os.getpid()))
+
+        subprocess.run(
+            spec.command, cwd=spec.program, env=env, check=True, capture_output=True,
+            preexec_fn=enter_group if join else None,
+        )  # fmt: skip
         summary, _, _ = read_scores((scores / "scores.json").read_bytes(), spec, cases)
     return summary["mae"]
 
@@ -117,35 +137,54 @@ def main(rounds: int = 20, cases: int = 200) -> None:
     root.chmod(0o755)
     settings = Settings(work_root=root / "work")
     sandbox = BwrapSandbox(settings)
-    try:
-        spec, references, outputs, names = prepare(root / "challenge", cases)
-        runner = SandboxProgramRunner(sandbox, root / "scratch")
+    with sandbox.session() as held:  # the bare peer's slot: a cpu weight of its own
+        group = CgroupHost(settings.cgroup_root).create(
+            memory_bytes=2 * 1024**3, processes=64, slot=held.slot
+        )
+        try:
+            measured = measure(sandbox, root, rounds, cases, group)
+        finally:
+            if group is not None:
+                group.remove()
+            shutil.rmtree(root, ignore_errors=True)
+    report(measured, rounds, cases, in_group=group is not None)
 
-        def scored() -> float:
-            result = run_scoring_program(
-                spec, runner, outputs=outputs, references=references, cases=names,
-                template="{record}.txt",
-            )  # fmt: skip
-            return result.summary["mae"]
 
-        ways: dict[str, Callable[[], float]] = {
-            "bare": lambda: bare(spec, references, outputs, names),
-            "scorer": scored,
-        }
-        seconds: dict[str, list[float]] = {name: [] for name in ways}
-        values: dict[str, float] = {}
-        for name, action in ways.items():  # warm up: page cache, first slot
-            values[name] = action()
-        if values["bare"] != values["scorer"]:
-            raise SystemExit(f"the sandboxed program scored differently: {values}")
-        for _ in range(rounds):
-            order = list(ways)
-            random.shuffle(order)
-            for name in order:
-                elapsed, _ = timed(ways[name])
-                seconds[name].append(elapsed)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+def measure(
+    sandbox: BwrapSandbox, root: Path, rounds: int, cases: int, group: Cgroup | None
+) -> dict[str, list[float]]:
+    """Seconds of each way, ``rounds`` times in a random order each round."""
+    spec, references, outputs, names = prepare(root / "challenge", cases)
+    runner = SandboxProgramRunner(sandbox, root / "scratch")
+
+    def scored() -> float:
+        result = run_scoring_program(
+            spec, runner, outputs=outputs, references=references, cases=names,
+            template="{record}.txt",
+        )  # fmt: skip
+        return result.summary["mae"]
+
+    ways: dict[str, Callable[[], float]] = {
+        "bare": lambda: bare(spec, references, outputs, names, group),
+        "scorer": scored,
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in ways}
+    values: dict[str, float] = {}
+    for name, action in ways.items():  # warm up: page cache, first slot
+        values[name] = action()
+    if values["bare"] != values["scorer"]:
+        raise SystemExit(f"the sandboxed program scored differently: {values}")
+    for _ in range(rounds):
+        order = list(ways)
+        random.shuffle(order)
+        for name in order:
+            elapsed, _ = timed(ways[name])
+            seconds[name].append(elapsed)
+    return seconds
+
+
+def report(seconds: dict[str, list[float]], rounds: int, cases: int, *, in_group: bool) -> None:
+    """Print the medians, the overhead and the ratio as one JSON object."""
     medians = {name: statistics.median(found) * 1000 for name, found in seconds.items()}
     overhead = medians["scorer"] - medians["bare"]
     print(
@@ -159,6 +198,7 @@ def main(rounds: int = 20, cases: int = 200) -> None:
                 "target_ms": TARGET_MS,
                 "within_target": overhead <= TARGET_MS,
                 "same_scores": True,
+                "bare_in_slot_cpu_group": in_group,
             },
             indent=2,
         )

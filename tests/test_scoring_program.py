@@ -357,3 +357,34 @@ def test_a_predictions_challenge_scores_as_its_program_run_directly(
     bare = json.loads((scores_dir / "scores.json").read_text())
     assert report.scores["main"] == {"mae": bare["mae"], "within_1": bare["within_1"]}
     assert bare["within_1"] < 1
+
+
+TAMPER = """
+import json, os
+reference = os.environ["PROCTOR_REFERENCE"]
+changed = 0
+for attempt in (
+    lambda: open(os.path.join(reference, "REFERENCE.csv"), "a").write("x"),
+    lambda: open(os.path.join(reference, "new.txt"), "w").write("x"),
+    lambda: os.remove(os.path.join(reference, "NOTE.txt")),
+    lambda: open(os.path.join(os.environ["PROCTOR_OUTPUTS"], "te01.out"), "w").write("1"),
+    lambda: os.chmod(reference, 0o777),
+):
+    try:
+        attempt()
+        changed += 1
+    except OSError:
+        pass
+scores = {"mae": float(changed), "within_1": 0.0}
+open(os.path.join(os.environ["PROCTOR_SCORES_DIR"], "scores.json"), "w").write(json.dumps(scores))
+"""
+
+
+def test_the_program_cannot_change_its_references_or_the_outputs(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = make_challenge(shared_dir / "challenge", score_py=TAMPER)
+    report = run(challenge, make_entry(shared_dir / "entry"), settings)
+    assert report.status is RunStatus.SCORED, organizer_log(report)
+    assert report.scores["mae"]["mae"] == 0.0
+    assert (challenge / "data/reference/NOTE.txt").read_text() == SECRET

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import shutil
 import stat
 import tempfile
@@ -25,6 +26,9 @@ from proctor.sandbox.rootfs import RootFilesystem
 from proctor.scoring.program import SCORES_FILE, ProgramRequest, ProgramResult
 
 TMP_BYTES = 256 * 1024**2
+SMALL_INPUTS_BYTES = 64 * 1024**2
+"""Inputs (program, references, outputs) up to this size are copied into one workspace."""
+BLOCK = 4096
 
 
 class SessionProgramRunner:
@@ -94,6 +98,8 @@ def run_program(
                 request.argv, mounts=mounts, limits=limits, env=env, cwd=request.cwd
             )
             return _result(outcome)
+        if _fits_one_workspace(request):
+            return _run_in_one_workspace(session, request, scratch, limits, env)
         folder = scratch / "scores"
         folder.mkdir()
         with session.workspace(folder, size_bytes=request.limits.scores_bytes) as written:
@@ -107,27 +113,134 @@ def run_program(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _fits_one_workspace(request: ProgramRequest) -> bool:
+    """True when the request's inputs are small and its mount points share one folder."""
+    if request.scores is None:
+        return False
+    every = [target for _, target in request.folders] + [*request.files, request.scores]
+    common = posixpath.commonpath(every)
+    if common == "/" or common in every:
+        return False
+    total = sum(len(content) for content in request.files.values())
+    for source, _ in request.folders:
+        total += _tree_bytes(source, SMALL_INPUTS_BYTES - total)
+        if total > SMALL_INPUTS_BYTES:
+            return False
+    return True
+
+
+def _tree_bytes(source: Path, budget: int) -> int:
+    """Bytes (plus a block per file) a copy of ``source`` takes; stops once past ``budget``."""
+    if not source.is_dir() or source.is_symlink():
+        return source.lstat().st_size + BLOCK if os.path.lexists(source) else 0
+    total = 0
+    for root, _, names in os.walk(source, followlinks=False):
+        for name in names:
+            total += os.lstat(os.path.join(root, name)).st_size + BLOCK
+            if total > budget:
+                return total
+    return total
+
+
+def _run_in_one_workspace(
+    session: SandboxSession,
+    request: ProgramRequest,
+    scratch: Path,
+    limits: Limits,
+    env: Mapping[str, str],
+) -> ProgramResult:
+    """Small inputs: copies in one capped workspace, bound at the mount points' common folder.
+
+    The copies are owned by root (files 0644, folders 0755): the program reads them and cannot
+    change them; only the scores folder is given to its slot. One writable bind, no image to
+    pack: what makes a scoring program cheap when its inputs are small.
+    """
+    scores = request.scores
+    assert scores is not None  # noqa: S101 - _fits_one_workspace checked it
+    every = [target for _, target in request.folders] + [*request.files, scores]
+    common = posixpath.commonpath(every)
+    size = SMALL_INPUTS_BYTES + request.limits.scores_bytes + 2 * 1024**2
+    with session.workspace(scratch / "view", size_bytes=size) as tree:
+        for source, target in request.folders:
+            _stage(source, _inside(tree, common, target))
+        for target, content in request.files.items():
+            _write(_inside(tree, common, target), content)
+        written = _inside(tree, common, scores)
+        written.mkdir(mode=0o755)
+        session.give(written)
+        outcome = session.run(
+            request.argv,
+            mounts=[Mount(tree, common, writable=True)],
+            limits=limits,
+            env=env,
+            cwd=request.cwd,
+        )
+        data, problem = read_capped(written / SCORES_FILE, request.limits.scores_bytes)
+    return _result(outcome, data, problem)
+
+
 def _staged_mounts(request: ProgramRequest, scratch: Path) -> list[Mount]:
-    """Read-only mounts of staged copies the slot may read (links and specials left out)."""
-    mounts = []
-    for index, (source, target) in enumerate(request.folders):
-        staged = scratch / f"folder-{index}"
-        info = source.lstat() if os.path.lexists(source) else None
-        if info is not None and stat.S_ISDIR(info.st_mode):
-            stage_inputs(source, staged)
-        elif info is not None and stat.S_ISREG(info.st_mode):
-            shutil.copyfile(source, staged, follow_symlinks=False)
-            staged.chmod(0o644)
-        else:  # nothing there (a case without output): an empty folder
-            staged.mkdir()
-            staged.chmod(0o755)
-        mounts.append(Mount(staged, target))
-    for index, (target, content) in enumerate(request.files.items()):
-        made = scratch / f"file-{index}"
-        made.write_bytes(content)
-        made.chmod(0o644)
-        mounts.append(Mount(made, target))
-    return mounts
+    """Read-only mounts of staged copies the slot may read (links and specials left out).
+
+    When every mount point lies below one folder (``/scoring``), everything is staged as one
+    tree mounted there (the writable scores folder then goes over its empty place in it): a
+    backend that packs each read-only source into an image of its own (as root) packs one.
+    """
+    targets = [target for _, target in request.folders] + list(request.files)
+    every = targets + ([request.scores] if request.scores is not None else [])
+    common = posixpath.commonpath(every) if every else "/"
+    if common == "/" or common in every:
+        return [
+            *(
+                Mount(_stage(source, scratch / f"folder-{index}"), target)
+                for index, (source, target) in enumerate(request.folders)
+            ),
+            *(
+                Mount(_write(scratch / f"file-{index}", content), target)
+                for index, (target, content) in enumerate(request.files.items())
+            ),
+        ]
+    tree = scratch / "view"
+    tree.mkdir()
+    tree.chmod(0o755)
+    for source, target in request.folders:
+        _stage(source, _inside(tree, common, target))
+    for target, content in request.files.items():
+        _write(_inside(tree, common, target), content)
+    if request.scores is not None:
+        _inside(tree, common, request.scores).mkdir(mode=0o755)
+    return [Mount(tree, common)]
+
+
+def _inside(tree: Path, common: str, target: str) -> Path:
+    """Where ``target`` (below ``common`` inside the sandbox) lies in the staged ``tree``."""
+    place = tree / posixpath.relpath(target, common)
+    for parent in reversed(place.relative_to(tree).parents[:-1]):
+        folder = tree / parent
+        if not folder.exists():
+            folder.mkdir()
+            folder.chmod(0o755)
+    return place
+
+
+def _stage(source: Path, staged: Path) -> Path:
+    """A copy of ``source`` (folder or file) at ``staged``; an empty folder when it is neither."""
+    info = source.lstat() if os.path.lexists(source) else None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        stage_inputs(source, staged)
+    elif info is not None and stat.S_ISREG(info.st_mode):
+        shutil.copyfile(source, staged, follow_symlinks=False)
+        staged.chmod(0o644)
+    else:  # nothing there (a case without output): an empty folder
+        staged.mkdir()
+        staged.chmod(0o755)
+    return staged
+
+
+def _write(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    path.chmod(0o644)
+    return path
 
 
 def _limits(request: ProgramRequest) -> Limits:
