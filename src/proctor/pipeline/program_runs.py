@@ -162,7 +162,7 @@ def _run_in_one_workspace(
     size = SMALL_INPUTS_BYTES + request.limits.scores_bytes + 2 * 1024**2
     with session.workspace(scratch / "view", size_bytes=size) as tree:
         for source, target in request.folders:
-            _stage(source, _inside(tree, common, target))
+            _copy(source, _inside(tree, common, target))
         for target, content in request.files.items():
             _write(_inside(tree, common, target), content)
         written = _inside(tree, common, scores)
@@ -177,6 +177,50 @@ def _run_in_one_workspace(
         )
         data, problem = read_capped(written / SCORES_FILE, request.limits.scores_bytes)
     return _result(outcome, data, problem)
+
+
+def _copy(source: Path, dest: Path) -> None:
+    """Copy ``source`` (a folder or a file) to ``dest``: plain files (0644) and folders only.
+
+    Links and special files are left out; a missing source becomes an empty folder.
+    """
+    try:
+        info = source.lstat()
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode):
+        _copy_file(source, dest)
+        return
+    os.mkdir(dest)
+    os.chmod(dest, 0o755)  # noqa: S103 - the slot reads it (whatever the umask)
+    if info is None or not stat.S_ISDIR(info.st_mode):
+        return
+    with os.scandir(source) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                _copy(Path(entry.path), dest / entry.name)
+            elif entry.is_file(follow_symlinks=False):
+                _copy_file(Path(entry.path), dest / entry.name)
+
+
+def _copy_file(source: Path, dest: Path) -> None:
+    """One regular file's bytes into a new file of mode 0644 (no link is followed)."""
+    reading = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        writing = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.fchmod(writing, 0o644)  # whatever the umask
+            size = os.fstat(reading).st_size
+            copied = 0
+            while copied < size:
+                sent = os.sendfile(writing, reading, copied, size - copied)
+                if sent == 0:
+                    break
+                copied += sent
+        finally:
+            os.close(writing)
+    finally:
+        os.close(reading)
 
 
 def _staged_mounts(request: ProgramRequest, scratch: Path) -> list[Mount]:
