@@ -143,6 +143,7 @@ def _wait(service: Service, sid: str) -> dict[str, object]:
 
 @pytest.mark.sandbox
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # four challenges added and evaluated by one server: minutes when loaded
 def test_new_challenges_of_every_protocol_are_served_and_scored(
     service: Service, shared_dir: Path
 ) -> None:
