@@ -90,16 +90,16 @@ def run_program(
     scratch = Path(tempfile.mkdtemp(prefix="program-", dir=scratch_parent))
     scratch.chmod(0o711)
     try:
-        mounts = _staged_mounts(request, scratch)
         limits = _limits(request)
         env = {**variables, **request.env}
+        if _fits_one_workspace(request):
+            return _run_in_one_workspace(session, request, scratch, limits, env)
+        mounts = _staged_mounts(request, scratch)
         if request.scores is None:
             outcome = session.run(
                 request.argv, mounts=mounts, limits=limits, env=env, cwd=request.cwd
             )
             return _result(outcome)
-        if _fits_one_workspace(request):
-            return _run_in_one_workspace(session, request, scratch, limits, env)
         folder = scratch / "scores"
         folder.mkdir()
         with session.workspace(folder, size_bytes=request.limits.scores_bytes) as written:
@@ -115,9 +115,7 @@ def run_program(
 
 def _fits_one_workspace(request: ProgramRequest) -> bool:
     """True when the request's inputs are small and its mount points share one folder."""
-    if request.scores is None:
-        return False
-    every = [target for _, target in request.folders] + [*request.files, request.scores]
+    every = _targets(request)
     common = posixpath.commonpath(every)
     if common == "/" or common in every:
         return False
@@ -127,6 +125,12 @@ def _fits_one_workspace(request: ProgramRequest) -> bool:
         if total > SMALL_INPUTS_BYTES:
             return False
     return True
+
+
+def _targets(request: ProgramRequest) -> list[str]:
+    """Every mount point of the request, the writable scores folder included."""
+    scores = [request.scores] if request.scores is not None else []
+    return [target for _, target in request.folders] + [*request.files, *scores]
 
 
 def _tree_bytes(source: Path, budget: int) -> int:
@@ -152,22 +156,20 @@ def _run_in_one_workspace(
     """Small inputs: copies in one capped workspace, bound at the mount points' common folder.
 
     The copies are owned by root (files 0644, folders 0755): the program reads them and cannot
-    change them; only the scores folder is given to its slot. One writable bind, no image to
-    pack: what makes a scoring program cheap when its inputs are small.
+    change them; only the scores folder (when the request has one) is given to its slot. One
+    writable bind, no image to pack: what makes a program cheap when its inputs are small.
     """
-    scores = request.scores
-    assert scores is not None  # noqa: S101 - _fits_one_workspace checked it
-    every = [target for _, target in request.folders] + [*request.files, scores]
-    common = posixpath.commonpath(every)
+    common = posixpath.commonpath(_targets(request))
     size = SMALL_INPUTS_BYTES + request.limits.scores_bytes + 2 * 1024**2
     with session.workspace(scratch / "view", size_bytes=size) as tree:
         for source, target in request.folders:
             _copy(source, _inside(tree, common, target))
         for target, content in request.files.items():
             _write(_inside(tree, common, target), content)
-        written = _inside(tree, common, scores)
-        written.mkdir(mode=0o755)
-        session.give(written)
+        written = _inside(tree, common, request.scores) if request.scores else None
+        if written is not None:
+            written.mkdir(mode=0o755)
+            session.give(written)
         outcome = session.run(
             request.argv,
             mounts=[Mount(tree, common, writable=True)],
@@ -175,6 +177,8 @@ def _run_in_one_workspace(
             env=env,
             cwd=request.cwd,
         )
+        if written is None:
+            return _result(outcome)
         data, problem = read_capped(written / SCORES_FILE, request.limits.scores_bytes)
     return _result(outcome, data, problem)
 
