@@ -23,7 +23,7 @@ from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.inputs import stage_inputs
 from proctor.sandbox.base import Limits, Mount, Outcome, Sandbox, SandboxSession
 from proctor.sandbox.rootfs import RootFilesystem
-from proctor.scoring.program import SCORES_FILE, ProgramRequest, ProgramResult
+from proctor.spec.programs import SCORES_FILE, ProgramRequest, ProgramResult
 
 TMP_BYTES = 256 * 1024**2
 SMALL_INPUTS_BYTES = 64 * 1024**2

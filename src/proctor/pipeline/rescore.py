@@ -13,9 +13,9 @@ from pathlib import Path
 from proctor.protocols.base import HIDDEN, FilesContext, FilesDriver
 from proctor.protocols.registry import driver_for
 from proctor.scoring.base import TaskScores
-from proctor.scoring.program import ProgramRunner
 from proctor.scoring.registry import scorer_for
 from proctor.spec.model import Challenge
+from proctor.spec.programs import ProgramRunner
 
 
 def rescore_task(

@@ -15,7 +15,8 @@ from typing import Any
 from proctor.errors import ConfigError
 from proctor.scoring import autowsl, ehealthkd, physionet2017, physionet2018, visceral
 from proctor.scoring.base import Scorer
-from proctor.scoring.program import ProgramRunner, program_scorer
+from proctor.scoring.program import program_scorer
+from proctor.spec.programs import ProgramRunner
 from proctor.spec.scorer import ScorerSettings, ScorerSpec, ScoringProgram
 from proctor.types import SCORERS
 
