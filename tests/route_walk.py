@@ -32,6 +32,7 @@ ACCESS: Mapping[str, str] = {
     "POST /api/v1/challenges/archive": "organizer",
     "POST /api/v1/challenges/{name}/submissions": "user",
     "GET /api/v1/submissions/{sid}": "team",
+    "GET /api/v1/submissions/{sid}/logs": "organizer",
     "POST /api/v1/submissions/{sid}/cancel": "team",
     "POST /api/v1/submissions/{sid}/publish": "team",
     "POST /api/v1/submissions/{sid}/final": "team",

@@ -63,3 +63,29 @@ def test_a_huge_answer_of_short_lines_is_compared_in_bounded_memory(tmp_path: Pa
     message, peak_kib = done.stdout.splitlines()
     assert message == f"line {lines}: 0 written, 1 expected (tolerance 0)"
     assert int(peak_kib) < 160 * 1024  # interpreter and numpy included
+
+
+@pytest.mark.parametrize(
+    ("output", "answer", "verdict"),
+    [
+        (b'{"b": [1, 2.0004], "a": "x"}', b'{"a": "x", "b": [1.0, 2]}', None),
+        (b'{"a": "x", "b": [1, 2.01]}', b'{"a": "x", "b": [1, 2]}', "$.b[1]: 2.01 written"),
+        (b'{"a": "y"}', b'{"a": "x"}', '$.a: "y" written, "x" expected'),
+        (b'{"a": 1}', b'{"a": 1, "b": 2}', "$: key 'b' is missing"),
+        (b'{"a": 1, "c": 2}', b'{"a": 1}', "$: key 'c' is not expected"),
+        (b"[1, 2]", b"[1, 2, 3]", "$: 2 items written, 3 expected"),
+        (b'{"a": true}', b'{"a": 1}', "$.a: true written, 1 expected"),
+        (b'{"a": NaN}', b'{"a": 1}', "$.a: nan written"),
+        (b"{oops", b"{}", "the output is not JSON"),
+        (b"{}", b"{oops", "the shipped answer is not JSON"),
+    ],
+)
+def test_json_answers_compare_as_values_with_a_numeric_tolerance(
+    output: bytes, answer: bytes, verdict: str | None
+) -> None:
+    result = compare_answer(output, answer, CompareSpec(kind="json", tolerance=0.001))
+    if verdict is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert verdict in result

@@ -52,6 +52,7 @@ class ConfigError(UsageError):
     def __init__(self, message: str, *, path: Path | str | None = None, location: str = "") -> None:
         self.path = Path(path) if path is not None else None
         self.location = location
+        self.message = message
         where = str(path) if path is not None else ""
         if location:
             where = f"{where}: {location}" if where else location

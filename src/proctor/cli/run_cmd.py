@@ -136,6 +136,13 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
             report = run_entry(request, settings, display, builds=builds)
     if report.run_dir is not None:
         typer.echo(f"run folder kept: {report.run_dir}", err=True)
+    if report.failure is Failure.SCORER:
+        where = report.run_dir or "the run folder (rerun with --keep)"
+        typer.echo(
+            f"organizers: why scoring failed is in {where}: score-error.txt and, for a "
+            "scoring program, scoring-TASK.log (its output: never show it to participants)",
+            err=True,
+        )
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
     else:

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from proctor.cli import challenge_cmd
 from proctor.cli.untrusted import plain
 from proctor.services.platform.accounts import add_user
 from proctor.services.platform.client import Client
@@ -226,6 +227,7 @@ def rescore_cmd(
 
     Run it after 'proctor challenge add' installed an updated bundle; the old scores are
     kept as a version, and the answer lists every change and the default board's rank moves.
+    Submissions whose scoring failed (failure scorer) are scored again too.
     """
     answer = _client(server, token).rescore(challenge, phase)
     if as_json:
@@ -302,7 +304,11 @@ def register(app: typer.Typer, score: typer.Typer) -> None:
     user = typer.Typer(help="Users of the service.", no_args_is_help=True)
     user.command("add")(user_add)
     app.add_typer(user, name="user")
-    challenge = typer.Typer(help="Challenges on the server.", no_args_is_help=True)
+    challenge = typer.Typer(
+        help="Challenges: write one (new), check it (check), install it on a server (add).",
+        no_args_is_help=True,
+    )
+    challenge_cmd.register(challenge)
     challenge.command("add")(challenge_add)
     app.add_typer(challenge, name="challenge")
     app.command("submit")(submit_cmd)

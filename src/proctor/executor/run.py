@@ -30,7 +30,7 @@ from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport, TaskReport
 from proctor.pipeline.report_codec import to_data
-from proctor.pipeline.task import TaskJob, evaluate_task, refused
+from proctor.pipeline.task import TaskJob, evaluate_task, refused, scorer_environment_key
 from proctor.protocols.registry import driver_for
 from proctor.store import jobs
 from proctor.store.models import ChallengeVersion, Job, SubmissionRow
@@ -209,7 +209,11 @@ def _evaluate(
         # an environment that cannot be built is the platform's failure, stored once, not a
         # crash of the attempt that the reaper would retry into "infrastructure"
         environments = runtime.environments(challenge, phase)
-        task_job = dataclasses.replace(task_job, environment=environments.get(job.task))
+        task_job = dataclasses.replace(
+            task_job,
+            environment=environments.get(job.task),
+            scorer_environment=environments.get(scorer_environment_key(job.task)),
+        )
         return evaluate_task(task_job, runtime.sandbox, _StageRecorder(runtime, lease, cancel))
     except ProctorError as err:
         if isinstance(err, JobCancelledError):
@@ -259,7 +263,8 @@ def _run_logs(folder: RunFolder, task: str) -> io.BytesIO:
     """
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name in ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json"):
+        kept = ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json")
+        for name in (*kept, folder.scoring_log(task).name):
             if (folder.root / name).is_file():
                 tar.add(folder.root / name, arcname=name)
         exam = folder.outputs(task, Stage.EXAM)

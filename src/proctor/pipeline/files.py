@@ -17,7 +17,6 @@ by the host scorer alone and only the summary the disclosure allows leaves it.
 
 from __future__ import annotations
 
-import traceback
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,8 @@ from proctor.pipeline.score import (
     ScoreTarget,
     ShownScores,
     keep_full_scores,
+    keep_scoring_log,
+    log_scorer_failure,
     run_scorer,
     shown_scores,
 )
@@ -114,6 +115,7 @@ def _target(job: FilesJob, split: str, references: Path, errors_log: Path) -> Sc
         noun=job.driver.case_noun,
         errors_log=errors_log,
         precheck=lambda: _format_problem(job, split),
+        scoring_log=job.folder.scoring_log(job.task.name),
     )
 
 
@@ -139,6 +141,8 @@ def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
                 )
             except Exception:
                 return _scorer_failed(job, target)
+        if target.scoring_log is not None:
+            keep_scoring_log(target.scoring_log, f"task {job.task.name} (quiz): scored", scored.log)
         message = f"{job.driver.folder_of(PUBLIC)}: {_summary(job.task, scored)}"
         notes = [_relative(str(w.message), job.entry_root, references) for w in caught]
         if notes:
@@ -151,8 +155,7 @@ def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
 
 def _scorer_failed(job: FilesJob, target: ScoreTarget) -> StageResult:
     """The quiz's scorer (or its public references) failed: the organizers' fault."""
-    with target.errors_log.open("a", encoding="utf-8") as log:
-        log.write(f"task {job.task.name} (quiz):\n{traceback.format_exc()}\n")
+    log_scorer_failure(target.errors_log, target.scoring_log, f"task {job.task.name} (quiz)")
     message = (
         f"scoring the {job.driver.folder_of(PUBLIC)} predictions failed with an internal error "
         f"({SCORE_ERROR_CODE}); your entry is not at fault and the organizers have the details"

@@ -13,16 +13,21 @@ from pathlib import Path
 from proctor.protocols.base import HIDDEN, FilesContext, FilesDriver
 from proctor.protocols.registry import driver_for
 from proctor.scoring.base import TaskScores
-from proctor.scoring.registry import get_scorer
+from proctor.scoring.registry import scorer_for
 from proctor.spec.model import Challenge
+from proctor.spec.programs import ProgramRunner
 
 
-def rescore_task(challenge: Challenge, task_name: str, outputs: Path) -> TaskScores:
+def rescore_task(
+    challenge: Challenge, task_name: str, outputs: Path, runner: ProgramRunner | None = None
+) -> TaskScores:
     """``task_name``'s scores of ``outputs`` under ``challenge``'s current scorer.
 
     ``outputs``: the stored exam outputs (code protocols) or the unpacked upload (a protocol
-    where no code runs). Raises ``ValueError`` for a task without hidden data; a scorer's own
-    exception propagates (the caller reports it as the scorer's failure).
+    where no code runs); ``runner`` runs a scoring program (see ``program_runs``). Raises
+    ``ValueError`` for a task without hidden data; a scorer's own exception propagates (the
+    caller reports it as the scorer's failure; a ``ScoringProgramError`` has the organizer's
+    log).
     """
     task = challenge.task(task_name)
     references, inputs = task.hidden_references, task.hidden_inputs
@@ -30,7 +35,7 @@ def rescore_task(challenge: Challenge, task_name: str, outputs: Path) -> TaskSco
         raise ValueError(f"task {task_name!r} has no hidden data to score")
     protocol = challenge.protocol
     driver_class = driver_for(protocol.kind)
-    scorer = get_scorer(task.scorer)
+    scorer = scorer_for(task.scorer, runner)
     cases = tuple(driver_class.list_cases(protocol, inputs))
     template = driver_class.output_template(protocol)
     if issubclass(driver_class, FilesDriver) and cases:

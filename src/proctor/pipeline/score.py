@@ -10,6 +10,7 @@ reference values) goes to the run folder for the organizer, the participant gets
 from __future__ import annotations
 
 import json
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
 from proctor.scoring.base import Scorer, TaskScores
+from proctor.scoring.program import ScoringProgramError
 from proctor.spec.model import DisclosureSpec, PerRecord
 from proctor.store.runfolder import RunFolder
 from proctor.types import Disclosure, Failure, Stage, StageStatus
@@ -80,6 +82,30 @@ class ScoreTarget:
     errors_log: Path
     precheck: Callable[[], str | None] | None = None
     hide_zero_filled: bool = False
+    scoring_log: Path | None = None
+
+
+def log_scorer_failure(errors_log: Path, scoring_log: Path | None, heading: str) -> None:
+    """Keep the organizer's record of the exception being handled (never shown to participants).
+
+    A scoring program's failure: its reason in ``errors_log`` and, with its output's tails, in
+    ``scoring_log``; any other exception: its traceback in ``errors_log``.
+    """
+    failure = sys.exc_info()[1]
+    with errors_log.open("a", encoding="utf-8") as log:
+        if isinstance(failure, ScoringProgramError):
+            log.write(f"{heading}: {failure.reason}\n")
+        else:
+            log.write(f"{heading}:\n{traceback.format_exc()}\n")
+    if isinstance(failure, ScoringProgramError) and scoring_log is not None:
+        keep_scoring_log(scoring_log, heading, f"failed: {failure.reason}\n{failure.log}")
+
+
+def keep_scoring_log(scoring_log: Path, heading: str, text: str) -> None:
+    """Append a scoring program's record (warnings, output tails) to the organizer's log."""
+    if text:
+        with scoring_log.open("a", encoding="utf-8") as log:
+            log.write(f"=== {heading}\n{text}\n")
 
 
 def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
@@ -101,8 +127,7 @@ def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
                 Stage.SCORE, StageStatus.FAILED, str(err), "score failed", failure=Failure.ENTRY
             )
         except Exception:
-            with target.errors_log.open("a", encoding="utf-8") as log:
-                log.write(f"task {target.task}:\n{traceback.format_exc()}\n")
+            log_scorer_failure(target.errors_log, target.scoring_log, f"task {target.task}")
             message = (
                 f"scoring failed with an internal error ({SCORE_ERROR_CODE}); your entry is "
                 "not at fault and the organizers have the details"
@@ -110,6 +135,8 @@ def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
             return StageResult(
                 Stage.SCORE, StageStatus.FAILED, message, message, failure=Failure.SCORER
             )
+        if target.scoring_log is not None:
+            keep_scoring_log(target.scoring_log, f"task {target.task}: scored", result.log)
         scored.append(result)
         count = len(target.cases)
         message = f"scored {count} {target.noun}{'' if count == 1 else 's'}"
@@ -139,6 +166,7 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         noun=ctx.driver.case_noun,
         errors_log=ctx.folder.score_errors,
         hide_zero_filled=exam_hidden,
+        scoring_log=ctx.folder.scoring_log(task.name),
     )
     scored = run_scorer(target, runner)
     if scored is None:

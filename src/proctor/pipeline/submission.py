@@ -17,7 +17,13 @@ from proctor.entries.manifest import set_executable_bits
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport, TaskReport, combine
-from proctor.pipeline.task import JobEnvironment, TaskJob, evaluate_task, refused
+from proctor.pipeline.task import (
+    JobEnvironment,
+    TaskJob,
+    evaluate_task,
+    refused,
+    scorer_environment_key,
+)
 from proctor.protocols.registry import driver_for
 from proctor.sandbox.base import Sandbox
 from proctor.spec.model import Challenge, Phase
@@ -54,6 +60,7 @@ class Submission:
                 cancel=self.cancel,
                 environment=self.environments.get(task),
                 keep_home=self.keep_homes,
+                scorer_environment=self.environments.get(scorer_environment_key(task)),
             )
             for task in self.phase.tasks
         ]

@@ -32,6 +32,7 @@ from proctor.pipeline.disclosure import StageResult
 from proctor.pipeline.entry_layer import EntryLayer, entry_layer
 from proctor.pipeline.files import FilesJob, evaluate_files
 from proctor.pipeline.inputs import stage_inputs
+from proctor.pipeline.program_runs import SandboxProgramRunner, SessionProgramRunner
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo, StageReport, TaskReport
 from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner, disclosure_level
@@ -40,7 +41,7 @@ from proctor.protocols.base import HIDDEN, PUBLIC, Driver, DriverContext, FilesC
 from proctor.protocols.registry import driver_for
 from proctor.sandbox.base import Sandbox
 from proctor.sandbox.rootfs import RootFilesystem
-from proctor.scoring.registry import get_scorer
+from proctor.scoring.registry import scorer_for
 from proctor.spec.environment import ParticipantWheels
 from proctor.spec.model import Challenge, Phase, Task
 from proctor.store.runfolder import RunFolder
@@ -70,6 +71,29 @@ class TaskJob:
     environment: JobEnvironment | None = None
     made_executable: tuple[str, ...] = ()
     keep_home: bool = False
+    scorer_environment: JobEnvironment | None = None
+
+
+def scorer_environment_key(task: str) -> str:
+    """The key of ``task``'s scoring-program environment in a job's environment mapping.
+
+    Environments are handed to jobs as one mapping (task name → environment); a task whose
+    scorer is a program also finds the program's there under this key (task names never hold
+    a ``:``).
+    """
+    return f"{task}:scorer"
+
+
+def program_runner(job: TaskJob, sandbox: Sandbox) -> SandboxProgramRunner:
+    """Runs ``job``'s scoring program in a session of its own, in the scorer's environment."""
+    environment = job.scorer_environment
+    return SandboxProgramRunner(
+        sandbox,
+        job.folder.scratch,
+        root=environment.root if environment is not None else None,
+        variables=environment.variables if environment is not None else None,
+        cancel=job.cancel,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,11 +175,10 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
     challenge = job.challenge
     driver_class = driver_for(challenge.protocol.kind)
     if issubclass(driver_class, FilesDriver):
-        return _evaluate_files(job, driver_class, runner)
+        return _evaluate_files(job, driver_class, runner, sandbox)
     if not issubclass(driver_class, Driver):
         raise TypeError(f"protocol {driver_class.kind!r} is neither a Driver nor a FilesDriver")
     task = _staged(challenge.task(job.task), job.folder)
-    scorer = get_scorer(task.scorer)
     job.folder.prepare_homes()
     home = job.folder.home(task.name)
     environment = job.environment
@@ -167,6 +190,10 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
         return task_report(job, runner)
     with sandbox.session(root) as session, job.cancel.listening(session.cancel):
         runner.environment = _environment_info(environment, private=session.private_root)
+        checks = SessionProgramRunner(
+            session, job.folder.scratch, environment.variables if environment is not None else None
+        )
+        scorer = scorer_for(task.scorer, program_runner(job, sandbox), checks)
         context = DriverContext(
             challenge.protocol,
             challenge.limits,
@@ -202,12 +229,15 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
 
 
 def _evaluate_files(
-    job: TaskJob, driver_class: type[FilesDriver], runner: StageRunner
+    job: TaskJob, driver_class: type[FilesDriver], runner: StageRunner, sandbox: Sandbox
 ) -> TaskReport:
-    """A protocol where no code runs: no sandbox session, no home, the upload is read as is."""
+    """A protocol where no code runs: no home, the upload is read as is.
+
+    Only a scoring program (and its output check) runs, each in a sandbox session of its own.
+    """
     challenge = job.challenge
     task = challenge.task(job.task)
-    scorer = get_scorer(task.scorer)
+    scorer = scorer_for(task.scorer, program_runner(job, sandbox))
     context = FilesContext(
         challenge.protocol, challenge.limits, scorer.check_output, _split_cases(challenge)
     )

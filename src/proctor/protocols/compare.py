@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from proctor.protocols.compare_json import compare_json
 from proctor.spec.protocols import CompareSpec
 
 CHUNK = 1 << 20
@@ -26,7 +27,8 @@ def compare_answer(output: bytes, answer: bytes, spec: CompareSpec) -> str | Non
     """Return None when ``output`` matches ``answer`` under ``spec``, else what differs first.
 
     ``exact`` compares bytes; ``lines`` compares stripped lines (CRLF and LF alike; trailing
-    empty lines ignored); ``numeric`` compares one number per line within ``spec.tolerance``.
+    empty lines ignored); ``numeric`` compares one number per line within ``spec.tolerance``;
+    ``json`` compares two JSON documents as values, numbers within ``spec.tolerance``.
     """
     return _compare(lambda: io.BytesIO(output), lambda: io.BytesIO(answer), spec)
 
@@ -37,6 +39,9 @@ def compare_files(output: Path, answer: Path, spec: CompareSpec) -> str | None:
 
 
 def _compare(open_output: Opener, open_answer: Opener, spec: CompareSpec) -> str | None:
+    if spec.kind == "json":
+        with open_output() as got, open_answer() as want:
+            return compare_json(got.read(), want.read(), spec.tolerance)
     if spec.kind == "exact":
         with open_output() as got, open_answer() as want:
             return _first_byte_difference(got, want)

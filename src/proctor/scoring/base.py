@@ -19,6 +19,8 @@ class TaskScores:
     dashboard: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     """Statistics per metric and group a scorer offers (VISCERAL's per-organ dashboard:
     metric → organ → empty, count, min, max, median, mean); empty for most scorers."""
+    log: str = ""
+    """For the organizer only (a scoring program's warnings and output): never shown."""
 
 
 ScoreFunction = Callable[[Path, Path, Sequence[str], str], TaskScores]

@@ -12,6 +12,7 @@ from proctor.errors import ConfigError
 from proctor.spec.environment import Environment, EnvironmentSpec
 from proctor.spec.model import Challenge, Task
 from proctor.spec.protocols import describe_error, is_other_branch
+from proctor.spec.scorer import ScoringProgram
 
 CHALLENGE_FILE = "challenge.yaml"
 
@@ -42,6 +43,7 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 def _all_errors(err: ValidationError, path: Path) -> ConfigError:
     """One error naming every problem (file, YAML path, what to do), not just the first."""
     errors = [e for e in err.errors() if not is_other_branch(e)] or err.errors()
+    errors = [e for e in errors if not _echo_of_deeper_error(e, errors)]
     found = list(dict.fromkeys(describe_error(e) for e in errors))
     if len(found) == 1:
         location, message = found[0]
@@ -49,6 +51,24 @@ def _all_errors(err: ValidationError, path: Path) -> ConfigError:
     listing = "\n".join(f"  - {location}: {message}" for location, message in found)
     first = found[0][0]
     return ConfigError(f"{len(found)} problems:\n{listing}", path=path, location=first)
+
+
+def _echo_of_deeper_error(error: Any, errors: list[Any]) -> bool:
+    """True for "tuple too short" on a list whose items failed (the items' errors say why)."""
+    if error["type"] != "too_short":
+        return False
+    loc = tuple(error["loc"])
+    return any(tuple(e["loc"])[: len(loc)] == loc and len(e["loc"]) > len(loc) for e in errors)
+
+
+def _combined(problems: list[ConfigError], path: Path) -> ConfigError:
+    """One error for the folder problems of every task (all of them, not just the first)."""
+    if len(problems) == 1:
+        return problems[0]
+    listing = "\n".join(f"  - {p.location}: {p.message}" for p in problems)
+    return ConfigError(
+        f"{len(problems)} problems:\n{listing}", path=path, location=problems[0].location
+    )
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -112,7 +132,32 @@ def _check_task_folders(task: Task, index: int, root: Path, path: Path) -> Task:
             path=path,
             location=f"tasks[{index}].hidden_references",
         )
-    return task.model_copy(update=resolved)
+    update: dict[str, object] = dict(resolved)
+    program = task.scoring_program
+    if program is not None:
+        update["scorer"] = _resolve_program(program, index, root, path)
+    return task.model_copy(update=update)
+
+
+def _resolve_program(program: ScoringProgram, index: int, root: Path, path: Path) -> ScoringProgram:
+    """The scoring program with its folder made absolute: a folder inside the challenge."""
+    where = f"tasks[{index}].scorer.program"
+    folder = (root / program.program).resolve()
+    if not folder.is_relative_to(root):
+        raise ConfigError(
+            f"{folder} lies outside the challenge folder: put the scoring program inside it",
+            path=path,
+            location=where,
+        )
+    if not folder.is_dir():
+        raise ConfigError(
+            f"folder {folder} does not exist: create it (the scoring program's folder) or fix "
+            "the path",
+            path=path,
+            location=where,
+        )
+    environment = _resolve_environment(program.environment, root, path, f"tasks[{index}].scorer")
+    return program.model_copy(update={"program": folder, "environment": environment})
 
 
 def load_challenge(location: Path) -> Challenge:
@@ -128,7 +173,16 @@ def load_challenge(location: Path) -> Challenge:
         challenge = Challenge.model_validate(data)
     except ValidationError as err:
         raise _all_errors(err, path) from None
-    tasks = tuple(_check_task_folders(t, i, root, path) for i, t in enumerate(challenge.tasks))
+    checked: list[Task] = []
+    problems: list[ConfigError] = []
+    for index, task in enumerate(challenge.tasks):
+        try:
+            checked.append(_check_task_folders(task, index, root, path))
+        except ConfigError as err:
+            problems.append(err)
+    if problems:
+        raise _combined(problems, path)
+    tasks = tuple(checked)
     tasks = tuple(
         task.model_copy(
             update={

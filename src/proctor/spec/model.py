@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
+from proctor.spec import table_scorer  # noqa: F401 (declares the `table` scorer kind)
 from proctor.spec.environment import HOST, Environment, EnvironmentSpec
 from proctor.spec.leaderboards import BoardSpec, check_boards
 from proctor.spec.protocols import (
@@ -24,8 +25,8 @@ from proctor.spec.protocols import (
     Strict,
     parse_protocol,
 )
-from proctor.spec.table_scorer import ScorerField, TableScorer
-from proctor.types import SCORERS, Direction, Disclosure, ScorerDeclaration
+from proctor.spec.scorer import ScorerSpec, ScoringProgram, parse_scorer, scorer_declaration
+from proctor.types import Direction, Disclosure, ScorerDeclaration
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 TIME_LIMITS = ("setup_s", "case_s", "stage_s")
@@ -36,29 +37,24 @@ __all__ = ["LocatedError", "ProtocolSettings", "RecordsProtocol"]
 class Task(Strict):
     """One dataset: public inputs (quiz), hidden inputs (exam) and hidden references (score).
 
-    ``scorer`` names a built-in scorer (``proctor.types.SCORERS``) or is a scorer kind with
-    options (``{table: {metric: ...}}``, ``spec.table_scorer``); ``metrics`` the subset of its
-    metrics to report (all when empty).
+    ``scorer`` names a built-in scorer (``proctor.types.SCORERS``) or is the organizer's
+    scoring program (``spec.scorer``); ``metrics`` the subset of its metrics to report (all
+    when empty).
     """
 
     name: Identifier
     public_inputs: Path
     hidden_inputs: Path | None = None
     hidden_references: Path | None = None
-    scorer: ScorerField
+    scorer: ScorerSpec
     metrics: tuple[str, ...] = ()
     title: str = ""
     environment: Environment | None = None
 
-    @field_validator("scorer")
+    @field_validator("scorer", mode="before")
     @classmethod
-    def _known_scorer(cls, name: str | TableScorer) -> str | TableScorer:
-        if isinstance(name, str) and name not in SCORERS:
-            raise ValueError(
-                f"unknown scorer {name!r}: use one of {', '.join(sorted(SCORERS))}, "
-                "or a table metric ({table: {metric: NAME}})"
-            )
-        return name
+    def _known_scorer(cls, value: Any) -> ScorerSpec:
+        return parse_scorer(value)
 
     @model_validator(mode="after")
     def _known_metrics(self) -> Task:
@@ -66,7 +62,7 @@ class Task(Strict):
         for position, metric in enumerate(self.metrics):
             if metric not in offered:
                 raise LocatedError(
-                    f"scorer {self.scorer_declaration.name!r} has no metric {metric!r}: "
+                    f"scorer {self.scorer_name!r} has no metric {metric!r}: "
                     f"choose from {', '.join(offered)}",
                     f"metrics[{position}]",
                 )
@@ -75,9 +71,17 @@ class Task(Strict):
     @property
     def scorer_declaration(self) -> ScorerDeclaration:
         """The declaration of this task's scorer (its metrics and their directions)."""
-        if isinstance(self.scorer, TableScorer):
-            return self.scorer.table.declaration()
-        return SCORERS[self.scorer]
+        return scorer_declaration(self.scorer)
+
+    @property
+    def scorer_name(self) -> str:
+        """The built-in scorer's name, or ``program`` for a scoring program."""
+        return self.scorer_declaration.name
+
+    @property
+    def scoring_program(self) -> ScoringProgram | None:
+        """The organizer's scoring program, or None for a built-in scorer."""
+        return self.scorer if isinstance(self.scorer, ScoringProgram) else None
 
     @property
     def reported_metrics(self) -> tuple[str, ...]:
@@ -305,6 +309,19 @@ class Challenge(Strict):
         """The environment ``task`` runs in (its own, else the challenge's); None for ``host``."""
         chosen = self.task(task).environment or self.environment
         return chosen if isinstance(chosen, EnvironmentSpec) else None
+
+    def scorer_environment_of(self, task: str) -> EnvironmentSpec | None:
+        """The environment ``task``'s scoring program runs in: its own, else the task's.
+
+        None for ``host`` (and for a built-in scorer, which runs in the worker).
+        """
+        program = self.task(task).scoring_program
+        if program is None:
+            return None
+        if program.environment is not None:
+            chosen = program.environment
+            return chosen if isinstance(chosen, EnvironmentSpec) else None
+        return self.environment_of(task)
 
     def disclosure_for(self, phase: Phase) -> DisclosureSpec:
         """The disclosure policy in force in ``phase`` (the challenge's, with its overrides)."""

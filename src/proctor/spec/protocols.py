@@ -71,10 +71,11 @@ class CompareSpec(Strict):
 
     ``exact``: byte for byte (PhysioNet 2014's ``cmp``). ``lines``: line by line, ignoring line
     endings and surrounding white space (2017's ``answers.txt``). ``numeric``: one number per
-    line, equal within ``tolerance`` (absolute).
+    line, equal within ``tolerance`` (absolute). ``json``: one JSON document each, equal as
+    values (key order and spacing ignored), numbers within ``tolerance``.
     """
 
-    kind: Literal["exact", "lines", "numeric"] = "exact"
+    kind: Literal["exact", "lines", "numeric", "json"] = "exact"
     tolerance: float = Field(default=0.0, ge=0.0, strict=True)
 
 

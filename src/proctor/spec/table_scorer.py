@@ -21,15 +21,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import (
-    Discriminator,
     Field,
     StringConstraints,
-    Tag,
     field_validator,
     model_validator,
 )
 
 from proctor.spec.protocols import LocatedError, Strict
+from proctor.spec.scorer import ScorerSettings, declare_scorer_kind
 from proctor.types import (
     TABLE_METRICS,
     TABLE_SCORER,
@@ -96,27 +95,15 @@ class TableOptions(Strict):
         )
 
 
-class TableScorer(Strict):
+class TableScorer(ScorerSettings):
     """``scorer: {table: {...}}``: the table scorer with its options."""
 
     table: TableOptions
 
-
-def _scorer_kind(value: object) -> str | None:
-    """Which form a task's ``scorer`` takes: a built-in name, or a kind with its options."""
-    if isinstance(value, str):
-        return "name"
-    if isinstance(value, TableScorer) or (isinstance(value, dict) and "table" in value):
-        return "table"
-    return None
+    @property
+    def declaration(self) -> ScorerDeclaration:
+        """The chosen metric (with its direction) and the rows scored."""
+        return self.table.declaration()
 
 
-ScorerField = Annotated[
-    Annotated[str, Tag("name")] | Annotated[TableScorer, Tag("table")],
-    Discriminator(
-        _scorer_kind,
-        custom_error_type="scorer_kind",
-        custom_error_message="a scorer is a built-in scorer's name or {table: {metric: NAME}}",
-    ),
-]
-"""The type of ``Task.scorer``: only the form given is validated, so errors name its keys."""
+declare_scorer_kind(TABLE_SCORER, TableScorer)

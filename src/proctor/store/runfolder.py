@@ -7,7 +7,9 @@ Layout (host side, outside every sandbox)::
     ROOT/homes/TASK/             the entry's writable home for TASK (a capped tmpfs as root)
     ROOT/outputs/TASK/{quiz,exam,rerun}/   collected outputs, stored by the host
     ROOT/cases.jsonl             the organizer's log of every case and stage
-    ROOT/score-error.txt         a scorer's traceback (never shown to participants)
+    ROOT/score-error.txt         a scorer's traceback or a scoring program's failure (never
+                                 shown to participants)
+    ROOT/scoring-TASK.log        a scoring program's warnings and stdout/stderr tails (organizer)
     ROOT/scores-TASK.json        every score of TASK, unredacted (organizer and service only)
 
 An attempt is created under a name ending in ``.partial``; :meth:`RunFolder.commit` renames it
@@ -73,6 +75,15 @@ class RunFolder:
     def score_errors(self) -> Path:
         """Where scorer tracebacks go (organizer only)."""
         return self.root / SCORE_ERROR_LOG
+
+    def scoring_log(self, task: str) -> Path:
+        """``task``'s scoring program log: reason, warnings, output tails (organizer only)."""
+        return self.root / f"scoring-{task}.log"
+
+    @property
+    def scratch(self) -> Path:
+        """Where organizer programs' inputs are staged for the sandbox (removed after each)."""
+        return self.root / "scratch"
 
     def full_scores(self, task: str) -> Path:
         """``task``'s unredacted scores (summary and per case; organizer and service only)."""

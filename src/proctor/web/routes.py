@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from proctor.errors import UsageError
 from proctor.services.platform import (
     installs,
+    logs,
     publications,
     rescore,
     standings,
@@ -128,6 +129,14 @@ def submission_status(
 ) -> schemas.SubmissionStatus:
     """Status, stage, queue position and (when finished) the disclosed report."""
     return schemas.SubmissionStatus(**submissions.status(platform, principal, sid))
+
+
+@router.get("/submissions/{sid}/logs")
+def submission_logs(
+    sid: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.SubmissionLogs:
+    """The organizer's logs of each task (a scoring program's reason and output): organizers."""
+    return schemas.SubmissionLogs(**logs.submission_logs(platform, principal, sid))
 
 
 @router.post("/submissions/{sid}/cancel")

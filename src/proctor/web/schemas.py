@@ -93,6 +93,22 @@ class SubmissionStatus(Answer):
     )
 
 
+class TaskLogs(Answer):
+    task: str
+    state: str
+    status: str | None = Field(description="scored, dry_run or failed; null while it runs")
+    logs: dict[str, str] = Field(
+        description="score-error.txt, scoring-TASK.log, platform-error.txt: name → text"
+    )
+
+
+class SubmissionLogs(Answer):
+    submission: str
+    challenge: str
+    phase: str
+    tasks: list[TaskLogs]
+
+
 class Publication(Answer):
     submission: str
     task: str

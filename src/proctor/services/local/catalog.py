@@ -42,14 +42,15 @@ def resolve_challenge(ref: str) -> Challenge:
         raise UsageError(
             f"no challenge folder or bundled challenge called {ref!r} (bundled: {known})"
         )
-    _check_scorers(challenge)
+    check_references(challenge)
     return challenge
 
 
-def _check_scorers(challenge: Challenge) -> None:
+def check_references(challenge: Challenge) -> None:
     """Every hidden case has its reference, so a missing one is found before an exam.
 
-    Scorer names, metrics and the leaderboard metric were checked when the file loaded.
+    Scorer names, metrics and the leaderboard metric were checked when the file loaded. A
+    scoring program names no reference file per case (it reads its references as it likes).
     """
     path = challenge.root / CHALLENGE_FILE
     driver = driver_for(challenge.protocol.kind)
@@ -57,6 +58,8 @@ def _check_scorers(challenge: Challenge) -> None:
         if task.hidden_inputs is None or task.hidden_references is None:
             continue
         template = task.scorer_declaration.reference
+        if not template:
+            continue
         cases = driver.list_cases(challenge.protocol, task.hidden_inputs)
         missing = [
             name
@@ -100,7 +103,7 @@ def list_challenges() -> list[ChallengeSummary]:
     out = []
     for name in bundled_names():
         challenge = load_challenge(bundled_root() / folder_name(name))
-        _check_scorers(challenge)
+        check_references(challenge)
         out.append(
             ChallengeSummary(
                 name=challenge.name,
@@ -115,6 +118,9 @@ def list_challenges() -> list[ChallengeSummary]:
 
 def write_kit(ref: str, dest: Path) -> list[Path]:
     """Write a participant's starting kit: ``entry/`` (the baseline), ``data/``, ``README.md``.
+
+    ``entry/`` is a copy of the challenge's ``baseline/``; ``README.md`` its ``KIT.md``, or a
+    README made from the challenge (:func:`generic_kit_readme`) when it ships none.
 
     Only public data is copied (once, into ``data/``, when every task shares its public
     inputs). Refuses to write into a non-empty ``dest``.
@@ -146,8 +152,47 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
     readme = challenge.root / KIT_README
     if readme.is_file():
         shutil.copy2(readme, dest / "README.md")
-        written.append(dest / "README.md")
+    else:
+        (dest / "README.md").write_text(generic_kit_readme(challenge), encoding="utf-8")
+    written.append(dest / "README.md")
     return written
+
+
+def generic_kit_readme(challenge: Challenge) -> str:
+    """The kit's README of a challenge that ships no ``KIT.md``: what is where, how to submit.
+
+    It names the challenge, never the folder it was installed from (which holds hidden data).
+    """
+    driver = driver_for(challenge.protocol.kind)
+    metrics = "; ".join(
+        f"`{metric.name}` ({metric.direction}{': ' + metric.summary if metric.summary else ''})"
+        for task in challenge.tasks
+        for metric in task.scorer_declaration.metrics
+        if metric.rankable
+    )
+    return f"""# {challenge.name} starting kit: {challenge.title}
+
+{challenge.description}
+
+## What is in this kit
+
+- `entry/`: the challenge's baseline entry, a working example to start from.
+- `data/`: the public data.
+
+## The entry
+
+Protocol `{challenge.protocol.kind}`: {driver.summary}. Keep the layout of `entry/`.
+
+## Scores
+
+{metrics or "See the challenge's page."}
+
+## Submitting
+
+Zip the entry's content and submit it to the challenge's server:
+`proctor submit entry.zip --challenge {challenge.name} --server URL --token TOKEN`
+(an empty file `DRYRUN` in the entry stops after the quiz, a check on public data).
+"""
 
 
 def _copy_item(source: Path, target: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -20,8 +21,10 @@ from proctor.environments.oci import export_oci, import_oci
 from proctor.environments.store import BuiltEnvironment, EnvironmentStore
 from proctor.environments.wheels import Target, lock_requirements
 from proctor.errors import UsageError
+from proctor.pipeline.program_runs import SandboxProgramRunner
 from proctor.pipeline.report import EnvironmentInfo
-from proctor.pipeline.task import JobEnvironment
+from proctor.pipeline.task import JobEnvironment, scorer_environment_key
+from proctor.protocols.registry import driver_for
 from proctor.sandbox import create_sandbox
 from proctor.sandbox.base import Limits, Mount
 from proctor.sandbox.rootfs import RootFilesystem
@@ -122,13 +125,51 @@ def job_environments(
     settings: Settings,
     listener: BuildListener | None = None,
 ) -> dict[str, JobEnvironment]:
-    """Task name → its environment, for the tasks of ``phase`` not run on the host."""
+    """Task name → its environment, for the tasks of ``phase`` not run on the host.
+
+    A task scored by a program also has its scorer's environment, under
+    ``scorer_environment_key(task)``.
+    """
     found: dict[str, JobEnvironment] = {}
     for task in phase.tasks:
         spec = challenge.environment_of(task)
         if spec is not None:
             found[task] = job_environment(spec, ensure_environment(spec, settings, listener).built)
+        scorer_spec = challenge.scorer_environment_of(task)
+        if scorer_spec is not None:
+            built = ensure_environment(scorer_spec, settings, listener).built
+            found[scorer_environment_key(task)] = job_environment(scorer_spec, built)
     return found
+
+
+def scoring_program_runner(
+    challenge: Challenge, task: str, settings: Settings, scratch: Path
+) -> SandboxProgramRunner | None:
+    """What runs ``task``'s scoring program outside a job (a rescore); None for a built-in one.
+
+    The program's environment is built first when the store lacks it.
+    """
+    if challenge.task(task).scoring_program is None:
+        return None
+    spec = challenge.scorer_environment_of(task)
+    environment = job_environment(spec, ensure_environment(spec, settings).built) if spec else None
+    return SandboxProgramRunner(
+        create_sandbox(settings),
+        scratch,
+        root=environment.root if environment is not None else None,
+        variables=environment.variables if environment is not None else None,
+    )
+
+
+def tasks_on_host(challenge: Challenge, tasks: Iterable[str]) -> list[str]:
+    """The ``tasks`` whose entries' code would see the host's ``/usr`` (``environment: host``).
+
+    A protocol where no entry code runs (``predictions``) has none: its scoring program, the
+    organizer's, runs in the sandbox in its declared environment (or the host's ``/usr``).
+    """
+    if not driver_for(challenge.protocol.kind).runs_code:
+        return []
+    return [task for task in tasks if challenge.environment_of(task) is None]
 
 
 def declared_environment(challenge: Challenge, task: str | None) -> EnvironmentSpec:

@@ -31,6 +31,7 @@ from proctor.executor.runtime import WorkerRuntime
 from proctor.executor.upkeep import Upkeep
 from proctor.sandbox import create_sandbox
 from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.services.local.environments import tasks_on_host
 from proctor.services.platform.installs import current, installed_names
 from proctor.services.platform.resources import Platform, open_platform
 from proctor.services.platform.worker import worker_runtime
@@ -78,14 +79,13 @@ def check_runnable(challenges: Iterable[Challenge], allowed: bool) -> None:
     if allowed:
         return
     for challenge in challenges:
-        for task in challenge.tasks:
-            if challenge.environment_of(task.name) is None:
-                raise UsageError(
-                    f"challenge {challenge.name!r} runs task {task.name!r} on the host "
-                    "('environment: host'), which shows this machine's /usr to entries: declare "
-                    "an environment, or start the worker with --allow-host-environment "
-                    "(PROCTOR_ALLOW_HOST_ENVIRONMENT=1) if every participant is trusted"
-                )
+        for task in tasks_on_host(challenge, (t.name for t in challenge.tasks))[:1]:
+            raise UsageError(
+                f"challenge {challenge.name!r} runs task {task!r} on the host "
+                "('environment: host'), which shows this machine's /usr to entries: declare "
+                "an environment, or start the worker with --allow-host-environment "
+                "(PROCTOR_ALLOW_HOST_ENVIRONMENT=1) if every participant is trusted"
+            )
 
 
 def reconcile_sandboxes(host: Settings) -> None:

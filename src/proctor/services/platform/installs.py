@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from proctor.entries import unpack_entry
 from proctor.errors import ForbiddenError, NotFoundError, UsageError
 from proctor.services.local.catalog import resolve_challenge
+from proctor.services.local.environments import tasks_on_host
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, load_challenge
@@ -110,14 +111,13 @@ def check_servable(challenge: Challenge, platform: Platform) -> None:
     """Refuse ``environment: host`` (the host's /usr shown to entries) unless allowed."""
     if platform.settings.allow_host_environment:
         return
-    for task in challenge.tasks:
-        if challenge.environment_of(task.name) is None:
-            raise UsageError(
-                f"challenge {challenge.name!r} runs task {task.name!r} on the host "
-                "('environment: host'), which shows the host's /usr to entries: declare an "
-                "environment, or start the server with PROCTOR_ALLOW_HOST_ENVIRONMENT=1 if "
-                "every participant is trusted"
-            )
+    for task in tasks_on_host(challenge, (t.name for t in challenge.tasks))[:1]:
+        raise UsageError(
+            f"challenge {challenge.name!r} runs task {task!r} on the host "
+            "('environment: host'), which shows the host's /usr to entries: declare an "
+            "environment, or start the server with PROCTOR_ALLOW_HOST_ENVIRONMENT=1 if "
+            "every participant is trusted"
+        )
 
 
 def check_installer(principal: Principal) -> None:

@@ -6,6 +6,9 @@ its run artifact; a predictions upload, itself) are scored again by ``pipeline.r
 the newest installed version. The new scores become the job's current ones and a new
 ``score_versions`` row; the job's first scores are kept as version 1. No entry runs again.
 
+A job whose scoring failed (failure ``scorer``: the organizer's program crashed) is scored
+again too, from the same kept outputs; it becomes scored once the fixed scorer succeeds.
+
 The answer says what changed: per submission and task, each metric ``old → new``, a job that
 could not be rescored (outputs not kept, scorer error) with the reason, and the rank changes
 on the phase's ``default`` board.
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from proctor.entries import ArchiveLimits, unpack_entry
@@ -34,6 +37,7 @@ from proctor.pipeline.score import ZERO_FILLED, shown_scores
 from proctor.protocols.base import FilesDriver
 from proctor.protocols.registry import driver_for
 from proctor.scoring.base import TaskScores
+from proctor.services.local.environments import scoring_program_runner
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.board_entries import stored_entries
 from proctor.services.platform.installs import current
@@ -51,7 +55,7 @@ from proctor.store.models import (
     SubmissionRow,
     Team,
 )
-from proctor.types import Disclosure, JobState, Stage
+from proctor.types import Disclosure, Failure, JobState, RunStatus, Stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +110,7 @@ def _scored_jobs(session: Session, challenge: Challenge, phase: Phase) -> list[_
             SubmissionRow.phase == phase.name,
             SubmissionRow.cancelled.is_(False),
             Job.state == JobState.DONE,
-            Result.status == "scored",
+            or_(Result.status == "scored", Job.failure == str(Failure.SCORER)),
         )
         .order_by(SubmissionRow.created, Job.task)
     ).all()
@@ -147,9 +151,13 @@ def _rescore_job(
         "error": None,
     }
     with tempfile.TemporaryDirectory(prefix="proctor-rescore-") as scratch:
+        Path(scratch).chmod(0o711)  # a scoring program's slot reaches its staged inputs
         try:
             outputs = _outputs(platform, challenge, job, Path(scratch))
-            scored = rescore_task(challenge, job.task, outputs)
+            runner = scoring_program_runner(
+                challenge, job.task, platform.host, Path(scratch) / "program"
+            )
+            scored = rescore_task(challenge, job.task, outputs, runner)
         except Exception as err:  # a scorer's failure is reported, the old scores stay
             answer["error"] = f"not rescored: {err}"
             return answer
@@ -251,7 +259,22 @@ def _update_report(
     shown = shown_scores(scored, wanted, disclosure_level(policy, Stage.SCORE), policy.per_record)
     report = json.loads(result.report)
     report["scores"], report["per_record"] = shown.scores, shown.per_record
+    if report.get("failure") == Failure.SCORER:  # a fixed scoring program: now scored
+        _mark_scored(report)
+        result.status = str(RunStatus.SCORED)
+        held = session.get(Job, job.job_id)
+        if held is not None:
+            held.failure = None
     result.report = json.dumps(report)
+
+
+def _mark_scored(report: dict[str, Any]) -> None:
+    """A report whose score stage failed (the scorer's fault), as scored by a rescore."""
+    report["status"], report["failure"], report["failed_stage"] = "scored", None, None
+    for stage in report["stages"]:
+        if stage.get("stage") == Stage.SCORE:
+            stage["status"] = "passed"
+            stage["message"] = "scored again by the organizers' fixed scorer"
 
 
 def _same(old: float | None, new: float | None) -> bool:

@@ -10,7 +10,7 @@ from proctor.executor.local import LocalPool
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.task import JobEnvironment
 from proctor.sandbox import create_sandbox
-from proctor.services.local.environments import job_environments
+from proctor.services.local.environments import job_environments, tasks_on_host
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
 
@@ -42,14 +42,13 @@ def check_host_allowed(challenge: Challenge, phase: Phase, *, allowed: bool) -> 
     """
     if allowed:
         return
-    for task in phase.tasks:
-        if challenge.environment_of(task) is None:
-            raise PlatformError(
-                f"challenge {challenge.name!r} runs task {task!r} on the host ('environment: "
-                "host'), which this worker refuses: declare an environment, or start the "
-                "worker with --allow-host-environment (PROCTOR_ALLOW_HOST_ENVIRONMENT=1) if "
-                "every participant is trusted"
-            )
+    for task in tasks_on_host(challenge, phase.tasks)[:1]:
+        raise PlatformError(
+            f"challenge {challenge.name!r} runs task {task!r} on the host ('environment: "
+            "host'), which this worker refuses: declare an environment, or start the "
+            "worker with --allow-host-environment (PROCTOR_ALLOW_HOST_ENVIRONMENT=1) if "
+            "every participant is trusted"
+        )
 
 
 def start_local_pool(platform: Platform, workers: int) -> LocalPool:

@@ -1,0 +1,63 @@
+"""``proctor challenge new`` and ``proctor challenge check``: authoring a challenge folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from proctor.services.local.authoring import check_challenge, new_challenge
+from proctor.services.local.template_files import TEMPLATES
+
+PROTOCOLS = ", ".join(TEMPLATES)
+
+
+def challenge_new(
+    dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the challenge.")],
+    protocol: Annotated[
+        str, typer.Option("--protocol", "-p", help=f"The entry protocol: {PROTOCOLS}.")
+    ],
+    name: Annotated[
+        str | None, typer.Option(help="The challenge's name (default: the folder's name).")
+    ] = None,
+) -> None:
+    """Write a small working challenge: data, a scoring program, baseline/, KIT.md.
+
+    Try it at once with `proctor run DEST/baseline --challenge DEST`; then replace the data,
+    the scoring program and the baseline with your own (docs/host-your-own-challenge.md).
+    """
+    written = new_challenge(dest, protocol, name)
+    typer.echo(f"wrote a {protocol} challenge in {dest} ({len(written)} files and folders)")
+    typer.echo(f"try it: proctor run {dest / 'baseline'} --challenge {dest}")
+
+
+def challenge_check(
+    folder: Annotated[Path, typer.Argument(help="The challenge folder (or its challenge.yaml).")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"ok": ..., "problems": [...]} on stdout.')
+    ] = False,
+) -> None:
+    """Check a challenge folder as `challenge add` and `proctor run` do: every problem at once.
+
+    Exit status: 0 ready; 2 problems (each with its YAML path and the fix).
+    """
+    problems = check_challenge(folder)
+    if as_json:
+        answer = {"ok": not problems, "problems": [p.to_json() for p in problems]}
+        typer.echo(json.dumps(answer, indent=2))
+    elif problems:
+        typer.echo(f"{len(problems)} problem(s) in {folder}:", err=True)
+        for problem in problems:
+            where = f"{problem.location}: " if problem.location else ""
+            typer.echo(f"  - {where}{problem.message}", err=True)
+    else:
+        typer.echo(f"{folder}: ready")
+    raise typer.Exit(2 if problems else 0)
+
+
+def register(challenge: typer.Typer) -> None:
+    """Add ``new`` and ``check`` to the ``challenge`` commands."""
+    challenge.command("new")(challenge_new)
+    challenge.command("check")(challenge_check)

@@ -1,0 +1,117 @@
+"""Authoring a challenge: ``proctor challenge new`` (a working template) and ``challenge check``.
+
+``new_challenge`` writes a small challenge that runs at once (``proctor run DIR/baseline
+--challenge DIR``): public and hidden data, a scoring program, a baseline entry, ``KIT.md`` for
+participants and the bundled reference environment's declaration. ``check_challenge`` makes
+every check ``challenge add`` and ``proctor run`` make and lists all problems at once, each
+with its YAML path and the fix.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from proctor.challenges import bundled_root
+from proctor.errors import ConfigError, UsageError
+from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
+from proctor.services.local.catalog import check_references
+from proctor.services.local.template_files import TEMPLATES, write_files
+from proctor.spec import CHALLENGE_FILE, Challenge, load_challenge
+
+ENVIRONMENT_FILES = ("requirements.in", "requirements.lock", "environment.lock")
+
+
+def new_challenge(dest: Path, protocol: str, name: str | None = None) -> list[Path]:
+    """Write a working challenge of ``protocol`` into ``dest`` (new or empty); the files written."""
+    if protocol not in TEMPLATES:
+        raise UsageError(f"unknown protocol {protocol!r}: use one of {', '.join(TEMPLATES)}")
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"{dest} is not an empty folder: choose a new folder for the challenge")
+    title = name or dest.name
+    if not _plain_name(title):
+        raise UsageError(
+            f"{title!r} cannot name a challenge: use letters, digits, '.', '_' and '-' "
+            "(pass --name)"
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    written = write_files(dest, TEMPLATES[protocol]())
+    (dest / CHALLENGE_FILE).write_text(challenge_yaml(title, protocol), encoding="utf-8")
+    (dest / "KIT.md").write_text(kit_readme(title, protocol), encoding="utf-8")
+    environment = dest / "environment"
+    environment.mkdir(exist_ok=True)
+    for file in ENVIRONMENT_FILES:
+        shutil.copy2(bundled_root() / "environment" / file, environment / file)
+    return [dest / CHALLENGE_FILE, dest / "KIT.md", *written, environment]
+
+
+def _plain_name(name: str) -> bool:
+    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+    return 0 < len(name) <= 64 and name[0].isalnum() and set(name) <= allowed
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One problem of a challenge folder: the YAML path (or file) at fault and the message."""
+
+    location: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"location": ..., "message": ...}``."""
+        return {"location": self.location, "message": self.message}
+
+
+def problems_of(error: ConfigError) -> list[Problem]:
+    """The problems one ``ConfigError`` lists (one, or each line of "N problems:")."""
+    message = error.message
+    lines = message.splitlines()
+    if lines and lines[0].endswith("problems:"):
+        found = []
+        for line in lines[1:]:
+            location, _, text = line.strip().removeprefix("- ").partition(": ")
+            found.append(Problem(location, text))
+        return found
+    return [Problem(error.location, message)]
+
+
+def check_challenge(location: Path) -> list[Problem]:
+    """Every problem ``challenge add`` and ``proctor run`` would find in ``location``, at once.
+
+    The YAML (keys, values, names, metrics, directions), the folders it names, the scoring
+    program's folder and files, the environment's files, the references of every hidden case
+    and the determinism cases. Empty when the challenge is ready.
+    """
+    try:
+        challenge = load_challenge(location)
+    except ConfigError as err:
+        return problems_of(err)
+    problems = [*_program_problems(challenge)]
+    try:
+        check_references(challenge)
+    except ConfigError as err:
+        problems += problems_of(err)
+    return problems
+
+
+def _program_problems(challenge: Challenge) -> list[Problem]:
+    """A scoring program's files its command (or check) names must be in its folder."""
+    found = []
+    for index, task in enumerate(challenge.tasks):
+        program = task.scoring_program
+        if program is None:
+            continue
+        for key, argv in (("command", program.command), ("check", program.check or ())):
+            for position, item in enumerate(argv[1:], start=1):
+                named = Path(item)
+                plain = named.suffix and not named.is_absolute() and not item.startswith("-")
+                if plain and not (program.program / named).is_file():
+                    found.append(
+                        Problem(
+                            f"tasks[{index}].scorer.{key}[{position}]",
+                            f"{item} is not in the scoring program's folder "
+                            f"{program.program}: add it or fix the command",
+                        )
+                    )
+    return found

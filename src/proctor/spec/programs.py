@@ -1,0 +1,85 @@
+"""An organizer's program as one sandboxed run: what is asked, what comes back, who runs it.
+
+A scoring program (``scoring.program``) and, later, an ingestion program (a protocol) are both
+an argv run with folders shown read-only at given places, small files, a writable capped
+folder, variables and limits. These types are that contract; ``pipeline.program_runs`` runs
+a request in the sandbox. They sit below protocols and scorers so both may speak them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from proctor.spec.scorer import ProgramLimits
+
+SCORES_FILE = "scores.json"
+"""What a scoring program writes in its writable folder."""
+TAIL_CHARS = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramRequest:
+    """One sandboxed run of an organizer's program.
+
+    ``folders``: host folder (or file) → where it shows inside, read-only. ``files``: small
+    files made for the run (the case list) → where they show, read-only. ``scores``: the
+    writable, ``limits.scores_bytes``-capped folder inside (None: nothing is writable but
+    ``/tmp``); the runner hands back its ``scores.json``.
+    """
+
+    argv: tuple[str, ...]
+    cwd: str
+    folders: tuple[tuple[Path, str], ...]
+    env: Mapping[str, str]
+    limits: ProgramLimits
+    wall_s: float
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    scores: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramResult:
+    """What the run did; ``scores_file`` is ``scores.json`` as written (None: none usable).
+
+    ``scores_problem`` says why a written ``scores.json`` was not read (a link, too large).
+    """
+
+    exit_status: int | None
+    signal: int | None = None
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    wall_s: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    scores_file: bytes | None = None
+    scores_problem: str | None = None
+
+    def problem(self) -> str | None:
+        """Why the run failed, or None when it exited 0 within its limits."""
+        if self.timed_out:
+            return "timed out"
+        if self.memory_exceeded:
+            return "exceeded its memory limit"
+        if self.signal is not None:
+            return f"was killed by signal {self.signal}"
+        if self.exit_status != 0:
+            return f"exited with status {self.exit_status}"
+        return None
+
+    def log(self) -> str:
+        """The tails of stdout and stderr, for the organizer's log."""
+        return (
+            f"--- stdout (last {TAIL_CHARS} characters) ---\n{self.stdout[-TAIL_CHARS:]}\n"
+            f"--- stderr (last {TAIL_CHARS} characters) ---\n{self.stderr[-TAIL_CHARS:]}\n"
+        )
+
+
+class ProgramRunner(Protocol):
+    """Runs one ``ProgramRequest`` in the sandbox (given by the layer owning the sandbox)."""
+
+    def __call__(self, request: ProgramRequest) -> ProgramResult:
+        """Run the request and wait for it or its limits."""
+        ...

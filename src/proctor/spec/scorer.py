@@ -1,0 +1,212 @@
+"""A task's ``scorer:`` block: a built-in scorer's name, or the organizer's own scoring program.
+
+::
+
+    scorer:
+      program: scoring/            # a folder of the challenge, copied into the bundle
+      command: [python3, score.py] # run in that folder
+      metrics:
+        mae: {direction: lower, description: mean absolute error}
+      limits: {wall_s: 600, memory_bytes: 4294967296}   # optional
+      environment: ...             # optional; default: the task's environment
+      check: [python3, check.py]   # optional: is one case's output valid?
+
+The program runs in the sandbox after the exam (or on the uploaded predictions) and writes
+``scores.json``; :mod:`proctor.scoring.program` runs it and checks what it wrote. Where things
+are inside the sandbox is data (:class:`ProgramMounts`), so a bundle made for another platform
+(Codabench's ``/app/program``, ``/app/input/ref``...) is the same scorer with other mount points.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from proctor.spec.environment import Environment
+from proctor.spec.protocols import LocatedError, Strict, describe_error
+from proctor.types import SCORERS, Direction, MetricDeclaration, ScorerDeclaration
+
+PROGRAM_SCORER = "program"
+"""The name a scoring program's declaration carries (it is no built-in scorer's name)."""
+
+_METRIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+_RESERVED_TARGETS = ("/proc", "/dev", "/etc", "/usr", "/tmp", "/bin", "/lib", "/lib64", "/opt")  # noqa: S108 (paths inside the sandbox, refused as mount points)
+
+
+class ProgramMetric(Strict):
+    """One metric the program reports: which way it improves and what it means."""
+
+    direction: Direction
+    description: str = ""
+
+
+class ProgramLimits(Strict):
+    """What one run of the scoring program may use.
+
+    ``wall_s``: seconds; ``memory_bytes``: its memory (cgroup and address space);
+    ``scores_bytes``: its writable output folder; ``log_bytes``: each of stdout and stderr
+    kept for the organizer; ``processes``: processes and threads at once.
+    """
+
+    wall_s: float = Field(default=600.0, gt=0, strict=True)
+    memory_bytes: int = Field(default=2 * 1024**3, gt=0, strict=True)
+    scores_bytes: int = Field(default=16 * 1024**2, gt=0, strict=True)
+    log_bytes: int = Field(default=256 * 1024, gt=0, strict=True)
+    processes: int = Field(default=64, gt=0, strict=True)
+
+
+def _sandbox_path(value: str) -> str:
+    if not value.startswith("/"):
+        raise ValueError(f"{value!r} must be an absolute path inside the sandbox")
+    clean = posixpath.normpath(value)
+    if clean == "/" or ".." in clean.split("/"):
+        raise ValueError(f"{value!r} must name a folder below '/', without '..'")
+    for reserved in _RESERVED_TARGETS:
+        if clean == reserved or clean.startswith(reserved + "/"):
+            raise ValueError(f"{value!r} would hide the sandbox's own {reserved}")
+    return clean
+
+
+class ProgramMounts(Strict):
+    """Where the scoring program finds things inside the sandbox (absolute, distinct paths).
+
+    ``program``: its own folder (read-only, the working folder); ``reference``: the task's
+    hidden references (read-only); ``outputs``: the entry's collected outputs (read-only);
+    ``scores``: the writable, size-capped folder where it writes ``scores.json``; ``cases``:
+    a file listing the task's cases, one per line; ``output``: the one output ``check`` reads.
+    """
+
+    program: str = "/scoring/program"
+    reference: str = "/scoring/reference"
+    outputs: str = "/scoring/outputs"
+    scores: str = "/scoring/scores"
+    cases: str = "/scoring/cases.txt"
+    output: str = "/scoring/output"
+
+    @field_validator("*")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        return _sandbox_path(value)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> ProgramMounts:
+        seen: dict[str, str] = {}
+        for key, value in self.model_dump().items():
+            for other, path in seen.items():
+                if value == path or value.startswith(path + "/") or path.startswith(value + "/"):
+                    raise LocatedError(f"{value!r} overlaps {other} ({path!r})", key)
+            seen[key] = value
+        return self
+
+
+class ScorerSettings(Strict):
+    """Base of a scorer kind's settings (a ``scorer:`` mapping): it declares its metrics.
+
+    A kind is named by the mapping's ``kind`` key (a mapping with ``program`` and no ``kind``
+    is a scoring program); :func:`declare_scorer_kind` adds one, and the scorer registry
+    (``scoring.registry.register_scorer_kind``) gives its functions.
+    """
+
+    @property
+    def declaration(self) -> ScorerDeclaration:
+        """The metrics this scorer reports, with their directions."""
+        raise NotImplementedError
+
+
+class ScoringProgram(ScorerSettings):
+    """The organizer's scoring program (see the module docstring)."""
+
+    kind: Literal["program"] = "program"
+    program: Path
+    command: tuple[str, ...] = Field(min_length=1)
+    metrics: dict[str, ProgramMetric] = Field(min_length=1)
+    limits: ProgramLimits = ProgramLimits()
+    environment: Environment | None = None
+    check: tuple[str, ...] | None = Field(default=None, min_length=1)
+    mounts: ProgramMounts = ProgramMounts()
+
+    @field_validator("metrics")
+    @classmethod
+    def _metric_names(cls, metrics: dict[str, ProgramMetric]) -> dict[str, ProgramMetric]:
+        for name in metrics:
+            if not _METRIC.match(name) or name == "cases":
+                raise LocatedError(
+                    f"{name!r} is not a metric name: use letters, digits and '_' (not 'cases')",
+                    name,
+                )
+        return metrics
+
+    @field_validator("program")
+    @classmethod
+    def _relative(cls, program: Path) -> Path:
+        if not program.is_absolute() and ".." in program.parts:
+            raise ValueError(
+                f"{str(program)!r} must be a folder inside the challenge folder, without '..'"
+            )
+        return program
+
+    @property
+    def declaration(self) -> ScorerDeclaration:
+        """The metrics the program reports, as a scorer declaration (no reference template)."""
+        metrics = tuple(
+            MetricDeclaration(name, metric.direction, metric.description)
+            for name, metric in self.metrics.items()
+        )
+        return ScorerDeclaration(PROGRAM_SCORER, metrics, reference="", summary="scoring program")
+
+
+ScorerSpec = str | ScorerSettings
+"""A task's ``scorer``: a built-in scorer's name, or a mapping (a scoring program...)."""
+
+_KINDS: dict[str, type[ScorerSettings]] = {"program": ScoringProgram}
+
+
+def declare_scorer_kind(kind: str, model: type[ScorerSettings]) -> None:
+    """Let ``scorer: {kind: KIND, ...}`` mappings be validated by ``model``."""
+    _KINDS[kind] = model
+
+
+def parse_scorer(value: Any) -> ScorerSpec:
+    """Validate a ``scorer:`` value: a known built-in name or a scorer kind's mapping."""
+    if isinstance(value, ScorerSettings):
+        return value
+    if isinstance(value, str):
+        if value not in SCORERS:
+            raise LocatedError(
+                f"unknown scorer {value!r}: use one of {', '.join(sorted(SCORERS))}, a table "
+                "metric ({table: {metric: NAME}}), or a scoring program (a mapping with "
+                "program, command and metrics)",
+                "",
+            )
+        return value
+    if not isinstance(value, dict):
+        raise LocatedError(
+            "must be a built-in scorer's name or a mapping with program, command and metrics", ""
+        )
+    kind = value.get("kind") or _kind_by_key(value)
+    model = _KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise LocatedError(f"unknown scorer kind {kind!r}: use one of {', '.join(_KINDS)}", "kind")
+    try:
+        return model.model_validate(value)
+    except ValidationError as err:
+        location, message = describe_error(err.errors()[0])
+        raise LocatedError(message, location) from None
+
+
+def _kind_by_key(value: dict[str, Any]) -> str:
+    """A mapping without ``kind``: ``{KIND: {options}}`` (e.g. ``table``), else a program."""
+    if len(value) == 1:
+        (key,) = value
+        if key != PROGRAM_SCORER and key in _KINDS:
+            return str(key)
+    return PROGRAM_SCORER
+
+
+def scorer_declaration(scorer: ScorerSpec) -> ScorerDeclaration:
+    """The declaration (metrics and directions) of a task's scorer."""
+    return scorer.declaration if isinstance(scorer, ScorerSettings) else SCORERS[scorer]

@@ -1,0 +1,65 @@
+"""How a scoring program's ``scores.json`` is read: declared metrics, finite numbers only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proctor.pipeline.program_runs import read_capped
+from proctor.scoring.program import read_scores
+from proctor.spec.scorer import ScoringProgram
+
+SPEC = ScoringProgram.model_validate(
+    {
+        "program": "/scoring",
+        "command": ["python3", "score.py"],
+        "metrics": {"mae": {"direction": "lower"}, "n": {"direction": "neutral"}},
+    }
+)
+
+
+def test_declared_metrics_and_cases_are_kept_and_the_rest_dropped_with_warnings() -> None:
+    data = b'{"mae": 1.5, "n": 3, "extra": 1, "cases": {"a": {"mae": 1, "x": 2}, "z": {}}}'
+    summary, cases, warnings = read_scores(data, SPEC, ["a", "b"])
+    assert summary == {"mae": 1.5, "n": 3.0}
+    assert cases == {"a": {"mae": 1.0}}
+    assert warnings == [
+        "'extra' is not a metric the YAML declares: left out",
+        "cases.a.x: not a declared metric: left out",
+        "case 'z' is not a case of the task: left out",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b'{"mae": Infinity, "n": 1}', "metric 'mae' is inf, not a finite number"),
+        (b'{"mae": -Infinity, "n": 1}', "metric 'mae' is -inf, not a finite number"),
+        (b'{"mae": true, "n": 1}', "metric 'mae' is bool, not a number"),
+        (b'{"mae": null, "n": 1}', "metric 'mae' is NoneType, not a number"),
+        (b'{"mae": 1}', "declared metric(s) missing: n"),
+        (b"[1, 2]", "must be a JSON object"),
+        (b"\xff\xfe", "not a JSON document"),
+        (b"[" * 100000, "not a JSON document"),
+        (b'{"mae": 1, "n": 1, "cases": []}', '"cases" must be an object'),
+        (b'{"mae": 1, "n": 1, "cases": {"a": 1}}', "cases.a must be an object"),
+        (b'{"mae": 1, "n": 1, "cases": {"a": {"mae": NaN}}}', "cases.a.mae is nan"),
+    ],
+)
+def test_an_unusable_scores_json_says_why(data: bytes, words: str) -> None:
+    with pytest.raises(ValueError, match=None) as caught:
+        read_scores(data, SPEC, ["a"])
+    assert words in str(caught.value)
+
+
+def test_scores_json_is_read_without_following_links_and_within_its_cap(tmp_path: Path) -> None:
+    (tmp_path / "target").write_text('{"mae": 1}')
+    (tmp_path / "scores.json").symlink_to(tmp_path / "target")
+    data, problem = read_capped(tmp_path / "scores.json", 100)
+    assert data is None and problem is not None and "cannot be opened" in problem
+    (tmp_path / "big.json").write_bytes(b" " * 101)
+    assert read_capped(tmp_path / "big.json", 100) == (None, "scores.json is over 100 bytes")
+    assert read_capped(tmp_path / "missing.json", 100) == (None, None)
+    (tmp_path / "folder").mkdir()
+    assert read_capped(tmp_path / "folder", 100) == (None, "scores.json is not a regular file")
