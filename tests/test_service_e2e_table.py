@@ -20,9 +20,8 @@ CLASSES = ("bird", "cat", "dog")
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[Service]:
-    # no participant code runs, but until a predictions challenge is exempt from the check
-    # for a declared environment the server is started as for trusted participants
-    env = dict(os.environ, PROCTOR_DATA=str(tmp_path / "data"), PROCTOR_ALLOW_HOST_ENVIRONMENT="1")
+    env = dict(os.environ, PROCTOR_DATA=str(tmp_path / "data"))
+    env.pop("PROCTOR_ALLOW_HOST_ENVIRONMENT", None)  # a predictions challenge needs no exception
     env.pop("PROCTOR_DATABASE_URL", None)
     env.pop("PROCTOR_TOKEN", None)
     svc = Service(tmp_path / "data", env)
