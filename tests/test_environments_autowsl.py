@@ -1,0 +1,57 @@
+"""The bundled autowsl environment runs AutoWSL entries written as 2019 entries were.
+
+``tests/entries/autowsl_2019_style`` (ours) imports LightGBM, hyperopt and psutil, calls
+``lgb.train(early_stopping_rounds=...)`` and ``fmin(rstate=np.random.RandomState(1))`` and turns
+categorical ids into features with ``int(x)``, as the organizers' sample and the prize-winning
+entries do; ``bench/real_entries.py`` runs the real ones.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from proctor.challenges.autowsl import CHALLENGE_DIR
+from proctor.environments.store import BuiltEnvironment
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.settings import Settings
+from proctor.types import RunStatus, StageStatus
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.environment]
+ENTRY = Path(__file__).resolve().parent / "entries" / "autowsl_2019_style"
+
+
+def test_the_environment_holds_the_2019_libraries_at_their_2019_apis(
+    autowsl_env: BuiltEnvironment,
+) -> None:
+    wheels = {name: version for name, (version, _) in autowsl_env.manifest.wheels.items()}
+    assert {"lightgbm", "hyperopt", "psutil", "pandas", "scikit-learn", "numpy", "scipy"} <= set(
+        wheels
+    )
+    assert wheels["lightgbm"].startswith("3.")
+    assert wheels["hyperopt"] == "0.2.5"
+
+
+def test_the_generated_tables_have_integer_categorical_ids() -> None:
+    table = (CHALLENGE_DIR / "data" / "public" / "practice" / "train.data").read_text()
+    header, *rows = (line.split("\t") for line in table.splitlines())
+    for name in ("c_1", "c_2", "m_1"):
+        values = {v for row in rows for v in row[header.index(name)].split(",") if v}
+        assert values and all(v.isdigit() for v in values), (name, sorted(values)[:5])
+
+
+def test_a_2019_style_entry_passes_prep_quiz_exam_and_score(
+    shared_dir: Path, autowsl_env: BuiltEnvironment
+) -> None:
+    entry = shared_dir / "entry"
+    shutil.copytree(ENTRY, entry)
+    settings = Settings(work_root=shared_dir / "runs")
+    report = run_entry(RunRequest(entry, "autowsl", phase="feedback"), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert all(stage.status is StageStatus.PASSED for stage in report.stages), report.to_json()
+    assert report.environment is not None and report.environment.name == "autowsl"
+    aucs = {task: row["auc"] for task, row in report.scores.items()}
+    assert set(aucs) == {"feedback-pu", "feedback-ssl", "feedback-noisy"}
+    assert min(aucs.values()) > 0.75, aucs
