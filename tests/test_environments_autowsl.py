@@ -8,6 +8,7 @@ entries do; ``bench/real_entries.py`` runs the real ones.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -34,11 +35,15 @@ def test_the_environment_holds_the_2019_libraries_at_their_2019_apis(
     assert wheels["hyperopt"] == "0.2.5"
 
 
-def test_the_generated_tables_have_integer_categorical_ids() -> None:
-    table = (CHALLENGE_DIR / "data" / "public" / "practice" / "train.data").read_text()
-    header, *rows = (line.split("\t") for line in table.splitlines())
-    for name in ("c_1", "c_2", "m_1"):
-        values = {v for row in rows for v in row[header.index(name)].split(",") if v}
+def test_the_generated_tables_have_the_original_column_types_and_integer_ids() -> None:
+    folder = CHALLENGE_DIR / "data" / "public" / "practice"
+    schema = json.loads((folder / "info.json").read_text())["schema"]
+    assert set(schema.values()) == {"num", "cat", "time"}
+    assert all(name.startswith(f"{kind[0]}_") for name, kind in schema.items())
+    assert "t_1" in schema
+    header, *rows = (line.split("\t") for line in (folder / "train.data").read_text().splitlines())
+    for name in (n for n, kind in schema.items() if kind == "cat"):
+        values = {row[header.index(name)] for row in rows} - {""}
         assert values and all(v.isdigit() for v in values), (name, sorted(values)[:5])
 
 
