@@ -31,7 +31,7 @@ def test_the_environment_holds_the_2019_libraries_at_their_2019_apis(
     assert {"lightgbm", "hyperopt", "psutil", "pandas", "scikit-learn", "numpy", "scipy"} <= set(
         wheels
     )
-    assert wheels["lightgbm"].startswith("3.")
+    assert wheels["lightgbm"] == "2.2.3"
     assert wheels["hyperopt"] == "0.2.5"
 
 

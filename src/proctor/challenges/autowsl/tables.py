@@ -6,8 +6,8 @@ positives more often in the evening. Some values are missing (empty in the file)
 AutoWSL tables. The column types are the original datasets' (``num``, ``cat`` and ``time``:
 no ``multi-cat`` column, which the prize-winning entries never handled), named by type prefix
 and a 1-based number (``n_1``, ``c_1``, ``t_1``), and categorical values are integer ids
-(``17``), which 2019 code turns into features with ``int(x)``. Every draw comes from one ``numpy.random.Generator``,
-so a seed gives the same table byte for byte.
+(``17``), which 2019 code turns into features with ``int(x)``. Every draw comes from one
+``numpy.random.Generator``, so a seed gives the same table byte for byte.
 """
 
 from __future__ import annotations
