@@ -65,3 +65,16 @@ def test_an_unknown_environment_name_is_refused_naming_the_choices(tmp_path: Pat
         load_challenge(tmp_path)
     assert "classic-physionet" in str(err.value) and "host" in str(err.value)
     assert "challenge.yaml" in str(err.value)
+
+
+def test_the_demo_plans_each_missing_bundled_environment_once(tmp_path: Path) -> None:
+    from proctor.services.local.demo import demo_challenges
+    from proctor.services.local.prebuild import prebuild_environments, prebuild_plan
+
+    empty = Settings(work_root=tmp_path / "runs", env_root=tmp_path / "envs")
+    plan = prebuild_plan(demo_challenges(), empty)
+    assert sorted(plan.names) == ["autowsl", "physionet", "proctor-reference"]
+    assert plan.worth_it
+    stored = Settings(work_root=tmp_path / "runs")  # the default store: built by earlier tests
+    done = prebuild_plan(demo_challenges()[:1], stored)
+    assert not done.worth_it and prebuild_environments(done, stored) == []
