@@ -22,9 +22,16 @@ bit-rot only, never their method):
   ``metrics.m``, ``setup.sh``, ``next.sh``, ``AUTHORS.txt``, ``LICENSE.txt``). Packaging:
   ``next.sh`` with its template's Octave block active and the MATLAB block commented out;
   ``answers.txt`` regenerated (``--regenerate-answers``). Default phase; ``--phase`` not needed.
-- autowsl -- the prize-winning AutoWSL 2019 solutions (DeepWisdom's ``code_submission/``,
-  Meta_Learners' ``src/``, Inspur's repository root: the folder holding ``model.py``). Run with
-  ``--phase feedback`` (the three weak-supervision kinds) or ``--phase final``.
+- autowsl -- the AutoWSL 2019 entries (the folder holding ``model.py``), run with ``--phase
+  feedback`` (the three weak-supervision kinds) or ``--phase final``:
+  DeepWisdom's ``code_submission/`` (1st): no patch.
+  Meta_Learners' ``src/`` (2nd): no patch.
+  Inspur's repository root (3rd, ACML): its own bit-rot, ``DataFrame.ix[`` (removed in pandas
+  1.0) written ``.iloc[`` (the six uses index columns by position).
+  The starting kit's ``model.py`` with its ``automl.py``, ``preprocess.py``, ``util.py`` and
+  ``CONSTANT.py`` (as kept in a participant's repository, fv316/AutoWSL-Challenge: ``model.py``
+  given back the kit's ``from automl import ...`` and ``AutoSSLClassifier()`` calls): no patch
+  of the kit's own code.
 """
 
 from __future__ import annotations
