@@ -49,7 +49,7 @@ check: $(STAMP)
 test: test-system check
 	$(BIN)/pytest -q -p no:cacheprovider -m "not very_slow"
 
-# Also builds the classic PhysioNet environment (octave, R, a JDK: a few minutes, ~2 GB).
+# Also builds the classic PhysioNet environment (Octave, R, a JDK, GHC: several minutes, a few GB).
 test-slow: test-system check
 	$(BIN)/pytest -q -p no:cacheprovider
 

@@ -1,4 +1,7 @@
-"""The reference environment, built once per test session (a cache hit when already stored)."""
+"""The bundled environments, each built once per test session (a cache hit when already stored).
+
+Every test shares one store (``Settings.from_env()``: ``PROCTOR_ENV_ROOT``), so a CI run builds
+each environment at most once whichever test asks first."""
 
 from __future__ import annotations
 
@@ -28,3 +31,20 @@ def reference_env(reference_spec: EnvironmentSpec) -> BuiltEnvironment:
 @pytest.fixture
 def env_settings(shared_dir: Path) -> Settings:
     return Settings(work_root=shared_dir / "work", slot_uid_base=SLOT_BASE)
+
+
+def _bundled(challenge: str) -> BuiltEnvironment:
+    spec = declared_environment(resolve_challenge(challenge), None)
+    return ensure_environment(spec, Settings.from_env()).built
+
+
+@pytest.fixture(scope="session")
+def autowsl_env() -> BuiltEnvironment:
+    """The bundled ``autowsl`` environment (LightGBM 3, hyperopt 0.2.5, ...), built once."""
+    return _bundled("autowsl")
+
+
+@pytest.fixture(scope="session")
+def physionet_env() -> BuiltEnvironment:
+    """The bundled ``physionet`` environment (Octave with signal and statistics), built once."""
+    return _bundled("physionet2017")

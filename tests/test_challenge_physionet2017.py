@@ -26,6 +26,7 @@ from proctor.challenges.physionet2017.generate import (
 from proctor.challenges.physionet2018.generate import quiet_wfdb
 from proctor.metrics.physionet_scores import parse_answer_lines, score_2017
 from proctor.spec import load_challenge
+from proctor.spec.environment import EnvironmentSpec
 
 with quiet_wfdb():
     import wfdb
@@ -155,8 +156,9 @@ def test_the_challenge_file_loads_with_the_shared_answers_file() -> None:
     assert challenge.name == "physionet2017"
     assert challenge.protocol.kind == "records"
     assert challenge.protocol.appended == "answers.txt"  # type: ignore[attr-defined]
-    assert challenge.environment is not None
-    assert challenge.environment.name == "proctor-reference"
+    assert isinstance(challenge.environment, EnvironmentSpec)
+    assert challenge.environment.name == "physionet"
+    assert "octave-signal" in challenge.environment.debian.packages
 
 
 def test_shared_answers_need_a_shared_output() -> None:

@@ -1,4 +1,6 @@
-"""The classic PhysioNet declaration builds, and its tools run in the sandbox (make test-slow)."""
+"""The bundled classic-physionet declaration builds, and its tools run in the sandbox.
+
+Built by ``make test-slow`` only (Octave, R, a JDK, GHC, ...: several minutes, a few GB)."""
 
 from __future__ import annotations
 
@@ -21,11 +23,14 @@ CLASSIC = Path(__file__).resolve().parent / "environments" / "classic-physionet"
 def test_the_classic_physionet_tools_run_in_their_environment(env_settings: Settings) -> None:
     spec = declared_environment(resolve_challenge(str(CLASSIC)), None)
     built = ensure_environment(spec, Settings.from_env()).built
-    assert {"octave", "r-base-core", "gfortran", "python3-numpy"} <= set(built.manifest.packages)
+    assert {"octave", "r-base-core", "gfortran", "ghc", "libarmadillo-dev", "python3-numpy"} <= set(
+        built.manifest.packages
+    )
     script = (
         "octave --no-gui --eval 'pkg load signal; disp(1+1)' && "
         "Rscript -e 'cat(2+2, \"\\n\")' && java -version 2>&1 | head -1 && "
-        "python3 -c 'import numpy; print(numpy.__version__)' && gfortran --version | head -1"
+        "python3 -c 'import numpy; print(numpy.__version__)' && gfortran --version | head -1 && "
+        "ghc --numeric-version"
     )
     sandbox = BwrapSandbox(env_settings)
     with sandbox.session(RootFilesystem(built.rootfs, built.image)) as session:

@@ -17,6 +17,7 @@ from proctor.cli.run_cmd import print_report
 from proctor.services.local.catalog import list_challenges, write_kit
 from proctor.services.local.demo import demo_challenges, demo_entries, demo_leaderboard
 from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.services.local.prebuild import PrebuildPlan, prebuild_environments, prebuild_plan
 from proctor.services.local.reports import EvaluationReport, Standing
 from proctor.services.local.visceral import OrganBest, organ_board
 from proctor.settings import Settings
@@ -116,7 +117,9 @@ def demo(as_json: JsonOption = False) -> None:
     console = Console()
     failures = 0
     results = []
-    for challenge in demo_challenges():
+    challenges = demo_challenges()
+    _prebuild(prebuild_plan(challenges, settings), settings, Console(stderr=True))
+    for challenge in challenges:
         reports = []
         with tempfile.TemporaryDirectory(prefix="proctor-demo-") as scratch:
             for label, entry in demo_entries(challenge, Path(scratch)):
@@ -139,6 +142,16 @@ def demo(as_json: JsonOption = False) -> None:
     if as_json:
         typer.echo(json.dumps({"challenges": results}, indent=2))
     raise typer.Exit(1 if failures else 0)
+
+
+def _prebuild(plan: PrebuildPlan, settings: Settings, console: Console) -> None:
+    """Build the demo's missing environments at once, saying so on stderr."""
+    if not plan.worth_it:
+        return
+    console.print(f"building {len(plan.names)} environments at once: {', '.join(plan.names)}")
+    for name, seconds in prebuild_environments(plan, settings):
+        done = f"built in {seconds:.0f} s" if seconds is not None else "failed (retried on use)"
+        console.print(f"environment {name}: {done}")
 
 
 def _demo_run(request: RunRequest, settings: Settings, quiet: bool) -> EvaluationReport:

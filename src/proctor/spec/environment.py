@@ -1,6 +1,7 @@
 """The ``environment:`` block: what root filesystem an entry's sandbox sees.
 
-Either ``host`` (the host's own ``/usr``, for trusted local runs only; reported as such), or a
+Either ``host`` (the host's own ``/usr``, for trusted local runs only; reported as such), the
+name of a declaration bundled with Proctor (``environment: classic-physionet``), or a
 declared environment built by ``proctor env build`` into an image every evaluation mounts
 read-only as its root::
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -135,5 +136,10 @@ ALLOWED_DEBIAN_PYTHON = frozenset({"python3-venv", "python3-dev", "python3-distu
 
 HOST: Literal["host"] = "host"
 
-Environment = EnvironmentSpec | Literal["host"]
-"""``host`` or a declared environment."""
+BundledName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
+"""``host``, or the name of a bundled declaration (``classic-physionet``: the file
+``proctor/challenges/environment-classic-physionet/environment.yaml``), replaced by that
+declaration when the challenge loads."""
+
+Environment = EnvironmentSpec | BundledName
+"""``host``, a bundled declaration's name, or a declared environment."""

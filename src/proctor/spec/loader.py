@@ -9,7 +9,8 @@ import yaml
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
-from proctor.spec.environment import Environment, EnvironmentSpec
+from proctor.spec.bundled_environments import bundled_declaration
+from proctor.spec.environment import HOST, Environment
 from proctor.spec.model import Challenge, Task
 from proctor.spec.protocols import describe_error, is_other_branch
 from proctor.spec.scorer import ScoringProgram
@@ -198,10 +199,17 @@ def load_challenge(location: Path) -> Challenge:
 def _resolve_environment(
     environment: Environment | None, root: Path, path: Path, where: str
 ) -> Environment | None:
-    """The declaration with its paths made absolute; files it needs must exist."""
-    if not isinstance(environment, EnvironmentSpec):
-        return environment
+    """The declaration with its paths made absolute; files it needs must exist.
+
+    A bundled declaration's name is replaced by that declaration (its paths relative to its
+    own file).
+    """
     prefix = f"{where}.environment" if where else "environment"
+    if environment is None or environment == HOST:
+        return environment
+    if isinstance(environment, str):
+        environment, path = bundled_declaration(environment, path, prefix)
+        root, prefix = path.parent, "environment"
 
     def existing(rel: Path, location: str) -> Path:
         found = (root / rel).resolve()

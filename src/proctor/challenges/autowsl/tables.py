@@ -1,9 +1,12 @@
 """Synthetic mixed-type tables with a hidden binary target (pure numpy, seeded).
 
-Each row has a latent class; numerical columns shift with it, a categorical column and the
-tokens of a multi-categorical column are drawn with class-dependent probabilities, and a time
-column (milliseconds since the epoch) puts positives more often in the evening. Some values
-are missing (empty in the file), as in real AutoWSL tables. Every draw comes from one
+Each row has a latent class; numerical columns shift with it, categorical columns are drawn
+with class-dependent probabilities, and a time column (milliseconds since the epoch) puts
+positives more often in the evening. Some values are missing (empty in the file), as in real
+AutoWSL tables. The column types are the original datasets' (``num``, ``cat`` and ``time``:
+no ``multi-cat`` column, which the prize-winning entries never handled), named by type prefix
+and a 1-based number (``n_1``, ``c_1``, ``t_1``), and categorical values are integer ids
+(``17``), which 2019 code turns into features with ``int(x)``. Every draw comes from one
 ``numpy.random.Generator``, so a seed gives the same table byte for byte.
 """
 
@@ -38,25 +41,17 @@ def _numeric(rng: np.random.Generator, y: np.ndarray, shift: float) -> list[str]
 
 
 def _categorical(rng: np.random.Generator, y: np.ndarray, levels: int) -> list[str]:
-    """Codes ``c0`` … whose frequencies differ between the classes (missing: empty)."""
+    """Integer ids ``1`` … ``levels`` whose frequencies differ between the classes.
+
+    Missing values are empty (2019 code fills them with ``"0"``, so ids start at 1).
+    """
     base = rng.dirichlet(np.ones(levels))
     tilt = rng.dirichlet(np.ones(levels))
     out = []
     for label, draw, gap in zip(y, rng.random(y.size), rng.random(y.size), strict=True):
         probs = tilt if label else base
         code = int(np.searchsorted(np.cumsum(probs), draw, side="right"))
-        out.append("" if gap < MISSING_RATE else f"c{min(code, levels - 1)}")
-    return out
-
-
-def _multi(rng: np.random.Generator, y: np.ndarray, tokens: int) -> list[str]:
-    """Comma-separated token sets; positives carry the low tokens more often."""
-    rate = np.linspace(0.35, 0.05, tokens)
-    out = []
-    for label in y:
-        boost = np.where(np.arange(tokens) < tokens // 3, 0.25 * label, 0.0)
-        chosen = np.flatnonzero(rng.random(tokens) < rate + boost)
-        out.append(",".join(f"t{int(i)}" for i in chosen))
+        out.append("" if gap < MISSING_RATE else str(min(code, levels - 1) + 1))
     return out
 
 
@@ -72,12 +67,12 @@ def make_table(rng: np.random.Generator, rows: int, positive_rate: float) -> Tab
     """A table of ``rows`` rows with every column type and its true 0/1 labels."""
     y = (rng.random(rows) < positive_rate).astype(np.int64)
     shifts = rng.uniform(0.3, 1.0, size=4) * rng.choice([-1.0, 1.0], size=4)
-    columns = {f"n_{i}": _numeric(rng, y, float(s)) for i, s in enumerate(shifts)}
-    columns["n_noise"] = _numeric(rng, y, 0.0)
-    columns["c_0"] = _categorical(rng, y, 6)
-    columns["c_1"] = _categorical(rng, y, 12)
-    columns["m_0"] = _multi(rng, y, 9)
-    columns["t_0"] = _times(rng, y)
-    kinds = {"n": "num", "c": "cat", "m": "multi-cat", "t": "time"}
+    columns = {f"n_{i}": _numeric(rng, y, float(s)) for i, s in enumerate(shifts, start=1)}
+    columns["n_5"] = _numeric(rng, y, 0.0)  # noise: no shift
+    columns["c_1"] = _categorical(rng, y, 6)
+    columns["c_2"] = _categorical(rng, y, 12)
+    columns["c_3"] = _categorical(rng, y, 40)
+    columns["t_1"] = _times(rng, y)
+    kinds = {"n": "num", "c": "cat", "t": "time"}
     schema = {name: kinds[name[0]] for name in columns}
     return Table(columns, schema, y)
