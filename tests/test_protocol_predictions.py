@@ -19,6 +19,8 @@ from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.demo import demo_entries, demo_leaderboard, write_empty_predictions
 from proctor.services.local.ehealthkd import score_participants
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.settings import Settings
 from proctor.spec import Challenge, load_challenge
 from proctor.spec.model import DisclosureSpec
 from proctor.store.runfolder import RunFolder
@@ -244,3 +246,29 @@ def test_the_demo_ranks_the_baseline_above_the_empty_entry(
     standings = demo_leaderboard(challenge, reports)
     assert [row.entry for row in standings] == ["baseline", "empty"]
     assert list(standings[0].scores) == list(TASKS)
+
+
+def test_the_organizers_example_upload_with_gitignores_and_finder_litter_is_scored(
+    baseline: Path, tmp_path: Path
+) -> None:
+    """Their example upload has a .gitignore in each scenario folder; macOS adds .DS_Store."""
+    for case in (baseline / "dev").iterdir():
+        (case / ".gitignore").write_text("*\n!.gitignore\n")
+    (baseline / "test" / "scenario1-main" / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (baseline / "__MACOSX").mkdir()
+    (baseline / "__MACOSX" / "._test").write_bytes(b"\x00\x05\x16\x07")
+    (baseline / "test" / "scenario2-taskA" / "notes.txt").write_text("could change a score\n")
+    settings = Settings(work_root=tmp_path / "work")
+    refused = run_entry(RunRequest(baseline, "ehealthkd2019"), settings)
+    status, message = stage(refused, "scenario1-main", Stage.PREP)
+    assert status is StageStatus.FAILED  # a stray file among predictions is still refused
+    assert "test/scenario2-taskA/notes.txt: not a prediction file name" in message
+    assert ".gitignore" not in message.split("litter:")[0]
+    (baseline / "test" / "scenario2-taskA" / "notes.txt").unlink()
+    report = run_entry(RunRequest(baseline, "ehealthkd2019"), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    status, message = stage(report, "scenario1-main", Stage.PREP)
+    assert status is StageStatus.PASSED
+    assert "ignored operating-system/version-control litter: " in message
+    for name in ("__MACOSX/", "dev/scenario1-main/.gitignore", "test/scenario1-main/.DS_Store"):
+        assert name in message

@@ -19,11 +19,22 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from proctor.entries.litter import describe_ignored
 from proctor.pipeline.report import CaseCounts, StageReport, Usage
 from proctor.protocols.base import CaseRun
 from proctor.types import Disclosure, Failure, Stage, StageStatus
 
 TAIL_CHARS = 4000
+
+
+def prep_notes(*, made_executable: Sequence[str] = (), ignored: Sequence[str] = ()) -> str:
+    """What the platform changed in the upload, as clauses for the prep message ("" if none)."""
+    notes = ""
+    if made_executable:
+        notes += f"; made executable: {', '.join(made_executable)}"
+    if ignored:
+        notes += f"; {describe_ignored(tuple(ignored))}"
+    return notes
 
 
 @dataclass(frozen=True, slots=True)

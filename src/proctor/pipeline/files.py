@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.pipeline.disclosure import StageResult
+from proctor.pipeline.disclosure import StageResult, prep_notes
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
 from proctor.pipeline.score import (
     SCORE_ERROR_CODE,
@@ -53,6 +53,7 @@ class FilesJob:
     entry_root: Path
     folder: RunFolder
     dry_run: bool = False
+    ignored: tuple[str, ...] = ()
 
 
 def evaluate_files(job: FilesJob, runner: StageRunner) -> ShownScores | None:
@@ -68,14 +69,15 @@ def prep(job: FilesJob, runner: StageRunner) -> StageResult:
 
     def body(_: CaseSink) -> StageResult:
         problems = job.driver.check_upload(job.entry_root)
+        notes = prep_notes(ignored=job.ignored)
         if not problems:
-            done = "the upload's layout, encoding and sizes are fine"
+            done = f"the upload's layout, encoding and sizes are fine{notes}"
             return StageResult(Stage.PREP, StageStatus.PASSED, done, done)
         if len(problems) == 1:
-            headline = problems[0]
+            headline = problems[0] + notes
         else:
             listing = "\n".join(f"  - {problem}" for problem in problems)
-            headline = f"the upload has {len(problems)} problems:\n{listing}"
+            headline = f"the upload has {len(problems)} problems{notes}:\n{listing}"
         return StageResult(
             Stage.PREP, StageStatus.FAILED, headline, "prep failed", failure=Failure.ENTRY
         )

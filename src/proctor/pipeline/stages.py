@@ -15,7 +15,13 @@ from pathlib import Path
 from proctor.errors import PlatformError
 from proctor.pipeline.cases import run_cases
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import StageResult, counts_message, counts_of, run_logs
+from proctor.pipeline.disclosure import (
+    StageResult,
+    counts_message,
+    counts_of,
+    prep_notes,
+    run_logs,
+)
 from proctor.pipeline.report import CaseCounts, Usage
 from proctor.pipeline.runner import CaseSink, StageRunner
 from proctor.protocols.base import CaseRun
@@ -35,9 +41,7 @@ def prep(ctx: TaskContext, runner: StageRunner) -> StageResult:
         prepared = ctx.driver.prepare(ctx.home, ctx.task.public_inputs)
         outcome = prepared.outcome
         usage, logs = Usage.of(outcome), run_logs(outcome.stdout, outcome.stderr)
-        notes = (
-            f"; made executable: {', '.join(ctx.made_executable)}" if ctx.made_executable else ""
-        )
+        notes = prep_notes(made_executable=ctx.made_executable, ignored=ctx.ignored)
         if outcome.succeeded:
             done = f"{prepared.what} completed{notes}"
             return StageResult(Stage.PREP, StageStatus.PASSED, done, done, usage=usage, logs=logs)

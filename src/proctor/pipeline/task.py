@@ -28,7 +28,7 @@ from proctor.pipeline import stages
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import StageResult
+from proctor.pipeline.disclosure import StageResult, prep_notes
 from proctor.pipeline.entry_layer import EntryLayer, entry_layer
 from proctor.pipeline.files import FilesJob, evaluate_files
 from proctor.pipeline.inputs import stage_inputs
@@ -55,7 +55,8 @@ class TaskJob:
     """One job: the unpacked entry of a submission, evaluated on ``task`` of ``phase``.
 
     ``jobs`` cases run at once; ``dry_run`` stops after the quiz; ``name_task`` names the task
-    in stage labels (a phase with several tasks).
+    in stage labels (a phase with several tasks); ``made_executable`` and ``ignored`` (the
+    OS/VCS litter the unpacker left out) are named in the prep message.
     """
 
     challenge: Challenge
@@ -70,6 +71,7 @@ class TaskJob:
     environment: JobEnvironment | None = None
     made_executable: tuple[str, ...] = ()
     keep_home: bool = False
+    ignored: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +132,8 @@ def evaluate_task(
     try:
         check_manifest(job.entry_root, driver_class.manifest(challenge.protocol))
     except ManifestError as err:
-        runner.finish(_failed(Stage.PREP, str(err), Failure.ENTRY))
+        notes = prep_notes(ignored=job.ignored)
+        runner.finish(_failed(Stage.PREP, f"{err}{notes}", Failure.ENTRY))
         return task_report(job, runner)
     try:
         return _evaluate(job, sandbox, runner)
@@ -187,6 +190,7 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
             folder=job.folder,
             jobs=job.jobs,
             made_executable=job.made_executable,
+            ignored=job.ignored,
         )
         home_space = session.workspace(home, size_bytes=challenge.limits.home_bytes)
         with home_space, contextlib.closing(ctx.driver):
@@ -212,7 +216,14 @@ def _evaluate_files(
         challenge.protocol, challenge.limits, scorer.check_output, _split_cases(challenge)
     )
     files_job = FilesJob(
-        challenge, task, driver_class(context), scorer, job.entry_root, job.folder, job.dry_run
+        challenge,
+        task,
+        driver_class(context),
+        scorer,
+        job.entry_root,
+        job.folder,
+        job.dry_run,
+        job.ignored,
     )
     shown = evaluate_files(files_job, runner)
     return task_report(job, runner, None, shown)

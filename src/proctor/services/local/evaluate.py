@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.entries import ArchiveLimits, entry_flags, unpack_entry
+from proctor.entries import ArchiveLimits, entry_flags, unpack_upload
 from proctor.errors import ArchiveError, ConfigError, UsageError
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import ProgressListener
@@ -92,11 +92,14 @@ def _evaluate_upload(
     """Unpack the upload into the run folder and evaluate it, or report it refused."""
     limits = ArchiveLimits(max_files=submission.challenge.limits.entry_files)
     try:
-        entry_root = unpack_entry(upload, submission.folder.entry, limits=limits)
+        unpacked_entry = unpack_upload(upload, submission.folder.entry, limits=limits)
     except ArchiveError as err:
         return rejected(submission, str(err), progress)
+    entry_root = unpacked_entry.root
     dry_run = entry_flags(entry_root).dry_run
-    unpacked = dataclasses.replace(submission, entry_root=entry_root, dry_run=dry_run)
+    unpacked = dataclasses.replace(
+        submission, entry_root=entry_root, dry_run=dry_run, ignored=unpacked_entry.ignored
+    )
     return evaluate_submission(unpacked, sandbox, progress)
 
 
