@@ -18,10 +18,10 @@ by the host scorer alone and only the summary the disclosure allows leaves it.
 from __future__ import annotations
 
 import traceback
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from proctor.metrics.warning_capture import captured_warnings
 from proctor.pipeline.disclosure import StageResult, prep_notes
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
 from proctor.pipeline.score import (
@@ -129,14 +129,13 @@ def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
             return StageResult(
                 Stage.QUIZ, StageStatus.FAILED, problem, "quiz failed", failure=Failure.ENTRY
             )
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with captured_warnings() as caught:  # this scenario's notes only (others run at once)
             try:
                 scored = job.scorer.score(target.outputs, references, target.cases, target.template)
             except Exception:
                 return _scorer_failed(job, target)
         message = f"{job.driver.folder_of(PUBLIC)}: {_summary(job.task, scored)}"
-        notes = [_relative(str(w.message), job.entry_root, references) for w in caught]
+        notes = [_relative(str(note), job.entry_root, references) for note in caught]
         if notes:
             shown = "; ".join(dict.fromkeys(notes[:MAX_WARNINGS]))
             message += f" ({len(notes)} warning(s): {shown})"
