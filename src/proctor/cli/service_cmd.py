@@ -107,7 +107,12 @@ def challenge_add(
 
 
 def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
-    entry: Annotated[Path, typer.Argument(help="The entry: a .zip or .tar.gz archive.")],
+    entry: Annotated[
+        Path,
+        typer.Argument(
+            help="The entry: a .zip or .tar.gz archive, or a folder (sent packed as .tar.gz)."
+        ),
+    ],
     challenge: Annotated[str, typer.Option("--challenge", "-c", help="Challenge name.")],
     phase: Annotated[str | None, typer.Option(help="Phase (default: the open one).")] = None,
     server: ServerOpt = None,
@@ -117,6 +122,15 @@ def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
 ) -> None:
     """Submit ENTRY and follow its stages until the result (or return at once: --no-wait)."""
     client = _client(server, token)
+    try:
+        _submit(client, entry, challenge, phase, no_wait=no_wait, as_json=as_json)
+    finally:
+        client.close()
+
+
+def _submit(
+    client: Client, entry: Path, challenge: str, phase: str | None, *, no_wait: bool, as_json: bool
+) -> None:
     receipt = client.submit(entry, challenge, phase)
     if no_wait:
         _print(receipt) if as_json else typer.echo(
