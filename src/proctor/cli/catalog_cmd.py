@@ -13,7 +13,7 @@ from rich.table import Table
 
 from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
-from proctor.cli.run_cmd import print_report
+from proctor.cli.run_cmd import print_platform_faults, print_report
 from proctor.services.local.catalog import list_challenges, write_kit
 from proctor.services.local.demo import demo_challenges, demo_entries, demo_leaderboard
 from proctor.services.local.evaluate import RunRequest, run_entry
@@ -123,6 +123,7 @@ def demo(as_json: JsonOption = False) -> None:
                 if not as_json:
                     console.rule(f"{challenge.name} · {label}")
                 report = _demo_run(RunRequest(entry, str(challenge.root)), settings, as_json)
+                print_platform_faults(report)
                 if not as_json:
                     print_report(report, console, brief=True)
                 reports.append((label, report))

@@ -136,11 +136,18 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
             report = run_entry(request, settings, display, builds=builds)
     if report.run_dir is not None:
         typer.echo(f"run folder kept: {report.run_dir}", err=True)
+    print_platform_faults(report)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
     else:
         print_report(report, Console())
     raise typer.Exit(exit_status(report))
+
+
+def print_platform_faults(report: EvaluationReport) -> None:
+    """On stderr, why the platform failed: this terminal is the organizer's own."""
+    for fault in report.platform_faults:
+        typer.echo(plain(f"platform fault (E-PLATFORM), {fault}"), err=True)
 
 
 def exit_status(report: EvaluationReport) -> int:

@@ -31,7 +31,7 @@ from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult, prep_notes
 from proctor.pipeline.entry_layer import EntryLayer, entry_layer
 from proctor.pipeline.files import FilesJob, evaluate_files
-from proctor.pipeline.inputs import stage_inputs
+from proctor.pipeline.inputs import stage_inputs, stage_support
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo, StageReport, TaskReport
 from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner, disclosure_level
@@ -48,6 +48,20 @@ from proctor.types import MAIN_STAGES, Disclosure, Failure, RunStatus, Stage, St
 
 PLATFORM_ERROR_CODE = "E-PLATFORM"
 PLATFORM_ERROR_LOG = "platform-error.txt"
+FAULT_MARK = "== "
+"""Starts the line of ``platform-error.txt`` giving one fault's reason; its traceback follows."""
+
+
+def platform_faults(folder: RunFolder) -> tuple[str, ...]:
+    """The reasons of the platform faults of a run (``task T (stage): reason``), for organizers.
+
+    Read from the run folder's ``platform-error.txt``; a participant is never shown them.
+    """
+    log = folder.root / PLATFORM_ERROR_LOG
+    if not log.is_file():
+        return ()
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    return tuple(line.removeprefix(FAULT_MARK) for line in lines if line.startswith(FAULT_MARK))
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +153,10 @@ def evaluate_task(
         return _evaluate(job, sandbox, runner)
     except SandboxUnavailableError:
         raise
-    except PlatformError:
-        (job.folder.root / PLATFORM_ERROR_LOG).write_text(traceback.format_exc())
+    except PlatformError as err:
         stage = runner.current or Stage.PREP
+        with (job.folder.root / PLATFORM_ERROR_LOG).open("a", encoding="utf-8") as log:
+            log.write(f"{FAULT_MARK}task {job.task} ({stage}): {err}\n{traceback.format_exc()}\n")
         message = (
             f"the platform failed during {stage} ({PLATFORM_ERROR_CODE}); your entry is not at "
             "fault and the organizers have the details"
@@ -178,6 +193,7 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
             scorer.check_output,
             {**(environment.variables if environment is not None else {}), **layer.variables},
             (layer.mount,) if layer.mount is not None else (),
+            stage_support(driver_class.support_files, job.folder.support(task.name)),
         )
         ctx = TaskContext(
             challenge=challenge,
