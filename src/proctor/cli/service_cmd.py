@@ -16,6 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
+from proctor.cli.api_client import api_client
+from proctor.cli.figures import shown_number
 from proctor.cli.untrusted import plain
 from proctor.services.platform.accounts import add_user
 from proctor.services.platform.client import Client
@@ -36,9 +38,7 @@ TokenOpt = Annotated[
 POLL_S = 0.5
 
 
-def _client(server: str | None, token: str | None) -> Client:
-    settings = ServiceSettings.from_env()
-    return Client(server or settings.server, token or settings.token)
+_client = api_client
 
 
 def _print(data: Any) -> None:
@@ -122,15 +122,6 @@ def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
 ) -> None:
     """Submit ENTRY and follow its stages until the result (or return at once: --no-wait)."""
     client = _client(server, token)
-    try:
-        _submit(client, entry, challenge, phase, no_wait=no_wait, as_json=as_json)
-    finally:
-        client.close()
-
-
-def _submit(
-    client: Client, entry: Path, challenge: str, phase: str | None, *, no_wait: bool, as_json: bool
-) -> None:
     receipt = client.submit(entry, challenge, phase)
     if no_wait:
         _print(receipt) if as_json else typer.echo(
@@ -181,7 +172,7 @@ def _show(final: dict[str, Any]) -> None:
     for stage in report.get("stages", []):
         typer.echo(plain(f"  {stage['name']:<8} {stage['status']:<8} {stage['message']}"))
     for task, scores in report.get("scores", {}).items():
-        shown = ", ".join(f"{k}={v}" for k, v in scores.items())
+        shown = ", ".join(f"{k}={shown_number(k, v)}" for k, v in scores.items())
         typer.echo(f"  scores · {task}: {shown}")
 
 

@@ -46,13 +46,19 @@ ERROR_KINDS: Mapping[str, type[ProctorError]] = {
 
 
 class Client:
-    """Talks to the Proctor server at ``server`` with API ``token`` (Bearer)."""
+    """Talks to the Proctor server at ``server`` with API ``token`` (Bearer).
 
-    def __init__(self, server: str, token: str | None, *, timeout: float = 60.0) -> None:
+    ``keep_alive`` False closes each connection after its request (a command's few requests).
+    """
+
+    def __init__(
+        self, server: str, token: str | None, *, timeout: float = 60.0, keep_alive: bool = True
+    ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.server = server.rstrip("/")
+        limits = httpx.Limits() if keep_alive else httpx.Limits(max_keepalive_connections=0)
         self._http = httpx.Client(
-            base_url=f"{self.server}/api/v1", headers=headers, timeout=timeout
+            base_url=f"{self.server}/api/v1", headers=headers, timeout=timeout, limits=limits
         )
 
     def close(self) -> None:
