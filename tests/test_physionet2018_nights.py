@@ -1,0 +1,82 @@
+"""The 2018 generator at night length: the published rates, measured on the label schedule alone.
+
+The 2018 paper counts, over 1,983 records of about 7.7 h, 43,822 RERAs, 56,936 hypopneas and
+58,000 apneas; target arousals are 3.2 % of a real record's scored time and wake about 30 %.
+No waveform is synthesized here: the schedule and the label rules are enough.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from proctor.challenges.physionet2018.generate import FS, TEST, TRAINING, main, make_scenario
+from proctor.challenges.physionet2018.labels import (
+    EXCLUDED_RESPIRATORY,
+    arousal_labels,
+    parse_annotations,
+    wake_ups,
+)
+from proctor.challenges.physionet2018.night import label_shares
+from proctor.challenges.physionet2018.schedule import Scenario
+
+NIGHT_S = 27000
+RECORDS = 6
+
+
+@pytest.fixture(scope="module")
+def nights() -> list[Scenario]:
+    return [make_scenario(split, i, NIGHT_S)[0] for split in (TRAINING, TEST)
+            for i in range(RECORDS // 2)]  # fmt: skip
+
+
+def labels_of(scenario: Scenario) -> np.ndarray:
+    samples, notes = scenario.annotations()
+    return arousal_labels(parse_annotations(samples, notes), length=scenario.length, fs=FS)
+
+
+def test_targets_are_two_to_six_percent_of_the_scored_time_of_a_night(
+    nights: list[Scenario],
+) -> None:
+    labels = np.concatenate([labels_of(night) for night in nights])
+    share = (labels == 1).sum() / (labels >= 0).sum()
+    assert 0.02 <= share <= 0.06, share
+
+
+def test_events_come_at_the_published_rates_per_night(nights: list[Scenario]) -> None:
+    hours = NIGHT_S / 3600
+    reras = np.mean([sum(e.kind == "arousal_rera" for e in n.events) for n in nights])
+    breathing = np.mean([sum(e.kind in EXCLUDED_RESPIRATORY for e in n.events) for n in nights])
+    assert 0.5 < reras / (43822 / 1983 / 7.7 * hours) < 1.5
+    assert 0.5 < breathing / ((56936 + 58000) / 1983 / 7.7 * hours) < 1.5
+
+
+def test_a_night_has_wake_periods_of_about_thirty_percent(nights: list[Scenario]) -> None:
+    shares = [label_shares(n.stages, n.events, length=n.length, fs=FS).wake for n in nights]
+    assert 0.2 <= float(np.mean(shares)) <= 0.4, shares
+    for night in nights:
+        stages = [stage for _, stage in night.stages]
+        runs = "".join("W" if s == "W" else "s" for s in stages)
+        assert "WWWWWWWWWW" in runs  # wake periods, not single wake epochs
+        assert wake_ups(night.stages)
+
+
+def test_apneas_hypopneas_and_wake_ups_are_not_scored_ten_seconds_around(
+    nights: list[Scenario],
+) -> None:
+    margin = 10 * FS
+    for night in nights:
+        labels = labels_of(night)
+        breathing = [e for e in night.events if e.kind in EXCLUDED_RESPIRATORY]
+        assert breathing
+        for event in breathing:
+            assert (labels[event.start - margin : event.end + margin + 1] == -1).all()
+        for sample in wake_ups(night.stages):
+            assert (labels[max(sample - margin, 0) : sample + margin + 1] == -1).all()
+
+
+def test_the_generator_prints_the_label_shares(tmp_path, capsys) -> None:
+    assert main([str(tmp_path / "out"), "--seconds", "3600", "--records", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "training: 1 record(s) of 3600 s: targets " in printed
+    assert "% of the scored time" in printed and "wake " in printed
