@@ -80,3 +80,26 @@ def test_the_generator_prints_the_label_shares(tmp_path, capsys) -> None:
     printed = capsys.readouterr().out
     assert "training: 1 record(s) of 3600 s: targets " in printed
     assert "% of the scored time" in printed and "wake " in printed
+
+
+REAL_GAINS = {"SaO2": "655.35(-32768)/%", "ECG": "1000/mV"}
+"""The 2018 training headers: every other channel is ``1/uV``."""
+
+
+@pytest.mark.parametrize("split", ["training", "test"])
+def test_the_bundled_headers_use_the_real_2018_gains_and_baselines(split: str) -> None:
+    from proctor.challenges.physionet2018 import CHALLENGE_DIR
+    from proctor.challenges.physionet2018.generate import quiet_wfdb
+
+    folder = CHALLENGE_DIR / "data" / split
+    for header in sorted(folder.glob("*.hea")):
+        lines = header.read_text().splitlines()[1:]
+        for line in lines:
+            fields = line.split()
+            assert fields[2] == REAL_GAINS.get(fields[8], "1/uV"), f"{header.name}: {line}"
+    with quiet_wfdb():
+        import wfdb
+
+        record = wfdb.rdrecord(str(sorted(folder.glob("*.hea"))[0].with_suffix("")))
+    sao2 = record.p_signal[:, record.sig_name.index("SaO2")]
+    assert 80 < float(np.median(sao2)) <= 100  # percent, read through gain and baseline

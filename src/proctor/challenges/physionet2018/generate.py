@@ -89,7 +89,7 @@ def make_scenario(
 
 def write_signals(directory: Path, name: str, digital: np.ndarray) -> None:
     """Write ``name.hea`` and ``name.mat`` (``val``, channels × samples; format ``16+24``)."""
-    specs = [SignalSpec(c.name, c.units, c.gain) for c in CHANNELS]
+    specs = [SignalSpec(c.name, c.units, c.gain, c.baseline) for c in CHANNELS]
     write_mat_record(directory, name, digital, fs=FS, signals=specs)
 
 
