@@ -103,3 +103,41 @@ def test_the_bundled_headers_use_the_real_2018_gains_and_baselines(split: str) -
         record = wfdb.rdrecord(str(sorted(folder.glob("*.hea"))[0].with_suffix("")))
     sao2 = record.p_signal[:, record.sig_name.index("SaO2")]
     assert 80 < float(np.median(sao2)) <= 100  # percent, read through gain and baseline
+
+
+def windows_classes(labels: np.ndarray) -> set[float]:
+    """The classes the organizers' 2018 sample training script sees in one record: the maximum
+    label of each whole 60 s window (it fits one classifier per record on them)."""
+    step = 60 * FS
+    return {float(labels[k : k + step].max()) for k in range(0, len(labels) - step + 1, step)}
+
+
+def test_kit_writes_training_records_long_enough_for_the_sample_training_script(
+    tmp_path, capsys
+) -> None:
+    from typer.testing import CliRunner
+
+    from proctor.cli.main import build_app
+    from proctor.formats.arousal_mat import read_arousal_reference
+
+    kit = tmp_path / "kit"
+    done = CliRunner().invoke(build_app(), ["kit", "physionet2018", str(kit), "--seconds", "3600",
+                                            "--records", "2"])  # fmt: skip
+    assert done.exit_code == 0, done.stdout
+    assert "targets " in done.stdout and "% of the scored time" in done.stdout
+    records = (kit / "data" / "RECORDS").read_text().split()
+    assert records == ["tr01-0001", "tr01-0002"]
+    for record in records:
+        labels = read_arousal_reference(kit / "data" / f"{record}-arousal.mat")
+        assert len(labels) == 3600 * FS
+        assert len(windows_classes(labels)) >= 2, record
+    assert not list(kit.rglob("te01-*")), "the kit holds no hidden record"
+
+
+def test_kit_without_options_ships_the_bundled_records(tmp_path) -> None:
+    from proctor.challenges.physionet2018 import CHALLENGE_DIR
+    from proctor.services.local.catalog import write_kit
+
+    write_kit("physionet2018", tmp_path / "kit")
+    shipped = sorted(p.name for p in (tmp_path / "kit" / "data").iterdir())
+    assert shipped == sorted(p.name for p in (CHALLENGE_DIR / "data" / "training").iterdir())

@@ -163,6 +163,24 @@ def describe_shares(split: str, seconds: int, shares: Sequence[LabelShares]) -> 
     )
 
 
+def write_training(dest: Path, seconds: int, records: int) -> str:
+    """Write ``records`` training records of ``seconds`` into the new folder ``dest``.
+
+    The folder holds what ``training/`` holds (``RECORDS``, signals, annotations, labels);
+    returns the line describing their label shares. A participant's kit uses it for records
+    longer than the bundled ones (the organizers' 2018 sample training script fits one
+    classifier per record on 60 s windows: it needs records with at least two classes).
+    """
+    if seconds < 45 or records < 1:
+        raise ValueError("records last at least 45 s and at least one is written")
+    scratch = dest.with_name(f".{dest.name}.partial")
+    with quiet_wfdb():
+        shares = write_split(scratch, TRAINING, seconds=seconds, records=records)
+    (scratch / "training").rename(dest)
+    scratch.rmdir()
+    return describe_shares("training", seconds, shares)
+
+
 def generate(
     outdir: Path, *, seconds: int = SECONDS, records: int = N_RECORDS
 ) -> dict[str, list[LabelShares]]:
