@@ -26,7 +26,7 @@ from archive_craft import (
     zip_bomb,
     zip_crc,
 )
-from proctor.entries import ArchiveLimits, fsafe, unpack_entry
+from proctor.entries import ArchiveLimits, fsafe, unpack_entry, unpack_upload
 from proctor.entries import unpack as unpack_module
 from proctor.entries.limits import Kind, Member
 from proctor.entries.names import MAX_DEPTH, member_parts
@@ -610,3 +610,44 @@ def test_the_hand_written_bomb_is_a_valid_zip_of_zeros() -> None:
         assert archive.testzip() is None
         assert archive.read("z") == bytes(3 * MiB + 12345)
     assert len(data) < 10_000
+
+
+# --- operating-system and version-control litter ---------------------------------------------
+
+LITTER = [
+    Item("entry/.gitignore", b"*.pyc\n"),
+    Item("entry/src/.DS_Store", b"\x00\x00\x00\x01Bud1"),
+    Item("entry/src/._model.py", b"\x00\x05\x16\x07"),
+    Item("entry/Thumbs.db", b"\xd0\xcf"),
+    Item("entry/src/desktop.ini", b"[.ShellClassInfo]\n"),
+    Item("entry/.git/HEAD", b"ref: refs/heads/main\n"),
+    Item("entry/.git/objects/ab/cdef", b"x" * 10),
+    Item("__MACOSX/entry/._setup.sh", b"\x00\x05\x16\x07"),
+]
+
+
+@pytest.mark.parametrize("build", [build_zip, build_tar])
+def test_os_and_vcs_litter_is_left_out_anywhere_and_listed(place, dest, build) -> None:
+    kept = Item("entry/.env", b"SEED=1\n")  # a dot file an entry may read stays
+    unpacked = unpack_upload(place("e.bin", build([*ENTRY, *LITTER, kept])), dest)
+    assert unpacked.root == dest / "entry"
+    assert snapshot(dest) == {"entry", *(i.name for i in ENTRY), "entry/src", kept.name}
+    assert set(unpacked.ignored) == {
+        "entry/.gitignore",
+        "entry/src/.DS_Store",
+        "entry/src/._model.py",
+        "entry/Thumbs.db",
+        "entry/src/desktop.ini",
+        "entry/.git/",
+        "__MACOSX/",
+    }
+
+
+def test_a_folder_entry_leaves_out_its_git_store_without_reading_it(folder, dest) -> None:
+    (folder / ".git" / "objects").mkdir(parents=True)
+    (folder / ".git" / "objects" / "link").symlink_to("/etc/passwd")  # refused anywhere else
+    (folder / "src" / ".gitignore").write_text("*.pyc\n")
+    unpacked = unpack_upload(folder, dest)
+    assert unpacked.ignored == (".git/", "src/.gitignore")
+    assert not (dest / ".git").exists() and not (dest / "src" / ".gitignore").exists()
+    assert (dest / "src" / "model.py").is_file()

@@ -3,11 +3,15 @@ and scored, and the hidden references reach the participant only as the disclose
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,9 +20,13 @@ from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
+from proctor.scoring import registry as scoring_registry
+from proctor.scoring.base import TaskScores
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.demo import demo_entries, demo_leaderboard, write_empty_predictions
 from proctor.services.local.ehealthkd import score_participants
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.settings import Settings
 from proctor.spec import Challenge, load_challenge
 from proctor.spec.model import DisclosureSpec
 from proctor.store.runfolder import RunFolder
@@ -244,3 +252,69 @@ def test_the_demo_ranks_the_baseline_above_the_empty_entry(
     standings = demo_leaderboard(challenge, reports)
     assert [row.entry for row in standings] == ["baseline", "empty"]
     assert list(standings[0].scores) == list(TASKS)
+
+
+def test_the_organizers_example_upload_with_gitignores_and_finder_litter_is_scored(
+    baseline: Path, tmp_path: Path
+) -> None:
+    """Their example upload has a .gitignore in each scenario folder; macOS adds .DS_Store."""
+    for case in (baseline / "dev").iterdir():
+        (case / ".gitignore").write_text("*\n!.gitignore\n")
+    (baseline / "test" / "scenario1-main" / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (baseline / "__MACOSX").mkdir()
+    (baseline / "__MACOSX" / "._test").write_bytes(b"\x00\x05\x16\x07")
+    (baseline / "test" / "scenario2-taskA" / "notes.txt").write_text("could change a score\n")
+    settings = Settings(work_root=tmp_path / "work")
+    refused = run_entry(RunRequest(baseline, "ehealthkd2019"), settings)
+    status, message = stage(refused, "scenario1-main", Stage.PREP)
+    assert status is StageStatus.FAILED  # a stray file among predictions is still refused
+    assert "test/scenario2-taskA/notes.txt: not a prediction file name" in message
+    assert ".gitignore" not in message.split("litter:")[0]
+    (baseline / "test" / "scenario2-taskA" / "notes.txt").unlink()
+    report = run_entry(RunRequest(baseline, "ehealthkd2019"), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    status, message = stage(report, "scenario1-main", Stage.PREP)
+    assert status is StageStatus.PASSED
+    assert "ignored operating-system/version-control litter: " in message
+    for name in ("__MACOSX/", "dev/scenario1-main/.gitignore", "test/scenario1-main/.DS_Store"):
+        assert name in message
+
+
+def warning_count(message: str) -> int:
+    found = re.search(r"\((\d+) warning\(s\)", message)
+    return int(found.group(1)) if found else 0
+
+
+def scored_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real eHealth-KD scorer, with the three scenarios held so they score at the same time.
+
+    Each waits until all three are scoring, scores (its reader warns), and waits again before
+    returning: every scenario's capture is open while every other one warns.
+    """
+    real = scoring_registry.get_scorer("ehealthkd2019")
+    started, finished = (threading.Barrier(len(TASKS), timeout=60) for _ in range(2))
+
+    def score_task(*args: Any) -> TaskScores:
+        started.wait()
+        scored = real.score(*args)
+        finished.wait()
+        return scored
+
+    together = dataclasses.replace(real, score=score_task)
+    monkeypatch.setitem(scoring_registry._SCORERS, "ehealthkd2019", together)
+
+
+def test_each_scenarios_quiz_warnings_land_on_that_scenario_every_time(
+    challenge: Challenge, baseline: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scenarios are scored at once; four runs of one upload once gave (4,4,0), (0,0,4)..."""
+    scored_together(monkeypatch)
+    crossing = "target\t1\t3\n" * 4  # keyphrase 1 is in sentence 1, keyphrase 3 in sentence 2
+    with (baseline / "dev" / "scenario1-main" / "output_b_scenario1.txt").open("a") as out:
+        out.write(crossing)
+    seen = []
+    for attempt in range(10):
+        report = evaluate(challenge, baseline, tmp_path / f"runs{attempt}")
+        assert report.status is RunStatus.SCORED, report.to_json()
+        seen.append([warning_count(stage(report, task, Stage.QUIZ)[1]) for task in TASKS])
+    assert seen == [[4, 0, 0]] * len(seen)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+TrainingWriter = Callable[[Path, int, int], str]
+"""Writes ``records`` public training records of ``seconds`` each into a new folder; returns
+one line describing what it wrote (for the organizer's terminal)."""
 
 
 def bundled_root() -> Path:
@@ -22,3 +27,15 @@ def bundled_names() -> list[str]:
 def folder_name(name: str) -> str:
     """The folder of the bundled challenge called ``name`` (``-`` written ``_``)."""
     return name.replace("-", "_")
+
+
+def training_writer(name: str) -> TrainingWriter | None:
+    """The generator of fresh training records of bundled challenge ``name``, if it has one.
+
+    Only ``physionet2018`` has one (``proctor kit physionet2018 DEST --seconds S --records N``).
+    """
+    if name != "physionet2018":
+        return None
+    from proctor.challenges.physionet2018.generate import write_training
+
+    return write_training

@@ -13,8 +13,14 @@ from rich.table import Table
 
 from proctor.cli.build_display import RichBuild
 from proctor.cli.progress_display import RichProgress
-from proctor.cli.run_cmd import print_report
-from proctor.services.local.catalog import list_challenges, write_kit
+from proctor.cli.run_cmd import print_platform_faults, print_report
+from proctor.services.local.catalog import (
+    GENERATED_RECORDS,
+    GENERATED_SECONDS,
+    FreshRecords,
+    list_challenges,
+    write_kit_with,
+)
 from proctor.services.local.demo import demo_challenges, demo_entries, demo_leaderboard
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.services.local.prebuild import PrebuildPlan, prebuild_environments, prebuild_plan
@@ -49,10 +55,32 @@ def challenges(as_json: JsonOption = False) -> None:
 def kit(
     name: Annotated[str, typer.Argument(help="A bundled challenge name or a challenge folder.")],
     dest: Annotated[Path, typer.Argument(help="New folder to write the kit into.")],
+    seconds: Annotated[
+        int | None,
+        typer.Option(
+            min=45,
+            help="Generate the training records, this many seconds each (physionet2018; "
+            "from 3600 on, whole nights at the 2018 rates; default: the bundled 60 s records "
+            "make demo uses).",
+        ),
+    ] = None,
+    records: Annotated[
+        int | None,
+        typer.Option(min=1, help="How many training records to generate (default: 8)."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write a participant's starting kit: DEST/entry (baseline), DEST/data, DEST/README.md."""
-    written = write_kit(name, dest)
+    """Write a participant's starting kit: DEST/entry (baseline), DEST/data, DEST/README.md.
+
+    The organizers' 2018 sample training script fits one classifier per record on 60 s
+    windows: give it records of an hour or more (--seconds 3600).
+    """
+    fresh = None
+    if seconds is not None or records is not None:
+        fresh = FreshRecords(seconds or GENERATED_SECONDS, records or GENERATED_RECORDS)
+    written, described = write_kit_with(name, dest, fresh)
+    if described and not as_json:
+        typer.echo(described)
     if as_json:
         typer.echo(json.dumps({"kit": str(dest), "written": [str(p) for p in written]}, indent=2))
         return
@@ -126,6 +154,7 @@ def demo(as_json: JsonOption = False) -> None:
                 if not as_json:
                     console.rule(f"{challenge.name} · {label}")
                 report = _demo_run(RunRequest(entry, str(challenge.root)), settings, as_json)
+                print_platform_faults(report)
                 if not as_json:
                     print_report(report, console, brief=True)
                 reports.append((label, report))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from proctor.cli.build_display import RichBuild
+from proctor.cli.figures import shown_number
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.untrusted import plain
 from proctor.services.local.evaluate import RunRequest, run_entry
@@ -19,15 +19,6 @@ from proctor.services.local.reports import EvaluationReport
 from proctor.services.local.visceral import dashboard_rows
 from proctor.settings import Settings
 from proctor.types import Failure, RunStatus
-
-
-def _number(metric: str, value: float) -> str:
-    if math.isnan(value):
-        return "nan"
-    if metric.startswith("records") or metric.endswith("_bytes"):
-        return f"{int(value)}"
-    return f"{value:.6f}"
-
 
 INTERNAL_FAILURE = 3
 
@@ -74,9 +65,9 @@ def print_scores(report: EvaluationReport, console: Console) -> None:
         table.add_column("metric")
         table.add_column("value", justify="right")
         for metric, value in metrics.items():
-            table.add_row(metric, _number(metric, value))
+            table.add_row(metric, shown_number(metric, value))
         for metric, value in report.efficiency.get(task, {}).items():
-            table.add_row(f"[dim]{metric}[/]", _number(metric, value))
+            table.add_row(f"[dim]{metric}[/]", shown_number(metric, value))
         console.print(table)
 
 
@@ -93,7 +84,7 @@ def print_dashboard(report: EvaluationReport, console: Console) -> None:
     for row in rows:
         stats = (row.minimum, row.maximum, row.median, row.mean)
         table.add_row(row.task, row.metric, row.organ, str(row.empty), str(row.count),
-                      *(_number(row.metric, value) for value in stats))  # fmt: skip
+                      *(shown_number(row.metric, value) for value in stats))  # fmt: skip
     console.print(table)
 
 
@@ -143,11 +134,18 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
             "scoring program, scoring-TASK.log (its output: never show it to participants)",
             err=True,
         )
+    print_platform_faults(report)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
     else:
         print_report(report, Console())
     raise typer.Exit(exit_status(report))
+
+
+def print_platform_faults(report: EvaluationReport) -> None:
+    """On stderr, why the platform failed: this terminal is the organizer's own."""
+    for fault in report.platform_faults:
+        typer.echo(plain(f"platform fault (E-PLATFORM), {fault}"), err=True)
 
 
 def exit_status(report: EvaluationReport) -> int:

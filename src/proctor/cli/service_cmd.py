@@ -17,6 +17,8 @@ from typing import Annotated, Any
 import typer
 
 from proctor.cli import challenge_cmd
+from proctor.cli.api_client import api_client
+from proctor.cli.figures import shown_number
 from proctor.cli.untrusted import plain
 from proctor.services.platform.accounts import add_user
 from proctor.services.platform.client import Client
@@ -37,9 +39,7 @@ TokenOpt = Annotated[
 POLL_S = 0.5
 
 
-def _client(server: str | None, token: str | None) -> Client:
-    settings = ServiceSettings.from_env()
-    return Client(server or settings.server, token or settings.token)
+_client = api_client
 
 
 def _print(data: Any) -> None:
@@ -108,7 +108,12 @@ def challenge_add(
 
 
 def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
-    entry: Annotated[Path, typer.Argument(help="The entry: a .zip or .tar.gz archive.")],
+    entry: Annotated[
+        Path,
+        typer.Argument(
+            help="The entry: a .zip or .tar.gz archive, or a folder (sent packed as .tar.gz)."
+        ),
+    ],
     challenge: Annotated[str, typer.Option("--challenge", "-c", help="Challenge name.")],
     phase: Annotated[str | None, typer.Option(help="Phase (default: the open one).")] = None,
     server: ServerOpt = None,
@@ -168,7 +173,7 @@ def _show(final: dict[str, Any]) -> None:
     for stage in report.get("stages", []):
         typer.echo(plain(f"  {stage['name']:<8} {stage['status']:<8} {stage['message']}"))
     for task, scores in report.get("scores", {}).items():
-        shown = ", ".join(f"{k}={v}" for k, v in scores.items())
+        shown = ", ".join(f"{k}={shown_number(k, v)}" for k, v in scores.items())
         typer.echo(f"  scores · {task}: {shown}")
 
 

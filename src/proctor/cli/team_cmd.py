@@ -11,9 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
+from proctor.cli.api_client import api_client
 from proctor.cli.untrusted import plain
-from proctor.services.platform.client import Client
-from proctor.settings import ServiceSettings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 ServerOpt = Annotated[
@@ -24,9 +23,7 @@ TokenOpt = Annotated[
 ]
 
 
-def _client(server: str | None, token: str | None) -> Client:
-    settings = ServiceSettings.from_env()
-    return Client(server or settings.server, token or settings.token)
+_client = api_client
 
 
 def _print(data: Any) -> None:
@@ -69,6 +66,8 @@ def flagged_cmd(server: ServerOpt = None, token: TokenOpt = None, as_json: JsonO
     if as_json:
         _print(answer)
         return
+    if not answer["flagged"]:
+        typer.echo("no submission is flagged")
     for row in answer["flagged"]:
         state = "refunded" if row["refunded"] else "not refunded"
         line = f"{row['submission']}  {row['team']}  {row['challenge']}/{row['phase']}  {state}"

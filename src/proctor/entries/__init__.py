@@ -6,13 +6,15 @@
 
 from proctor.entries.limits import ArchiveLimits
 from proctor.entries.manifest import EntryFlags, Manifest, check_manifest, entry_flags
-from proctor.entries.unpack import unpack_entry
+from proctor.entries.unpack import UnpackedEntry, unpack_entry, unpack_upload
 
 __all__ = [
     "ArchiveLimits",
     "EntryFlags",
     "Manifest",
+    "UnpackedEntry",
     "check_manifest",
     "entry_flags",
     "unpack_entry",
+    "unpack_upload",
 ]

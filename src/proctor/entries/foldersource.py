@@ -16,6 +16,7 @@ from typing import IO
 
 from proctor.entries.fsafe import DIR_FLAGS
 from proctor.entries.limits import Kind, Member, special_kind
+from proctor.entries.litter import litter_prefix
 from proctor.entries.names import member_parts
 from proctor.errors import ArchiveError
 
@@ -57,6 +58,8 @@ def _walk(
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         if stat.S_ISDIR(info.st_mode):
             yield Member(path, parts, Kind.DIR), None
+            if litter_prefix(parts, is_dir=True) is not None:
+                continue  # left out whole by the unpacker: a .git/ may hold links of its own
             child = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
             try:
                 yield from _walk(child, parts, open_files=open_files)

@@ -12,6 +12,7 @@ import enum
 import stat
 from dataclasses import dataclass, field
 
+from proctor.entries.litter import litter_prefix, shown_name
 from proctor.errors import ArchiveError
 
 KiB = 1024
@@ -81,8 +82,17 @@ def special_kind(mode: int) -> str | None:
 
 
 def is_skipped(member: Member) -> bool:
-    """True for members never extracted: the root folder itself and macOS ``__MACOSX/`` data."""
-    return (member.kind is Kind.DIR and not member.parts) or member.parts[:1] == ("__MACOSX",)
+    """True for members never extracted: the root folder itself and OS/VCS litter."""
+    return (member.kind is Kind.DIR and not member.parts) or litter_of(member) is not None
+
+
+def litter_of(member: Member) -> str | None:
+    """How the litter item holding ``member`` is listed (``.git/``, ``a/.DS_Store``), else None."""
+    is_dir = member.kind is Kind.DIR
+    prefix = litter_prefix(member.parts, is_dir=is_dir)
+    if prefix is None:
+        return None
+    return shown_name(prefix, is_folder=is_dir or prefix != member.parts)
 
 
 def human_bytes(count: float) -> str:

@@ -14,6 +14,7 @@ import zipfile
 import zlib
 from collections.abc import Generator, Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -28,6 +29,7 @@ from proctor.entries.limits import (
     MiB,
     human_bytes,
     is_skipped,
+    litter_of,
 )
 from proctor.entries.tarsource import TarSource
 from proctor.entries.zipsource import ZipSource
@@ -62,24 +64,44 @@ class Source(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class UnpackedEntry:
+    """An unpacked entry: its ``root`` folder and the OS/VCS litter left out (as listed)."""
+
+    root: Path
+    ignored: tuple[str, ...] = ()
+
+
 def unpack_entry(source: Path, dest: Path, *, limits: ArchiveLimits = DEFAULT_LIMITS) -> Path:
     """Unpack the entry ``source`` into ``dest`` and return the entry's root folder.
+
+    The same as ``unpack_upload`` without the list of what was left out.
+    """
+    return unpack_upload(source, dest, limits=limits).root
+
+
+def unpack_upload(
+    source: Path, dest: Path, *, limits: ArchiveLimits = DEFAULT_LIMITS
+) -> UnpackedEntry:
+    """Unpack the entry ``source`` into ``dest``: its root folder and the litter left out.
 
     ``source`` is a ``.zip``, ``.tar.gz``/``.tgz`` or ``.tar`` file (recognised by content) or a
     folder. ``dest`` must not exist or be empty. The root is ``dest/NAME`` when everything sits
     in one top-level folder ``NAME`` (as in PhysioNet's ``entry/``), else ``dest``. Raises
     ``ArchiveError`` naming the member and the fix for anything unsafe, malformed or over
     ``limits``; ``PlatformError`` if writing fails on the host. On failure ``dest`` is removed
-    (or emptied, if it existed).
+    (or emptied, if it existed). Operating-system and version-control litter (``.git/``,
+    ``.DS_Store``, ``__MACOSX/``, see ``litter``) is left out and listed in ``ignored``.
     """
     reader = open_source(source)
     if isinstance(reader, FolderSource) and dest.resolve().is_relative_to(source.resolve()):
         raise ValueError(f"cannot copy the folder {source} into {dest}, which lies inside it")
+    ignored: dict[str, None] = {}
     with fsafe.fresh_dest(dest) as dest_fd:
-        inventory = _take_inventory(reader, source, limits)
+        inventory = _take_inventory(reader, source, limits, ignored)
         _extract(reader, source, inventory, dest_fd)
     top = inventory.top_folder()
-    return dest / top if top is not None else dest
+    return UnpackedEntry(dest / top if top is not None else dest, tuple(ignored))
 
 
 def open_source(source: Path) -> Source:
@@ -100,14 +122,22 @@ def open_source(source: Path) -> Source:
     )
 
 
-def _take_inventory(reader: Source, source: Path, limits: ArchiveLimits) -> Inventory:
-    """First pass: check every member's header against ``limits``; write nothing."""
+def _take_inventory(
+    reader: Source, source: Path, limits: ArchiveLimits, ignored: dict[str, None]
+) -> Inventory:
+    """First pass: check every member's header against ``limits``; write nothing.
+
+    The litter left out is added to ``ignored`` (in archive order, once each).
+    """
     inventory = Inventory(limits, reader.packed_size)
     last: str | None = None
     try:
         with closing(reader.members()) as members:
             for member in members:
-                if not is_skipped(member):
+                litter = litter_of(member)
+                if litter is not None:
+                    ignored[litter] = None
+                elif not is_skipped(member):
                     inventory.add(member)
                 last = member.name
     except _READ_ERRORS as exc:

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from proctor.entries import ArchiveLimits, entry_flags, unpack_entry
+from proctor.entries import ArchiveLimits, entry_flags, unpack_upload
 from proctor.entries.manifest import set_executable_bits
 from proctor.errors import ArchiveError, JobCancelledError, ProctorError
 from proctor.executor.runtime import WorkerRuntime
@@ -197,13 +197,18 @@ def _evaluate(
     )
     try:
         limits = ArchiveLimits(max_files=challenge.limits.entry_files)
-        root = unpack_entry(upload, folder.entry, limits=limits)
+        unpacked = unpack_upload(upload, folder.entry, limits=limits)
     except ArchiveError as err:
         return refused(task_job, str(err))
+    root = unpacked.root
     manifest = driver_for(challenge.protocol.kind).manifest(challenge.protocol)
     made = tuple(set_executable_bits(root, manifest.executable))
     task_job = dataclasses.replace(
-        task_job, entry_root=root, dry_run=entry_flags(root).dry_run, made_executable=made
+        task_job,
+        entry_root=root,
+        dry_run=entry_flags(root).dry_run,
+        made_executable=made,
+        ignored=unpacked.ignored,
     )
     try:
         # an environment that cannot be built is the platform's failure, stored once, not a

@@ -15,7 +15,6 @@ Labels are not checked against the official lists, as the official script does n
 from __future__ import annotations
 
 import bisect
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -30,6 +29,7 @@ from proctor.metrics.extraction import (
     Sentence,
     Span,
 )
+from proctor.metrics.warning_capture import warn
 
 SCENARIO_FOLDERS = {
     Scenario.MAIN: "scenario1-main",
@@ -242,11 +242,10 @@ def _read_relations(path: Path, drafts: list[_Draft], owner_by_id: dict[int, int
                 )
             owners.append(owner_by_id[end])
         if owners[0] != owners[1]:
-            warnings.warn(
+            warn(
                 f"{path} line {number}: relation {label!r} between {ends[0]} and {ends[1]} "
                 "crosses sentence boundaries and has been ignored",
                 ExtractionWarning,
-                stacklevel=2,
             )
             continue
         drafts[owners[0]].relations.append(Relation(label.lower(), ends[0], ends[1]))

@@ -27,11 +27,22 @@ _V4_INT16_LITTLE = 30
 
 @dataclass(frozen=True)
 class SignalSpec:
-    """One channel of a record: description, physical units and ADC gain (units per unit)."""
+    """One channel of a record: description, physical units, ADC gain and baseline.
+
+    ``gain`` is ADC units per physical unit and ``baseline`` the ADC value of physical zero,
+    as WFDB headers write them (2018's SaO2: ``655.35(-32768)/%``; 0 is not written).
+    """
 
     name: str
     units: str
     gain: float
+    baseline: int = 0
+
+    @property
+    def header_gain(self) -> str:
+        """The header's gain field: ``1/uV``, ``655.35(-32768)/%``."""
+        shown = f"({self.baseline})" if self.baseline else ""
+        return f"{self.gain:g}{shown}/{self.units}"
 
 
 def _v4_header(channels: int, samples: int) -> bytes:
@@ -69,7 +80,7 @@ def write_mat_record(
         column = values[:, index]
         first = int(column[0]) if n_samples else 0
         lines.append(
-            f"{name}.mat 16+{V4_HEADER_BYTES} {spec.gain:g}/{spec.units} 16 0 {first} "
+            f"{name}.mat 16+{V4_HEADER_BYTES} {spec.header_gain} 16 0 {first} "
             f"{_checksum(column)} 0 {spec.name}"
         )
     (directory / f"{name}.hea").write_text("\n".join(lines) + "\n", encoding="ascii")

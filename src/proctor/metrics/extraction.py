@@ -25,7 +25,6 @@ figures, not the website's prose):
 
 from __future__ import annotations
 
-import warnings
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
@@ -33,6 +32,7 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from proctor.metrics._validation import MetricInputError
+from proctor.metrics.warning_capture import warn
 
 KEYPHRASE_LABELS = ("Concept", "Action", "Predicate", "Reference")
 RELATION_LABELS = (
@@ -197,11 +197,10 @@ def extraction_counts(gold: Sequence[Sentence], submitted: Sequence[Sentence]) -
     total = [0] * 8
     for index, (gold_sentence, sub_sentence) in enumerate(zip(gold, submitted, strict=False)):
         if gold_sentence.text != sub_sentence.text:
-            warnings.warn(
+            warn(
                 f"sentence {index + 1} differs and is skipped: "
                 f"gold={gold_sentence.text!r} vs submitted={sub_sentence.text!r}",
                 ExtractionWarning,
-                stacklevel=2,
             )
             continue
         if gold_sentence.annotated:

@@ -31,6 +31,7 @@ class TaskContext:
     folder: RunFolder
     jobs: int
     made_executable: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
 
     def outputs(self, stage: Stage) -> Path:
         """Where this task's collected outputs of ``stage`` are stored."""

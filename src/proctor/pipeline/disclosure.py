@@ -24,6 +24,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from proctor.entries.litter import describe_ignored
 from proctor.pipeline.report import CaseCounts, StageReport, Usage
 from proctor.protocols.base import CaseRun
 from proctor.types import Disclosure, Failure, Stage, StageStatus
@@ -33,6 +34,16 @@ HIDDEN_STAGES = frozenset({Stage.EXAM, Stage.RERUN})
 """The stages where entry code runs on hidden data."""
 HIDDEN_DATA_STAGES = frozenset({*HIDDEN_STAGES, Stage.SCORE})
 """The stages that read hidden data (inputs or references): a submission counts from the first."""
+
+
+def prep_notes(*, made_executable: Sequence[str] = (), ignored: Sequence[str] = ()) -> str:
+    """What the platform changed in the upload, as clauses for the prep message ("" if none)."""
+    notes = ""
+    if made_executable:
+        notes += f"; made executable: {', '.join(made_executable)}"
+    if ignored:
+        notes += f"; {describe_ignored(tuple(ignored))}"
+    return notes
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,12 +17,12 @@ by the host scorer alone and only the summary the disclosure allows leaves it.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.errors import OutputError
-from proctor.pipeline.disclosure import StageResult
+from proctor.metrics.warning_capture import captured_warnings
+from proctor.pipeline.disclosure import StageResult, prep_notes
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
 from proctor.pipeline.score import (
     SCORE_ERROR_CODE,
@@ -55,6 +55,7 @@ class FilesJob:
     entry_root: Path
     folder: RunFolder
     dry_run: bool = False
+    ignored: tuple[str, ...] = ()
 
 
 def evaluate_files(job: FilesJob, runner: StageRunner) -> ShownScores | None:
@@ -70,14 +71,15 @@ def prep(job: FilesJob, runner: StageRunner) -> StageResult:
 
     def body(_: CaseSink) -> StageResult:
         problems = job.driver.check_upload(job.entry_root)
+        notes = prep_notes(ignored=job.ignored)
         if not problems:
-            done = "the upload's layout, encoding and sizes are fine"
+            done = f"the upload's layout, encoding and sizes are fine{notes}"
             return StageResult(Stage.PREP, StageStatus.PASSED, done, done)
         if len(problems) == 1:
-            headline = problems[0]
+            headline = problems[0] + notes
         else:
             listing = "\n".join(f"  - {problem}" for problem in problems)
-            headline = f"the upload has {len(problems)} problems:\n{listing}"
+            headline = f"the upload has {len(problems)} problems{notes}:\n{listing}"
         return StageResult(
             Stage.PREP, StageStatus.FAILED, headline, "prep failed", failure=Failure.ENTRY
         )
@@ -130,8 +132,7 @@ def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
             return StageResult(
                 Stage.QUIZ, StageStatus.FAILED, problem, "quiz failed", failure=Failure.ENTRY
             )
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with captured_warnings() as caught:  # this scenario's notes only (others run at once)
             try:
                 scored = job.scorer.score(target.outputs, references, target.cases, target.template)
             except OutputError as err:
@@ -144,7 +145,7 @@ def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
         if target.scoring_log is not None:
             keep_scoring_log(target.scoring_log, f"task {job.task.name} (quiz): scored", scored.log)
         message = f"{job.driver.folder_of(PUBLIC)}: {_summary(job.task, scored)}"
-        notes = [_relative(str(w.message), job.entry_root, references) for w in caught]
+        notes = [_relative(str(note), job.entry_root, references) for note in caught]
         if notes:
             shown = "; ".join(dict.fromkeys(notes[:MAX_WARNINGS]))
             message += f" ({len(notes)} warning(s): {shown})"

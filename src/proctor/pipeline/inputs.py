@@ -2,7 +2,9 @@
 
 Sandboxed runs read their inputs as an unprivileged uid, so the challenge's folders (which may
 sit under a private home) are linked or copied into the run folder with world-readable modes.
-Only inputs are staged; references stay where they are and are read by the host scorer alone.
+Proctor's own files a protocol's runs need (the AutoWSL harness) are copied there too, for the
+same reason: the install path may be private. References stay where they are and are read by
+the host scorer alone.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -42,3 +45,21 @@ def _link_or_copy(item: Path, target: Path, info: os.stat_result) -> None:
             pass
     shutil.copyfile(item, target, follow_symlinks=False)
     target.chmod(0o644)
+
+
+def stage_support(files: Sequence[Path], dest: Path) -> Path | None:
+    """Copy Proctor's own ``files`` a protocol's runs need into ``dest`` (mode 0644); ``dest``.
+
+    Copies, never links nor mounts of the install path: it may sit where sandbox uids cannot
+    enter (``/root``, a 0700 home). None when there is nothing to copy.
+    """
+    if not files:
+        return None
+    for folder in (dest.parent, dest):
+        folder.mkdir(exist_ok=True)
+        folder.chmod(0o755)
+    for source in files:
+        target = dest / source.name
+        shutil.copyfile(source, target)
+        target.chmod(0o644)
+    return dest

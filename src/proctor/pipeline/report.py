@@ -233,6 +233,9 @@ class EvaluationReport:
     run_dir: Path | None = None
     dashboard: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
     """Per task, the scorer's dashboard (VISCERAL: metric → organ → statistic), where shown."""
+    platform_faults: tuple[str, ...] = ()
+    """Why the platform failed (``task T (stage): reason``): set by a local run only, for the
+    organizer's own terminal; not in ``to_json`` and never shown to a participant."""
 
     @property
     def environment(self) -> EnvironmentInfo | None:

@@ -19,6 +19,7 @@ from proctor.pipeline.disclosure import (
     counts_message,
     counts_of,
     fixed_problem,
+    prep_notes,
     run_logs,
 )
 from proctor.pipeline.report import CaseCounts, Usage
@@ -45,9 +46,7 @@ def prep(ctx: TaskContext, runner: StageRunner) -> StageResult:
         prepared = ctx.driver.prepare(ctx.home, ctx.task.public_inputs)
         outcome = prepared.outcome
         usage, logs = Usage.of(outcome), run_logs(outcome.stdout, outcome.stderr)
-        notes = (
-            f"; made executable: {', '.join(ctx.made_executable)}" if ctx.made_executable else ""
-        )
+        notes = prep_notes(made_executable=ctx.made_executable, ignored=ctx.ignored)
         if outcome.succeeded:
             done = f"{prepared.what} completed{notes}"
             return StageResult(Stage.PREP, StageStatus.PASSED, done, done, usage=usage, logs=logs)

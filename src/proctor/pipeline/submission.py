@@ -32,7 +32,10 @@ from proctor.store.runfolder import RunFolder
 
 @dataclass(frozen=True, slots=True)
 class Submission:
-    """An unpacked entry to evaluate in ``phase``: where it is and how to run it."""
+    """An unpacked entry to evaluate in ``phase``: where it is and how to run it.
+
+    ``ignored`` lists the OS/VCS litter the unpacker left out (named in the prep message).
+    """
 
     challenge: Challenge
     phase: Phase
@@ -43,6 +46,7 @@ class Submission:
     cancel: CancelToken = field(default_factory=CancelToken)
     environments: Mapping[str, JobEnvironment] = field(default_factory=dict)
     keep_homes: bool = False
+    ignored: tuple[str, ...] = ()
 
     def jobs_of(self) -> list[TaskJob]:
         """One job per task of the phase, in the phase's order."""
@@ -61,6 +65,7 @@ class Submission:
                 environment=self.environments.get(task),
                 keep_home=self.keep_homes,
                 scorer_environment=self.environments.get(scorer_environment_key(task)),
+                ignored=self.ignored,
             )
             for task in self.phase.tasks
         ]

@@ -28,10 +28,10 @@ from proctor.pipeline import stages
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import StageResult
+from proctor.pipeline.disclosure import StageResult, prep_notes
 from proctor.pipeline.entry_layer import EntryLayer, entry_layer
 from proctor.pipeline.files import FilesJob, evaluate_files
-from proctor.pipeline.inputs import stage_inputs
+from proctor.pipeline.inputs import stage_inputs, stage_support
 from proctor.pipeline.program_runs import SandboxProgramRunner, SessionProgramRunner
 from proctor.pipeline.progress import ProgressListener, SilentProgress
 from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo, StageReport, TaskReport
@@ -49,6 +49,20 @@ from proctor.types import MAIN_STAGES, Disclosure, Failure, RunStatus, Stage, St
 
 PLATFORM_ERROR_CODE = "E-PLATFORM"
 PLATFORM_ERROR_LOG = "platform-error.txt"
+FAULT_MARK = "== "
+"""Starts the line of ``platform-error.txt`` giving one fault's reason; its traceback follows."""
+
+
+def platform_faults(folder: RunFolder) -> tuple[str, ...]:
+    """The reasons of the platform faults of a run (``task T (stage): reason``), for organizers.
+
+    Read from the run folder's ``platform-error.txt``; a participant is never shown them.
+    """
+    log = folder.root / PLATFORM_ERROR_LOG
+    if not log.is_file():
+        return ()
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    return tuple(line.removeprefix(FAULT_MARK) for line in lines if line.startswith(FAULT_MARK))
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +70,8 @@ class TaskJob:
     """One job: the unpacked entry of a submission, evaluated on ``task`` of ``phase``.
 
     ``jobs`` cases run at once; ``dry_run`` stops after the quiz; ``name_task`` names the task
-    in stage labels (a phase with several tasks).
+    in stage labels (a phase with several tasks); ``made_executable`` and ``ignored`` (the
+    OS/VCS litter the unpacker left out) are named in the prep message.
     """
 
     challenge: Challenge
@@ -72,6 +87,7 @@ class TaskJob:
     made_executable: tuple[str, ...] = ()
     keep_home: bool = False
     scorer_environment: JobEnvironment | None = None
+    ignored: tuple[str, ...] = ()
 
 
 def scorer_environment_key(task: str) -> str:
@@ -154,15 +170,17 @@ def evaluate_task(
     try:
         check_manifest(job.entry_root, driver_class.manifest(challenge.protocol))
     except ManifestError as err:
-        runner.finish(_failed(Stage.PREP, str(err), Failure.ENTRY))
+        notes = prep_notes(ignored=job.ignored)
+        runner.finish(_failed(Stage.PREP, f"{err}{notes}", Failure.ENTRY))
         return task_report(job, runner)
     try:
         return _evaluate(job, sandbox, runner)
     except SandboxUnavailableError:
         raise
-    except PlatformError:
-        (job.folder.root / PLATFORM_ERROR_LOG).write_text(traceback.format_exc())
+    except PlatformError as err:
         stage = runner.current or Stage.PREP
+        with (job.folder.root / PLATFORM_ERROR_LOG).open("a", encoding="utf-8") as log:
+            log.write(f"{FAULT_MARK}task {job.task} ({stage}): {err}\n{traceback.format_exc()}\n")
         message = (
             f"the platform failed during {stage} ({PLATFORM_ERROR_CODE}); your entry is not at "
             "fault and the organizers have the details"
@@ -202,6 +220,7 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
             scorer.check_output,
             {**(environment.variables if environment is not None else {}), **layer.variables},
             (layer.mount,) if layer.mount is not None else (),
+            stage_support(driver_class.support_files, job.folder.support(task.name)),
         )
         ctx = TaskContext(
             challenge=challenge,
@@ -214,6 +233,7 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
             folder=job.folder,
             jobs=job.jobs,
             made_executable=job.made_executable,
+            ignored=job.ignored,
         )
         home_space = session.workspace(home, size_bytes=challenge.limits.home_bytes)
         with home_space, contextlib.closing(ctx.driver):
@@ -242,7 +262,14 @@ def _evaluate_files(
         challenge.protocol, challenge.limits, scorer.check_output, _split_cases(challenge)
     )
     files_job = FilesJob(
-        challenge, task, driver_class(context), scorer, job.entry_root, job.folder, job.dry_run
+        challenge,
+        task,
+        driver_class(context),
+        scorer,
+        job.entry_root,
+        job.folder,
+        job.dry_run,
+        job.ignored,
     )
     shown = evaluate_files(files_job, runner)
     return task_report(job, runner, None, shown)

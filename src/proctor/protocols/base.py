@@ -75,7 +75,7 @@ class DriverContext:
     The protocol settings, the resource limits, the job's sandbox session, how many cases run
     at once, the scorer's output check, the environment's declared variables (which the
     protocol's own variables override), and read-only mounts every run gets (the entry's own
-    wheels).
+    wheels). ``support`` is the run folder's copy of the driver's ``support_files``.
     """
 
     settings: ProtocolSettings
@@ -85,6 +85,7 @@ class DriverContext:
     check_output: OutputCheck
     variables: Mapping[str, str] = field(default_factory=dict)
     extra_mounts: tuple[Mount, ...] = ()
+    support: Path | None = None
 
 
 def run_limits(limits: ResourceLimits, parallel_runs: int, wall_s: float) -> Limits:
@@ -141,9 +142,16 @@ class ProtocolDriver(ABC):
 
 
 class Driver(ProtocolDriver):
-    """A protocol that runs the entry's code, case by case, in the job's sandbox session."""
+    """A protocol that runs the entry's code, case by case, in the job's sandbox session.
+
+    ``support_files``: files of Proctor's own that runs need read-only (the AutoWSL harness).
+    They are copied into the run folder before the session starts, as entries are, and found
+    in ``context.support``: the install path may lie where sandbox uids cannot enter
+    (``/root``, a 0700 home), so nothing is ever mounted from it.
+    """
 
     runs_code: ClassVar[bool] = True
+    support_files: ClassVar[tuple[Path, ...]] = ()
 
     def __init__(self, context: DriverContext) -> None:
         self.context = context

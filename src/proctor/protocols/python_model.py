@@ -1,8 +1,9 @@
 """The ``python_model`` protocol (AutoWSL / CodaLab AutoML): a harness drives ``model.py``.
 
 Each case is one dataset folder, shown read-only at ``/data``; the entry's home is ``/entry``
-(its working folder) and the harness (``harness/model_harness.py``) is shown read-only at
-``/proctor``. Per dataset, two sandboxed processes run ``python3 -I`` on the harness:
+(its working folder) and the harness (``harness/model_harness.py``, copied into the run folder
+like the entry) is shown read-only at ``/proctor``. Per dataset, two sandboxed processes run
+``python3 -I`` on the harness:
 
 1. ``train``: load the data (within ``load_s``), start the clock, ``Model(info)``,
    ``train(X, y)``, ``save(dir)``, all within the dataset's training budget;
@@ -78,6 +79,7 @@ class PythonModelDriver(Driver):
     summary = BUILTIN_PROTOCOLS["python_model"]
     case_noun = "dataset"
     failed_case_fails_task = True
+    support_files = (HARNESS_DIR / HARNESS_FILE,)
 
     @property
     def protocol(self) -> PythonModelProtocol:
@@ -127,6 +129,13 @@ class PythonModelDriver(Driver):
             cpus=limits.cpus_per_case,
         )
 
+    @property
+    def _harness(self) -> Path:
+        """The run folder's copy of the harness (never the install path's)."""
+        if self.context.support is None:
+            raise PlatformError("the python_model driver was given no copy of its harness")
+        return self.context.support / HARNESS_FILE
+
     def _run(self, mode: str, home: Path, data: Path, budget_s: float, case: str) -> Outcome:
         """One harness run; the training and prediction runs of datasets go to ``run_case``."""
         state = f"{HOME}/{state_folder(case)}"
@@ -141,7 +150,7 @@ class PythonModelDriver(Driver):
             mounts=[
                 Mount(home, HOME, writable=True),
                 Mount(data, DATA),
-                Mount(HARNESS_DIR / HARNESS_FILE, HARNESS),
+                Mount(self._harness, HARNESS),
                 *self.context.extra_mounts,
             ],
             limits=self._limits(budget_s),

@@ -13,7 +13,6 @@ scenario folder per task, scored with the same reader and metrics.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from proctor.formats.brat import (
     submission_sentence_file,
 )
 from proctor.metrics.extraction import Scenario, ScenarioScore, Sentence, score_scenario
+from proctor.metrics.warning_capture import captured_warnings
 from proctor.scoring.base import TaskScores
 
 Record = dict[str, float | str]
@@ -147,8 +147,7 @@ def check_scenario_output(folder: Path) -> str | None:
             f"{scenario.value}.txt, then write output_a_/output_b_scenario{scenario.value}.txt)"
         )
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with captured_warnings():  # the notes are the quiz's: not process-wide "ignore"
             read_collection(sentences)
     except ExtractionFormatError as err:
         line = "" if err.line is None else f" line {err.line}"

@@ -89,6 +89,10 @@ class RunFolder:
         """``task``'s unredacted scores (summary and per case; organizer and service only)."""
         return self.root / f"scores-{task}.json"
 
+    def support(self, task: str) -> Path:
+        """The copies of the protocol's own files a task's runs need (the AutoWSL harness)."""
+        return self.root / "support" / task
+
     def prepare_homes(self) -> None:
         """Create the parent of the homes, traversable by sandbox slots."""
         homes = self.root / "homes"

@@ -10,11 +10,13 @@ Usage: ``python -m proctor.challenges.physionet2018.generate [OUTDIR] [--seconds
 - ``OUTDIR/test/``: ``RECORDS``, ``.hea``, ``.mat`` only (the hidden inputs);
 - ``OUTDIR/test-reference/``: ``RECORDS``, ``.arousal`` and ``-arousal.mat`` (hidden references).
 
-The bundled data are 60 s records; ``--seconds 27000`` writes 7.5-hour nights like the real
-ones (about 140 MB per record) for benchmarks. The output is a pure function of the code and the
-parameters: every record draws from its own seeded ``numpy.random.Generator`` and the label
-files carry no timestamps, so regenerating with the defaults yields the same bytes as the
-committed ``data/`` folder.
+The bundled data are 60 s records, dense samplers of the event kinds; from an hour on
+(``--seconds 27000``: 7.5-hour nights like the real ones, about 140 MB per record) a record is
+a whole night at the published rates (``night``): wake periods, RERAs, apneas and hypopneas.
+The shares of the labels (targets over scored time, not scored, wake) are printed per split.
+The output is a pure function of the code and the parameters: every record draws from its own
+seeded ``numpy.random.Generator`` and the label files carry no timestamps, so regenerating with
+the defaults yields the same bytes as the committed ``data/`` folder.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from proctor.challenges.physionet2018.labels import arousal_labels, parse_annotations
+from proctor.challenges.physionet2018.night import LabelShares, label_shares
 from proctor.challenges.physionet2018.schedule import Scenario, draw_scenario
 from proctor.challenges.physionet2018.signals import CHANNELS, synthesize, to_digital
 from proctor.formats.arousal_mat import SLEEP_STAGES, write_arousal_reference
@@ -86,7 +89,7 @@ def make_scenario(
 
 def write_signals(directory: Path, name: str, digital: np.ndarray) -> None:
     """Write ``name.hea`` and ``name.mat`` (``val``, channels × samples; format ``16+24``)."""
-    specs = [SignalSpec(c.name, c.units, c.gain) for c in CHANNELS]
+    specs = [SignalSpec(c.name, c.units, c.gain, c.baseline) for c in CHANNELS]
     write_mat_record(directory, name, digital, fs=FS, signals=specs)
 
 
@@ -124,32 +127,78 @@ def write_labels(directory: Path, name: str, scenario: Scenario) -> None:
     )
 
 
-def write_split(outdir: Path, split: Split, *, seconds: int, records: int) -> None:
-    """Write one split: inputs (and, for training, labels) or hidden inputs plus references."""
+def write_split(outdir: Path, split: Split, *, seconds: int, records: int) -> list[LabelShares]:
+    """Write one split: inputs (and, for training, labels) or hidden inputs plus references.
+
+    Returns each record's label shares (measured on its schedule).
+    """
     inputs = outdir / ("test" if split.hidden else "training")
     references = outdir / "test-reference" if split.hidden else inputs
     names = split.names(records)
     for folder in {inputs, references}:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "RECORDS").write_text("".join(f"{n}\n" for n in names))
+    shares = []
     for index, name in enumerate(names):
         scenario, rng = make_scenario(split, index, seconds)
         write_signals(inputs, name, to_digital(synthesize(scenario, rng)))
         write_annotations(references, name, scenario)
         write_labels(references, name, scenario)
+        shares.append(label_shares(scenario.stages, scenario.events, length=scenario.length,
+                                   fs=FS))  # fmt: skip
+    return shares
 
 
-def generate(outdir: Path, *, seconds: int = SECONDS, records: int = N_RECORDS) -> None:
+def describe_shares(split: str, seconds: int, shares: Sequence[LabelShares]) -> str:
+    """One line on a split's labels: target share of scored time, not scored, wake, events."""
+    target = float(np.mean([s.target for s in shares]))
+    return (
+        f"{split}: {len(shares)} record(s) of {seconds} s: targets {100 * target:.1f} % of "
+        f"the scored time (a real record: 3.2 %), not scored "
+        f"{100 * float(np.mean([s.not_scored for s in shares])):.1f} %, wake "
+        f"{100 * float(np.mean([s.wake for s in shares])):.1f} %; per record "
+        f"{np.mean([s.reras for s in shares]):.1f} RERAs, "
+        f"{np.mean([s.apneas_hypopneas for s in shares]):.1f} apneas and hypopneas, "
+        f"{np.mean([s.other_arousals for s in shares]):.1f} other arousals"
+    )
+
+
+def write_training(dest: Path, seconds: int, records: int) -> str:
+    """Write ``records`` training records of ``seconds`` into the new folder ``dest``.
+
+    The folder holds what ``training/`` holds (``RECORDS``, signals, annotations, labels);
+    returns the line describing their label shares. A participant's kit uses it for records
+    longer than the bundled ones (the organizers' 2018 sample training script fits one
+    classifier per record on 60 s windows: it needs records with at least two classes).
+    """
+    if seconds < 45 or records < 1:
+        raise ValueError("records last at least 45 s and at least one is written")
+    scratch = dest.with_name(f".{dest.name}.partial")
+    with quiet_wfdb():
+        shares = write_split(scratch, TRAINING, seconds=seconds, records=records)
+    (scratch / "training").rename(dest)
+    scratch.rmdir()
+    return describe_shares("training", seconds, shares)
+
+
+def generate(
+    outdir: Path, *, seconds: int = SECONDS, records: int = N_RECORDS
+) -> dict[str, list[LabelShares]]:
     """Write ``training/``, ``test/`` and ``test-reference/`` under ``outdir``.
 
     ``seconds`` is every record's duration (at least one 30 s epoch plus its lead-in: 45),
-    ``records`` the number per split.
+    ``records`` the number per split. Returns each split's label shares (``training``,
+    ``test``).
     """
     if seconds < 45 or records < 1:
         raise ValueError("records last at least 45 s and each split holds at least one")
     with quiet_wfdb():
-        for split in (TRAINING, TEST):
-            write_split(outdir, split, seconds=seconds, records=records)
+        return {
+            "test" if split.hidden else "training": write_split(
+                outdir, split, seconds=seconds, records=records
+            )
+            for split in (TRAINING, TEST)
+        }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,7 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.seconds < 45 or args.records < 1:
         parser.error("--seconds must be at least 45 and --records at least 1")
-    generate(args.outdir, seconds=args.seconds, records=args.records)
+    shares = generate(args.outdir, seconds=args.seconds, records=args.records)
+    for split, measured in shares.items():
+        print(describe_shares(split, args.seconds, measured))
     return 0
 
 

@@ -13,6 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from proctor.challenges.physionet2018.labels import SLEEP_STAGES, Region
+from proctor.challenges.physionet2018.night import (
+    NIGHT_MIN_S,
+    draw_night_events,
+    draw_night_stages,
+)
 
 EPOCH_S = 30
 """Length of one sleep-staging epoch, seconds (AASM)."""
@@ -80,10 +85,27 @@ class Scenario:
 
 
 def draw_scenario(rng: np.random.Generator, *, length: int, fs: int) -> Scenario:
-    """Draw stage marks and events for a record of ``length`` samples at ``fs`` Hz."""
+    """Draw stage marks and events for a record of ``length`` samples at ``fs`` Hz.
+
+    A record of ``night.NIGHT_MIN_S`` or more is a whole night at the published rates (wake
+    periods, RERAs, apneas, hypopneas: ``night``); a shorter one (the bundled records, a
+    minute each) is a dense sampler of the same event kinds, so that every short record has
+    targets and exclusions to learn from.
+    """
+    if length >= NIGHT_MIN_S * fs:
+        return _draw_night(rng, length=length, fs=fs)
     stages = _draw_stages(rng, length=length, fs=fs)
     scenario = Scenario(length, fs, stages, ())
     return Scenario(length, fs, stages, _draw_events(rng, scenario))
+
+
+def _draw_night(rng: np.random.Generator, *, length: int, fs: int) -> Scenario:
+    first = round(rng.uniform(*LEAD_IN_S) * fs)
+    stages = draw_night_stages(rng, length=length, fs=fs, first=first, epoch=EPOCH_S * fs)
+    scenario = Scenario(length, fs, stages, ())
+    asleep = np.isin(scenario.stage_at(), sorted(SLEEP_STAGES))
+    events = draw_night_events(rng, asleep, fs=fs, edge=round(EDGE_S * fs))
+    return Scenario(length, fs, stages, events)
 
 
 def _draw_stages(rng: np.random.Generator, *, length: int, fs: int) -> tuple[tuple[int, str], ...]:

@@ -30,24 +30,30 @@ Signal = npt.NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Channel:
-    """One written channel: WFDB description, physical units, ADC gain (units per µV)."""
+    """One written channel: WFDB description, units, ADC gain and baseline.
+
+    The gain is ADC units per physical unit, the baseline the ADC value of physical zero.
+    """
 
     name: str
     units: str
     gain: float
+    baseline: int = 0
 
 
 CHANNELS = (
-    *(Channel(name, "uV", 20.0) for name in EEG_NAMES),
-    Channel("E1-M2", "uV", 20.0),
-    Channel("Chin1-Chin2", "uV", 20.0),
-    Channel("ABD", "uV", 10.0),
-    Channel("CHEST", "uV", 10.0),
-    Channel("AIRFLOW", "uV", 10.0),
-    Channel("SaO2", "%", 100.0),
+    *(Channel(name, "uV", 1.0) for name in EEG_NAMES),
+    Channel("E1-M2", "uV", 1.0),
+    Channel("Chin1-Chin2", "uV", 1.0),
+    Channel("ABD", "uV", 1.0),
+    Channel("CHEST", "uV", 1.0),
+    Channel("AIRFLOW", "uV", 1.0),
+    Channel("SaO2", "%", 655.35, -32768),
     Channel("ECG", "mV", 1000.0),
 )
-"""The 13 channels of every record, in the order of the 2018 files."""
+"""The 13 channels of every record, in the order and with the header conventions of the 2018
+files: ``1/uV`` for the EEG, EOG, EMG and effort channels, ``655.35(-32768)/%`` for SaO2 (100 %
+is ADC 32767), ``1000/mV`` for the ECG."""
 
 BANDS_HZ = {
     "delta": (0.5, 2.0),
@@ -197,9 +203,9 @@ def _airflow(
 
 
 def to_digital(signals: Signal) -> npt.NDArray[np.int16]:
-    """ADC conversion with each channel's gain, clipped to the valid format-16 range."""
+    """ADC conversion with each channel's gain and baseline, clipped to the format-16 range."""
     gains = np.array([c.gain for c in CHANNELS])
-    digital: npt.NDArray[np.int16] = np.clip(np.round(signals * gains), -32767, 32767).astype(
-        np.int16
-    )
+    baselines = np.array([c.baseline for c in CHANNELS], dtype=np.float64)
+    adc = np.round(signals * gains + baselines)
+    digital: npt.NDArray[np.int16] = np.clip(adc, -32767, 32767).astype(np.int16)
     return digital

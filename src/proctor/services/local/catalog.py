@@ -6,7 +6,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.challenges import bundled_names, bundled_root, folder_name
+from proctor.challenges import bundled_names, bundled_root, folder_name, training_writer
 from proctor.errors import ConfigError, UsageError
 from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver, ProtocolDriver
 from proctor.protocols.registry import driver_for
@@ -116,6 +116,19 @@ def list_challenges() -> list[ChallengeSummary]:
     return out
 
 
+GENERATED_SECONDS = 60
+GENERATED_RECORDS = 8
+"""What a kit generates when only one of --seconds/--records is given: the bundled shape."""
+
+
+@dataclass(frozen=True, slots=True)
+class FreshRecords:
+    """Training records a kit generates instead of copying the bundled ones."""
+
+    seconds: int
+    records: int
+
+
 def write_kit(ref: str, dest: Path) -> list[Path]:
     """Write a participant's starting kit: ``entry/`` (the baseline), ``data/``, ``README.md``.
 
@@ -125,12 +138,40 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
     Only public data is copied (once, into ``data/``, when every task shares its public
     inputs). Refuses to write into a non-empty ``dest``.
     """
+    return write_kit_with(ref, dest, None)[0]
+
+
+def write_kit_with(ref: str, dest: Path, fresh: FreshRecords | None) -> tuple[list[Path], str]:
+    """``write_kit``, with ``data/`` holding newly generated training records when ``fresh``.
+
+    Only ``physionet2018`` generates records (the bundled ones are what ``make demo``
+    evaluates); the second value describes them (their label shares), "" when copied.
+    """
     challenge = resolve_challenge(ref)
+    writer = training_writer(challenge.name) if fresh is not None else None
+    if fresh is not None and writer is None:
+        raise UsageError(
+            f"challenge {challenge.name!r} has no record generator: --seconds and --records "
+            "apply to physionet2018 only"
+        )
     baseline = challenge.root / BASELINE_FOLDER
     if not baseline.is_dir():
         raise UsageError(
             f"challenge {challenge.name!r} ships no baseline entry to build a kit from"
         )
+    _check_kit_folder(dest)
+    shutil.copytree(baseline, dest / "entry", ignore=shutil.ignore_patterns("__pycache__"))
+    described = ""
+    if writer is not None and fresh is not None:
+        described = writer(dest / "data", fresh.seconds, fresh.records)
+        written = [dest / "entry", dest / "data"]
+    else:
+        written = [dest / "entry", *_copy_data(challenge, dest)]
+    return [*written, *_copy_extras(challenge, dest)], described
+
+
+def _check_kit_folder(dest: Path) -> None:
+    """Refuse a ``dest`` that is a file, not empty, or not writable."""
     if dest.exists() and not dest.is_dir():
         raise UsageError(f"{dest} is a file: choose a new folder for the kit")
     if dest.exists() and any(dest.iterdir()):
@@ -141,8 +182,11 @@ def write_kit(ref: str, dest: Path) -> list[Path]:
         (dest / ".proctor-kit-check").unlink()
     except OSError as err:
         raise UsageError(f"cannot write the kit into {dest}: {err.strerror}") from None
-    shutil.copytree(baseline, dest / "entry", ignore=shutil.ignore_patterns("__pycache__"))
-    written = [dest / "entry", *_copy_data(challenge, dest)]
+
+
+def _copy_extras(challenge: Challenge, dest: Path) -> list[Path]:
+    """The kit's extra files and its README, copied into ``dest``."""
+    written = []
     extras = challenge.root / KIT_EXTRAS
     if extras.is_dir():
         for item in sorted(extras.iterdir()):

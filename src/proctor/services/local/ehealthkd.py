@@ -8,11 +8,11 @@ table renderings of the official tool are left to the faces.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.errors import InputFileError
+from proctor.metrics.warning_capture import captured_warnings
 from proctor.scoring.ehealthkd import (
     SCENARIO_KEYS,
     Record,
@@ -51,7 +51,6 @@ def score_participants(submissions: Path, gold: Path, *, single: bool) -> Partic
     folder or a stray file raises ``UsageError``; a malformed file ``InputFileError`` naming
     the file and line.
     """
-    with warnings.catch_warnings(record=True) as caught, input_errors_as(InputFileError):
-        warnings.simplefilter("always")
+    with captured_warnings() as caught, input_errors_as(InputFileError):
         results = evaluate_participants(submissions, gold, single=single)
-    return ParticipantResults(results, tuple(dict.fromkeys(str(w.message) for w in caught)))
+    return ParticipantResults(results, tuple(dict.fromkeys(str(note) for note in caught)))

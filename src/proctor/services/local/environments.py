@@ -21,6 +21,7 @@ from proctor.environments.oci import export_oci, import_oci
 from proctor.environments.store import BuiltEnvironment, EnvironmentStore
 from proctor.environments.wheels import Target, lock_requirements
 from proctor.errors import UsageError
+from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.program_runs import SandboxProgramRunner
 from proctor.pipeline.report import EnvironmentInfo
 from proctor.pipeline.task import JobEnvironment, scorer_environment_key
@@ -263,10 +264,8 @@ def open_shell(
             if entry is not None:
                 shutil.copytree(entry, home, symlinks=True, dirs_exist_ok=True)
             session.give(home)
-            mounts = [
-                Mount(home, "/entry", writable=True),
-                Mount(chosen.public_inputs, "/data"),
-            ]
+            data = stage_inputs(chosen.public_inputs, Path(tmp) / "data")  # never the install
+            mounts = [Mount(home, "/entry", writable=True), Mount(data, "/data")]
             variables = {**environment.variables, "PROCTOR_DATA": "/data", "HOME": "/entry"}
             outcome = session.run_interactive(
                 ["/bin/bash", "-i"] if (environment.root.tree / "usr/bin/bash").exists()

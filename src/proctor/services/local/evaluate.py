@@ -8,13 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.entries import ArchiveLimits, entry_flags, unpack_entry
+from proctor.entries import ArchiveLimits, entry_flags, unpack_upload
 from proctor.errors import ArchiveError, ConfigError, UsageError
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission, rejected
-from proctor.pipeline.task import JobEnvironment
+from proctor.pipeline.task import JobEnvironment, platform_faults
 from proctor.sandbox import Sandbox, create_sandbox
 from proctor.sandbox.bwrap_args import host_paths_shown
 from proctor.services.local.catalog import resolve_challenge
@@ -53,7 +53,8 @@ def run_entry(
     Config and usage problems raise ``UsageError``; an entry that fails a stage is a report
     with status ``failed``, never an exception. ``cancel`` stops this evaluation only
     (``JobCancelledError`` is raised). The run folder is removed unless ``request.keep``.
-    Declared environments not in the store yet are built first (``builds`` hears how).
+    Declared environments not in the store yet are built first (``builds`` hears how). This is
+    the organizer's own machine: the report's ``platform_faults`` say why the platform failed.
     """
     if not request.entry.exists():
         raise UsageError(f"entry {request.entry} does not exist: pass an archive or a folder")
@@ -78,6 +79,7 @@ def run_entry(
             keep_homes=request.keep,
         )
         report = _evaluate_upload(request.entry, submission, sandbox, progress)
+        report = dataclasses.replace(report, platform_faults=platform_faults(folder))
         if request.keep:
             return dataclasses.replace(report, run_dir=folder.commit())
         return report
@@ -92,11 +94,14 @@ def _evaluate_upload(
     """Unpack the upload into the run folder and evaluate it, or report it refused."""
     limits = ArchiveLimits(max_files=submission.challenge.limits.entry_files)
     try:
-        entry_root = unpack_entry(upload, submission.folder.entry, limits=limits)
+        unpacked_entry = unpack_upload(upload, submission.folder.entry, limits=limits)
     except ArchiveError as err:
         return rejected(submission, str(err), progress)
+    entry_root = unpacked_entry.root
     dry_run = entry_flags(entry_root).dry_run
-    unpacked = dataclasses.replace(submission, entry_root=entry_root, dry_run=dry_run)
+    unpacked = dataclasses.replace(
+        submission, entry_root=entry_root, dry_run=dry_run, ignored=unpacked_entry.ignored
+    )
     return evaluate_submission(unpacked, sandbox, progress)
 
 

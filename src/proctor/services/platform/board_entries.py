@@ -121,14 +121,19 @@ def _in_phase(challenge: Challenge, phase: Phase) -> tuple[ColumnElement[bool], 
     )
 
 
-def stored_entries(session: Session, challenge: Challenge, phase: Phase) -> list[StoredEntry]:
-    """Every submission of ``phase`` with at least one scored task, oldest first."""
+def stored_entries(
+    session: Session, challenge: Challenge, phase: Phase, *, with_hidden: bool = False
+) -> list[StoredEntry]:
+    """Every submission of ``phase`` with at least one scored task, oldest first.
+
+    The organizers' test submissions (a hidden team's) only ``with_hidden``.
+    """
     joined = (
         select(SubmissionRow, Team.name, Job.id, Job.task)
         .join(Team, Team.id == SubmissionRow.team_id)
         .join(Job, Job.submission_id == SubmissionRow.id)
         .join(Result, Result.job_id == Job.id)
-        .where(*_in_phase(challenge, phase))
+        .where(*_in_phase(challenge, phase), *(() if with_hidden else (~Team.hidden,)))
     )
     rows = session.execute(joined).all()
     scope = Scope(

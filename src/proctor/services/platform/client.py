@@ -7,12 +7,14 @@ is turned into the exception type ``kind`` names; a server that cannot be reache
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from proctor.entries.pack import pack_folder
 from proctor.errors import (
     ArchiveError,
     AuthenticationError,
@@ -44,13 +46,19 @@ ERROR_KINDS: Mapping[str, type[ProctorError]] = {
 
 
 class Client:
-    """Talks to the Proctor server at ``server`` with API ``token`` (Bearer)."""
+    """Talks to the Proctor server at ``server`` with API ``token`` (Bearer).
 
-    def __init__(self, server: str, token: str | None, *, timeout: float = 60.0) -> None:
+    ``keep_alive`` False closes each connection after its request (a command's few requests).
+    """
+
+    def __init__(
+        self, server: str, token: str | None, *, timeout: float = 60.0, keep_alive: bool = True
+    ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.server = server.rstrip("/")
+        limits = httpx.Limits() if keep_alive else httpx.Limits(max_keepalive_connections=0)
         self._http = httpx.Client(
-            base_url=f"{self.server}/api/v1", headers=headers, timeout=timeout
+            base_url=f"{self.server}/api/v1", headers=headers, timeout=timeout, limits=limits
         )
 
     def close(self) -> None:
@@ -80,15 +88,30 @@ class Client:
         return dict(self._call("POST", "/challenges", json={"source": source}))
 
     def submit(self, entry: Path, challenge: str, phase: str | None) -> dict[str, Any]:
-        """Upload ``entry`` (an archive) to ``challenge``'s ``phase``."""
+        """Upload ``entry`` to ``challenge``'s ``phase``: an archive, or a folder.
+
+        A folder is packed into a ``.tar.gz`` in a temporary folder first (its files at the
+        archive's top, as ``proctor run FOLDER`` reads it) and streamed from there.
+        """
+        if not entry.exists():
+            raise UsageError(f"entry {entry} does not exist: pass an archive or a folder")
+        if not entry.is_dir():
+            return self._upload(entry, entry.name, challenge, phase)
+        with tempfile.TemporaryDirectory(prefix="proctor-upload-") as scratch:
+            name = f"{entry.resolve().name or 'entry'}.tar.gz"
+            packed = pack_folder(entry, Path(scratch) / name)
+            return self._upload(packed, name, challenge, phase)
+
+    def _upload(self, path: Path, name: str, challenge: str, phase: str | None) -> dict[str, Any]:
+        """Stream the archive at ``path`` as the multipart upload ``name``."""
         data = {"phase": phase} if phase else {}
-        with entry.open("rb") as stream:
+        with path.open("rb") as stream:
             return dict(
                 self._call(
                     "POST",
                     f"/challenges/{challenge}/submissions",
                     data=data,
-                    files={"entry": (entry.name, stream)},
+                    files={"entry": (name, stream)},
                 )
             )
 

@@ -2,7 +2,8 @@
 
 Every board a phase has (``spec.leaderboards.phase_boards``: the implicit ``default`` and
 ``all`` and the declared ones) is computed by ``leaderboard.compute_board`` from the stored
-scored submissions (``services.board_entries``). Who may read a board:
+scored submissions (``services.board_entries``); the organizers' test submissions
+(``services.organizer_team``) are ranked on ``all`` only. Who may read a board:
 
 * a ``public`` board, in a phase whose score stage discloses scores: anyone, without a token;
 * any other board (``all``; ``default`` beside a Ladder or ``best_published`` board; a board
@@ -28,7 +29,7 @@ from proctor.services.platform.board_entries import StoredEntry, stored_entries
 from proctor.services.platform.installs import current
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
-from proctor.spec.leaderboards import BoardSpec, find_board, metric_directions
+from proctor.spec.leaderboards import ALL_BOARD, BoardSpec, find_board, metric_directions
 from proctor.types import Disclosure, Stage
 
 
@@ -124,7 +125,7 @@ def board_for(
     if not organizer:
         board, intervals = _cut(challenge, phase, board)
     with platform.db() as session:
-        entries = stored_entries(session, challenge, phase)
+        entries = stored_entries(session, challenge, phase, with_hidden=board.name == ALL_BOARD)
     return compute(challenge, phase, board, entries, intervals=intervals)
 
 

@@ -33,6 +33,8 @@ from proctor.services.platform.accounts import Principal
 from proctor.services.platform.counting import WITHHELD, submission_counts, why_free
 from proctor.services.platform.installs import current, version_of
 from proctor.services.platform.ladder_view import laddered_report
+from proctor.services.platform.organizer_team import NO_TEAM, submitter
+from proctor.services.platform.phase_windows import no_open_phase
 from proctor.services.platform.quota import check_open, check_quota
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import live_view
@@ -82,7 +84,7 @@ def choose_phase(challenge: Challenge, name: str | None, now: float) -> Phase:
     if len(open_phases) == 1:
         return open_phases[0]
     if not open_phases:
-        raise RefusedError(f"challenge {challenge.name!r} has no open phase now")
+        raise RefusedError(no_open_phase(challenge, moment))
     names = ", ".join(p.name for p in open_phases)
     raise UsageError(f"several phases are open ({names}): choose one with --phase")
 
@@ -129,8 +131,7 @@ def _checked_upload(platform: Platform, challenge: Challenge, upload: BinaryIO) 
 
 def check_submitter(platform: Platform, principal: Principal, challenge_name: str) -> None:
     """Refuse a caller in no team, or an unknown challenge, before the upload is read."""
-    if principal.team_id is None or principal.team is None:
-        raise UsageError("you are in no team: an organizer adds you to one (user add --team)")
+    submitter(platform, principal)
     current(platform, challenge_name)
 
 
@@ -148,8 +149,9 @@ def submit(
     ``ArtifactTooLargeError``) and every refusal are made before anything is stored: no
     artifact, no submission row, no quota used.
     """
+    principal = submitter(platform, principal)  # an organizer's test: the hidden team
     if principal.team_id is None or principal.team is None:
-        raise UsageError("you are in no team: an organizer adds you to one (user add --team)")
+        raise UsageError(NO_TEAM)
     now = time.time()
     row, challenge = current(platform, challenge_name)
     phase = choose_phase(challenge, phase_name, now)
