@@ -141,3 +141,27 @@ def test_kit_without_options_ships_the_bundled_records(tmp_path) -> None:
     write_kit("physionet2018", tmp_path / "kit")
     shipped = sorted(p.name for p in (tmp_path / "kit" / "data").iterdir())
     assert shipped == sorted(p.name for p in (CHALLENGE_DIR / "data" / "training").iterdir())
+
+
+def test_kit_records_are_also_laid_out_as_the_2018_download_one_folder_each(tmp_path) -> None:
+    """The organizers' ``prepare-entry`` finds training records by walking ``./training/``
+    for a folder per record (``training/tr03-0005/tr03-0005.hea``), as the 2018 data came."""
+    import os
+
+    from proctor.services.local.catalog import FreshRecords, write_kit_with
+
+    kit = tmp_path / "kit"
+    write_kit_with("physionet2018", kit, FreshRecords(seconds=3600, records=2))
+    headers, labels, signals = [], [], []
+    root = str(kit / "data")
+    for folder, _, names in os.walk(root, followlinks=True):
+        if folder.startswith(os.path.join(root, "training", "")):
+            headers += [n for n in names if n.endswith(".hea")]
+            labels += [n for n in names if n.endswith("-arousal.mat")]
+            signals += [n for n in names if n.endswith(".mat") and "arousal" not in n]
+    assert sorted(headers) == ["tr01-0001.hea", "tr01-0002.hea"]
+    assert sorted(labels) == ["tr01-0001-arousal.mat", "tr01-0002-arousal.mat"]
+    assert sorted(signals) == ["tr01-0001.mat", "tr01-0002.mat"]
+    one = kit / "data" / "training" / "tr01-0001"
+    assert (one / "tr01-0001.mat").read_bytes() == (kit / "data" / "tr01-0001.mat").read_bytes()
+    assert (kit / "data" / "RECORDS").read_text().split() == ["tr01-0001", "tr01-0002"]

@@ -22,6 +22,7 @@ the defaults yields the same bytes as the committed ``data/`` folder.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -166,10 +167,12 @@ def describe_shares(split: str, seconds: int, shares: Sequence[LabelShares]) -> 
 def write_training(dest: Path, seconds: int, records: int) -> str:
     """Write ``records`` training records of ``seconds`` into the new folder ``dest``.
 
-    The folder holds what ``training/`` holds (``RECORDS``, signals, annotations, labels);
-    returns the line describing their label shares. A participant's kit uses it for records
-    longer than the bundled ones (the organizers' 2018 sample training script fits one
-    classifier per record on 60 s windows: it needs records with at least two classes).
+    The folder holds what ``training/`` holds (``RECORDS``, signals, annotations, labels),
+    and the same files again (hard links) as the 2018 download laid them out,
+    ``training/RECORD/RECORD.*``, which the organizers' ``prepare-entry`` walks; returns the
+    line describing their label shares. A participant's kit uses it for records longer than
+    the bundled ones (the organizers' 2018 sample training script fits one classifier per
+    record on 60 s windows: it needs records with at least two classes).
     """
     if seconds < 45 or records < 1:
         raise ValueError("records last at least 45 s and at least one is written")
@@ -178,7 +181,24 @@ def write_training(dest: Path, seconds: int, records: int) -> str:
         shares = write_split(scratch, TRAINING, seconds=seconds, records=records)
     (scratch / "training").rename(dest)
     scratch.rmdir()
+    link_download_layout(dest)
     return describe_shares("training", seconds, shares)
+
+
+def link_download_layout(folder: Path) -> None:
+    """Hard-link each record's files of ``folder`` into ``folder/training/RECORD/``.
+
+    That is the layout of the 2018 download (one folder per record, ``RECORDS`` beside them).
+    """
+    names = (folder / "RECORDS").read_text().split()
+    tree = folder / "training"
+    tree.mkdir()
+    os.link(folder / "RECORDS", tree / "RECORDS")
+    for name in names:
+        (tree / name).mkdir()
+        for path in sorted(folder.glob(f"{name}*")):
+            if path.is_file() and path.name[len(name)] in ".-":
+                os.link(path, tree / name / path.name)
 
 
 def generate(
