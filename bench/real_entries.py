@@ -35,7 +35,11 @@ bit-rot only, never their method):
   ``answers.txt`` regenerated (``--regenerate-answers``). Default phase; ``--phase`` not needed.
 - physionet2018 -- the organizers' Python sample entry (Ghassemi and Moody, 2018):
   ``run_my_classifier.py``, ``train_classifier.py``, ``physionetchallenge2018_lib.py``,
-  ``score2018.py`` (as kept unchanged in esanna-unimarconi/cinc-challenge2018-sample2).
+  ``score2018.py`` (as kept in esanna-unimarconi/cinc-challenge2018-sample2, whose only
+  change, ``get_files``'s root ``p_DATASET_DIR``, is set back to ``'.'``; ``next.sh`` never
+  calls it). Its ``PrepareEntry.py`` (the organizers' driver: ``train()`` walks
+  ``./training/RECORD/``) also trains and scores on a kit beside a link ``training ->
+  KIT/data/training`` (with the same ``pylab`` patch).
   Packaging: ``next.sh`` (``python3 run_my_classifier.py "$RECORD"``, the 2018 contract),
   ``setup.sh`` (checks ``models/``), ``AUTHORS.txt``, ``LICENSE.txt``; ``models/`` trained by
   its own script (``--train train_classifier.py``: it needs records of at least 3600 s, 60
