@@ -45,6 +45,7 @@ def regenerate_answers(entry: Path, records: Path) -> None:
 
 @pytest.mark.sandbox
 @pytest.mark.slow
+@pytest.mark.environment
 def test_the_2018_sample_style_entry_trains_on_a_kit_and_passes_every_stage(
     shared_dir: Path,
 ) -> None:
