@@ -18,8 +18,8 @@ from proctor.scoring.base import Scorer
 from proctor.scoring.evalai import evalai_scorer
 from proctor.scoring.program import program_scorer
 from proctor.scoring.table import table_scorer
-from proctor.spec.programs import ProgramRunner
 from proctor.spec.evalai_scorer import EvalaiScorer
+from proctor.spec.programs import ProgramRunner
 from proctor.spec.scorer import ScorerSettings, ScorerSpec, ScoringProgram
 from proctor.spec.table_scorer import TableScorer
 from proctor.types import SCORERS

@@ -199,7 +199,7 @@ def parse_scorer(value: Any) -> ScorerSpec:
 
 
 def _kind_by_key(value: dict[str, Any]) -> str:
-    """A mapping without ``kind``: the one key naming a kind (``table``, ``evalai``), else a program."""
+    """Without ``kind``: the one key naming a kind (``table``, ``evalai``), else a program."""
     named = [key for key in value if key != PROGRAM_SCORER and key in _KINDS]
     if len(named) == 1 and PROGRAM_SCORER not in value:
         return str(named[0])
