@@ -81,6 +81,7 @@ challenge_phases:
     test_annotation_file: annotations/dev.json
     max_submissions_per_day: 5
     max_submissions: 50
+    allowed_submission_file_types: ".json, .zip"
   - id: 2
     name: Test Phase
     codename: test
@@ -129,10 +130,9 @@ def make_evalai_challenge(root: Path, *, main_py: str = MAIN_PY) -> Path:
 
 
 def make_upload(root: Path, guesses: dict[str, int] | None = None) -> Path:
-    """The predictions upload of the imported challenge: the same file in dev/ and test/."""
-    for split in ("dev", "test"):
-        (root / split / "submission").mkdir(parents=True)
-        (root / split / "submission" / "guesses.json").write_text(json.dumps(guesses or SUBMISSION))
+    """The upload of the imported challenge: the one file a participant gives EvalAI."""
+    root.mkdir(parents=True)
+    (root / "guesses.json").write_text(json.dumps(guesses or SUBMISSION))
     return root
 
 

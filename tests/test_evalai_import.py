@@ -144,7 +144,7 @@ def test_a_submission_scores_what_the_script_computes_when_called_directly(
     direct = evaluate_directly(
         challenge / "evaluation_script",
         shared_dir / "source/annotations/test.json",
-        upload / "test/submission/guesses.json",
+        upload / "guesses.json",
         "test",
     )
     expected = {
@@ -269,3 +269,13 @@ def test_np_float_works_in_codabench_legacy_and_not_in_codabench(
     assert modern_report.run_dir is not None
     log = (modern_report.run_dir / "scoring-dev-train-split.log").read_text()
     assert "np.float" in log or "has no attribute 'float'" in log
+
+
+def test_an_upload_of_two_files_is_the_entrys_failure_at_prep(tmp_path: Path) -> None:
+    challenge = imported(tmp_path)
+    upload = make_upload(tmp_path / "upload")
+    (upload / "notes.json").write_text("{}")
+    settings = Settings(work_root=tmp_path / "runs")
+    report = run_entry(RunRequest(upload, str(challenge), phase="dev"), settings)
+    assert report.failure is Failure.ENTRY
+    assert "must be one file" in report.to_json()["stages"][0]["message"]

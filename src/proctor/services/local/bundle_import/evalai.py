@@ -10,8 +10,8 @@ EvalAI's configuration links phases, dataset splits and leaderboards through
   ``max_submissions`` as its quota) with a board per leaderboard: the ``labels`` as columns,
   ``default_order_by`` first, directions from ``metadata.LABEL.sort_ascending`` (else the
   split's ``is_leaderboard_order_descending``);
-- the upload is a predictions upload: ``test/submission/FILE`` (and ``dev/submission/``,
-  which is not scored: EvalAI publishes no annotations).
+- the upload is the file a participant gives EvalAI, zipped (the ``single_file`` protocol);
+  EvalAI publishes no annotations, so the quiz scores nothing.
 """
 
 from __future__ import annotations
@@ -215,6 +215,15 @@ class EvalaiImport:
             found["leaderboards"] = boards
         return found
 
+    def protocol(self) -> dict[str, Any]:
+        """One uploaded file; ``allowed_submission_file_types`` of every phase as its names."""
+        types: set[str] = set()
+        for phase in self.by_id("challenge_phases").values():
+            allowed = str(phase.get("allowed_submission_file_types") or "")
+            types |= {part.strip() for part in allowed.split(",") if part.strip()}
+        patterns = sorted(f"*{kind}" for kind in types if kind.startswith("."))
+        return {"kind": "single_file", "file_patterns": patterns or ["*"]}
+
     def build(self) -> dict[str, Any]:
         """The ``challenge.yaml`` data, with the folder's files written."""
         if self.config.get("remote_evaluation"):
@@ -288,7 +297,7 @@ class EvalaiImport:
             "name": slug(title, "evalai-challenge"),
             "title": title,
             "description": str(self.config.get("short_description") or ""),
-            "protocol": {"kind": "predictions", "public_folder": "dev", "hidden_folder": "test"},
+            "protocol": self.protocol(),
             "tasks": tasks,
             "leaderboard": {"metric": next(iter(tasks[0]["scorer"]["metrics"]))},
             "environment": "host",
