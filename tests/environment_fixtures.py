@@ -48,3 +48,30 @@ def autowsl_env() -> BuiltEnvironment:
 def physionet_env() -> BuiltEnvironment:
     """The bundled ``physionet`` environment (Octave with signal and statistics), built once."""
     return _bundled("physionet2017")
+
+
+def bundled_by_name(name: str, folder: Path) -> BuiltEnvironment:
+    """The bundled environment ``name`` (``environment: NAME``), built in the shared store.
+
+    Named by the scorer of an imported EvalAI challenge, as organizers name it."""
+    from evalai_challenge import make_evalai_challenge
+    from proctor.services.local.bundle_import import import_challenge
+    from proctor.spec.loader import load_challenge
+
+    source = make_evalai_challenge(folder / "source")
+    import_challenge(source, folder / "challenge", name)
+    scorer = load_challenge(folder / "challenge").tasks[0].scoring_program
+    assert scorer is not None and isinstance(scorer.environment, EnvironmentSpec)
+    return ensure_environment(scorer.environment, Settings.from_env()).built
+
+
+@pytest.fixture(scope="session")
+def codabench_env(tmp_path_factory: pytest.TempPathFactory) -> BuiltEnvironment:
+    """The bundled ``codabench`` environment (the py312 image's libraries), built once."""
+    return bundled_by_name("codabench", tmp_path_factory.mktemp("codabench"))
+
+
+@pytest.fixture(scope="session")
+def codabench_legacy_env(tmp_path_factory: pytest.TempPathFactory) -> BuiltEnvironment:
+    """The bundled ``codabench-legacy`` environment (the py37-era libraries), built once."""
+    return bundled_by_name("codabench-legacy", tmp_path_factory.mktemp("codabench-legacy"))

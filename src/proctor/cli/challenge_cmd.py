@@ -1,4 +1,4 @@
-"""``proctor challenge new`` and ``proctor challenge check``: authoring a challenge folder."""
+"""``proctor challenge new``, ``check`` and ``import``: authoring a challenge folder."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from proctor.services.local.authoring import check_challenge, new_challenge
+from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.template_files import TEMPLATES
 
 PROTOCOLS = ", ".join(TEMPLATES)
@@ -57,7 +58,43 @@ def challenge_check(
     raise typer.Exit(2 if problems else 0)
 
 
+def challenge_import(
+    source: Annotated[Path, typer.Argument(help="The challenge to import: a folder or a zip.")],
+    dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the challenge.")],
+    environment: Annotated[
+        str | None,
+        typer.Option(
+            "--environment", help="The scoring environment: a bundled name (default: codabench)."
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help='Print {"challenge", "path", "format", "phases", "tasks", "leaderboards", '
+            '"warnings"}.',
+        ),
+    ] = False,
+) -> None:
+    """Make a Proctor challenge folder of another platform's challenge (EvalAI).
+
+    Then `proctor challenge check DEST`, `proctor run UPLOAD --challenge DEST`, or `proctor
+    challenge add DEST` (docs/import-bundles.md).
+    """
+    result = import_challenge(source, dest, environment)
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+        return
+    typer.echo(
+        f"imported {result.format} challenge {result.challenge} into {dest}: "
+        f"{len(result.phases)} phase(s), {len(result.tasks)} task(s)"
+    )
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+
+
 def register(challenge: typer.Typer) -> None:
-    """Add ``new`` and ``check`` to the ``challenge`` commands."""
+    """Add ``new``, ``check`` and ``import`` to the ``challenge`` commands."""
     challenge.command("new")(challenge_new)
     challenge.command("check")(challenge_check)
+    challenge.command("import")(challenge_import)

@@ -165,8 +165,10 @@ def _scorer_failed(job: FilesJob, target: ScoreTarget) -> StageResult:
 
 
 def _summary(task: Task, scored: TaskScores) -> str:
-    """The public split's scores (counts left out: the line stays short)."""
+    """The public split's scores (counts left out: the line stays short), or why none."""
     declaration = task.scorer_declaration
+    if not scored.summary:
+        return "not scored (no public references)"
     return ", ".join(
         f"{name} {scored.summary[name]:.6g}"
         for name in task.reported_metrics

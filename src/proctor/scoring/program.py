@@ -93,9 +93,13 @@ def run_scoring_program(
     references: Path,
     cases: Sequence[str],
     template: str,
+    request: ProgramRequest | None = None,
 ) -> TaskScores:
-    """Run the program and read its scores; a ``ScoringProgramError`` when anything fails."""
-    result = runner(score_request(spec, outputs, references, cases, template))
+    """Run the program and read its scores; a ``ScoringProgramError`` when anything fails.
+
+    ``request``: the run to make (default: :func:`score_request`'s).
+    """
+    result = runner(request or score_request(spec, outputs, references, cases, template))
     problem = result.problem()
     if problem is not None:
         raise ScoringProgramError(f"the scoring program {problem}", result.log())

@@ -15,8 +15,10 @@ from typing import Any
 from proctor.errors import ConfigError
 from proctor.scoring import autowsl, ehealthkd, physionet2017, physionet2018, visceral
 from proctor.scoring.base import Scorer
+from proctor.scoring.evalai import evalai_scorer
 from proctor.scoring.program import program_scorer
 from proctor.scoring.table import table_scorer
+from proctor.spec.evalai_scorer import EvalaiScorer
 from proctor.spec.programs import ProgramRunner
 from proctor.spec.scorer import ScorerSettings, ScorerSpec, ScoringProgram
 from proctor.spec.table_scorer import TableScorer
@@ -68,7 +70,17 @@ def _table(spec: Any, _runner: ProgramRunner | None, _check: ProgramRunner | Non
     return table_scorer(spec.table)
 
 
-_KINDS: dict[type[ScorerSettings], ScorerFactory] = {ScoringProgram: _program, TableScorer: _table}
+def _evalai(spec: Any, runner: ProgramRunner | None, _check: ProgramRunner | None) -> Scorer:
+    if runner is None:
+        raise ConfigError("an EvalAI script runs in the sandbox: no sandbox was given to run it")
+    return evalai_scorer(spec, runner)
+
+
+_KINDS: dict[type[ScorerSettings], ScorerFactory] = {
+    ScoringProgram: _program,
+    TableScorer: _table,
+    EvalaiScorer: _evalai,
+}
 
 
 def register_scorer_kind(model: type[ScorerSettings], factory: ScorerFactory) -> None:

@@ -15,7 +15,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from proctor.spec import table_scorer  # noqa: F401 (declares the `table` scorer kind)
+from proctor.spec import (
+    evalai_scorer,  # noqa: F401 (declares the `evalai` scorer kind)
+    table_scorer,  # noqa: F401 (declares the `table` scorer kind)
+)
 from proctor.spec.environment import HOST, Environment, EnvironmentSpec
 from proctor.spec.leaderboards import BoardSpec, check_boards
 from proctor.spec.protocols import (

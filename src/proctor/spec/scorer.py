@@ -199,11 +199,10 @@ def parse_scorer(value: Any) -> ScorerSpec:
 
 
 def _kind_by_key(value: dict[str, Any]) -> str:
-    """A mapping without ``kind``: ``{KIND: {options}}`` (e.g. ``table``), else a program."""
-    if len(value) == 1:
-        (key,) = value
-        if key != PROGRAM_SCORER and key in _KINDS:
-            return str(key)
+    """Without ``kind``: the one key naming a kind (``table``, ``evalai``), else a program."""
+    named = [key for key in value if key != PROGRAM_SCORER and key in _KINDS]
+    if len(named) == 1 and PROGRAM_SCORER not in value:
+        return str(named[0])
     return PROGRAM_SCORER
 
 

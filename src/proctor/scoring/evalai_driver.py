@@ -1,0 +1,116 @@
+"""Runs an EvalAI evaluation script inside the sandbox, as EvalAI's worker calls it.
+
+Not imported by Proctor: its text is written into each run (``scoring.evalai``) and run there
+with the environment's python3 (standard library only). It reads ``/scoring/evalai.json``
+(phase, split, annotation), finds the one submitted file (or the one file of a submitted zip),
+calls ``evaluate(annotation, submission, phase, submission_metadata=...)`` and writes the
+split's labels as ``scores.json``; the whole output (``result``, ``submission_result``) is
+printed for the organizer's log.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+SETTINGS = Path("/scoring/evalai.json")
+ROOT = "/scoring/evalai"
+PACKAGE = "evaluation_script"
+UNPACKED = Path("/tmp/evalai-submission")  # noqa: S108 (the sandbox's private /tmp)
+
+
+def fail(message: str) -> None:
+    """Stop with ``message`` on stderr (the organizer's log) and exit status 2."""
+    print(f"evalai driver: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def regular_files(root: Path) -> list[Path]:
+    """Every regular file below ``root`` (or ``root`` itself), sorted."""
+    if root.is_file():
+        return [root]
+    return sorted(path for path in root.rglob("*") if path.is_file() and not path.is_symlink())
+
+
+def submission_file(outputs: Path) -> Path:
+    """The one submitted file; a zip holding one file gives that file, unpacked."""
+    files = regular_files(outputs)
+    if len(files) != 1:
+        names = ", ".join(str(path.relative_to(outputs)) for path in files[:5]) or "none"
+        fail(f"an EvalAI submission is one file, or a zip holding one file; found: {names}")
+    found = files[0]
+    if not zipfile.is_zipfile(found):
+        return found
+    with zipfile.ZipFile(found) as archive:
+        members = [
+            info
+            for info in archive.infolist()
+            if not info.is_dir() and not info.filename.startswith("__MACOSX/")
+        ]
+        if len(members) != 1:
+            fail(f"the submitted zip {found.name} must hold one file, not {len(members)}")
+        UNPACKED.mkdir(parents=True, exist_ok=True)
+        target = UNPACKED / Path(members[0].filename).name
+        target.write_bytes(archive.read(members[0]))
+    return target
+
+
+def annotation_file(reference: Path, cases: list[str], name: str) -> Path:
+    """The phase's annotation file: in the case's reference folder, or at the top."""
+    for candidate in [*(reference / case / name for case in cases), reference / name]:
+        if candidate.is_file():
+            return candidate
+    fail(f"no annotation file {name} in the references")
+    raise AssertionError
+
+
+def split_scores(output: Any, split: str) -> dict[str, Any]:
+    """The labels of ``split`` in ``output["result"]`` (a list of ``{SPLIT: {LABEL: value}}``)."""
+    if not isinstance(output, dict) or not isinstance(output.get("result"), list):
+        fail('evaluate() must return a dict whose "result" is a list of {SPLIT: {LABEL: value}}')
+    for item in output["result"]:
+        if isinstance(item, dict) and isinstance(item.get(split), dict):
+            return {
+                label: value.item() if hasattr(value, "item") else value
+                for label, value in item[split].items()
+            }
+    found = [key for item in output["result"] if isinstance(item, dict) for key in item]
+    fail(f"evaluate() gave no result for split {split!r} (it gave: {', '.join(found) or 'none'})")
+    raise AssertionError
+
+
+def main() -> None:
+    """Evaluate the submission and write ``scores.json``."""
+    settings = json.loads(SETTINGS.read_text(encoding="utf-8"))
+    cases = Path(os.environ["PROCTOR_CASES_FILE"]).read_text(encoding="utf-8").split()
+    submission = submission_file(Path(os.environ["PROCTOR_OUTPUTS"]))
+    annotation = annotation_file(
+        Path(os.environ["PROCTOR_REFERENCE"]), cases, settings["annotation"]
+    )
+    sys.path.insert(0, ROOT)
+    evaluate = importlib.import_module(PACKAGE).evaluate
+    metadata = {"status": "running", "method_name": "", "submitted_file": submission.name}
+    output = evaluate(
+        str(annotation), str(submission), settings["phase"], submission_metadata=metadata
+    )
+    scores = split_scores(output, settings["split"])
+    for metric, label in settings["labels"].items():
+        if label in scores:
+            scores[metric] = scores.pop(label)
+    print(
+        json.dumps(
+            {"result": output.get("result"), "submission_result": output.get("submission_result")},
+            default=str,
+        )
+    )
+    scores_dir = Path(os.environ["PROCTOR_SCORES_DIR"])
+    (scores_dir / "scores.json").write_text(json.dumps(scores, default=str), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""An EvalAI challenge folder (``challenge_config.yaml``) as a Proctor challenge folder.
+
+EvalAI's configuration links phases, dataset splits and leaderboards through
+``challenge_phase_splits``; Proctor's mapping:
+
+- each phase–split pair is a task ``CODENAME-SPLIT`` scored by the ``evalai`` scorer (the
+  phase's ``test_annotation_file`` is its hidden reference, its codename what ``evaluate`` is
+  given, the split the ``result`` entry it reports);
+- each phase is a phase (``start_date``/``end_date`` in UTC, ``max_submissions_per_day`` and
+  ``max_submissions`` as its quota) with a board per leaderboard: the ``labels`` as columns,
+  ``default_order_by`` first, directions from ``metadata.LABEL.sort_ascending`` (else the
+  split's ``is_leaderboard_order_descending``);
+- the upload is the file a participant gives EvalAI, zipped (the ``single_file`` protocol);
+  EvalAI publishes no annotations, so the quiz scores nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from proctor.errors import ConfigError
+from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+
+CONFIG = "challenge_config.yaml"
+PACKAGE = "evaluation_script"
+CASE = "submission"
+DEFAULT_ENVIRONMENT = "codabench"
+IGNORED_PHASE_KEYS = ("max_submissions_per_month", "submission_meta_attributes")
+
+
+def detect(root: Path) -> bool:
+    """Whether ``root`` (or its one sub-folder) holds ``challenge_config.yaml``."""
+    return _config_folder(root) is not None
+
+
+def _config_folder(root: Path) -> Path | None:
+    if (root / CONFIG).is_file():
+        return root
+    folders = [path for path in root.iterdir() if path.is_dir() and path.name != "__MACOSX"]
+    if len(folders) == 1 and (folders[0] / CONFIG).is_file():
+        return folders[0]
+    return None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The configuration as PyYAML reads it (a duplicate key: the last wins; CRLF is fine)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"not readable YAML: {err}", path=path) from None
+    if not isinstance(data, dict):
+        raise ConfigError("must be a mapping of EvalAI's challenge keys", path=path)
+    return data
+
+
+def slug(text: str, fallback: str) -> str:
+    """A Proctor name from ``text``: lower case letters, digits and ``-``."""
+    name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
+    return name or fallback
+
+
+def metric_name(label: str, taken: set[str]) -> str:
+    """A metric name for an EvalAI label (letters, digits, ``_``; unique)."""
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_") or "metric"
+    if not name[0].isalpha():
+        name = f"m_{name}"
+    name = name[:60]
+    if name == "cases":
+        name = "cases_"
+    base, index = name, 2
+    while name in taken:
+        name, index = f"{base}_{index}", index + 1
+    taken.add(name)
+    return name
+
+
+def _when(value: Any, where: str, path: Path) -> str | None:
+    """An EvalAI date (UTC, with or without a time) as ISO 8601 with a time zone."""
+    if value is None or value == "":
+        return None
+    try:
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    except ValueError:
+        raise ConfigError(
+            f"{value!r} is not a date: write it as 2026-01-31 23:59:59", path=path, location=where
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.isoformat()
+
+
+class EvalaiImport:
+    """One import: the source folder, the destination, and what was noticed on the way."""
+
+    def __init__(self, root: Path, dest: Path, environment: str | None) -> None:
+        self.root = root
+        self.dest = dest
+        self.config_path = root / CONFIG
+        self.config = read_config(self.config_path)
+        self.environment = environment or DEFAULT_ENVIRONMENT
+        self.warnings: list[str] = []
+
+    def by_id(self, key: str) -> dict[Any, dict[str, Any]]:
+        """The items of a list key (``leaderboard``, ``challenge_phases``...) by their ``id``."""
+        items = self.config.get(key) or []
+        if not isinstance(items, list):
+            raise ConfigError("must be a list", path=self.config_path, location=key)
+        return {item.get("id"): item for item in items if isinstance(item, dict)}
+
+    def evaluation_script(self) -> None:
+        """Copy the evaluation script (its folder, else the zip the YAML names) to the folder."""
+        target = self.dest / PACKAGE
+        named = str(self.config.get("evaluation_script") or f"{PACKAGE}.zip")
+        folder = self.root / PACKAGE
+        archive = self.root / named
+        if (folder / "__init__.py").is_file():
+            shutil.copytree(folder, target)
+        elif archive.is_file():
+            safe_extract(archive, target)
+            inner = [path for path in target.iterdir() if path.is_dir()]
+            if not (target / "__init__.py").is_file() and len(inner) == 1:
+                shutil.copytree(inner[0], target, dirs_exist_ok=True)
+                shutil.rmtree(inner[0])
+        if not (target / "__init__.py").is_file():
+            raise ConfigError(
+                f"no evaluation script: neither {PACKAGE}/__init__.py nor the zip {named} "
+                "holding it",
+                path=self.config_path,
+                location="evaluation_script",
+            )
+
+    def leaderboard_metrics(self, board: dict[str, Any], descending: bool) -> dict[str, Any]:
+        """``{metric: (label, direction)}`` of a leaderboard, its ``default_order_by`` first."""
+        schema = board.get("schema") or {}
+        labels = [str(label) for label in schema.get("labels") or []]
+        if not labels:
+            raise ConfigError(
+                "a leaderboard needs schema.labels", path=self.config_path, location="leaderboard"
+            )
+        order = str(schema.get("default_order_by") or labels[0])
+        labels.sort(key=lambda label: label != order)
+        metadata = schema.get("metadata") or {}
+        taken: set[str] = set()
+        found: dict[str, Any] = {}
+        for label in labels:
+            ascending = (metadata.get(label) or {}).get("sort_ascending")
+            if ascending is None:
+                ascending = not descending if label == order else False
+            found[metric_name(label, taken)] = (label, "lower" if ascending else "higher")
+        return found
+
+    def task(self, phase: dict[str, Any], split: dict[str, Any], metrics: dict[str, Any]) -> Any:
+        """The task of one phase–split pair, its annotation copied as the hidden reference."""
+        codename = str(phase.get("codename") or phase.get("id"))
+        split_name = str(split.get("codename") or split.get("id"))
+        name = slug(f"{codename}-{split_name}", "task")
+        annotation = self.root / str(phase.get("test_annotation_file") or "")
+        if not annotation.is_file():
+            raise ConfigError(
+                f"the annotation file {annotation.name or '(none)'} is not in the folder",
+                path=self.config_path,
+                location=f"challenge_phases[{codename}].test_annotation_file",
+            )
+        data = self.dest / "data" / name
+        for folder in (f"public/{CASE}", f"hidden/{CASE}", f"reference/{CASE}"):
+            (data / folder).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(annotation, data / "reference" / CASE / annotation.name)
+        scorer = {
+            "evalai": PACKAGE,
+            "phase": codename,
+            "split": split_name,
+            "annotation": annotation.name,
+            "labels": {metric: label for metric, (label, _) in metrics.items() if metric != label},
+            "metrics": {metric: {"direction": way} for metric, (_, way) in metrics.items()},
+            "environment": self.environment,
+        }
+        return {
+            "name": name,
+            "public_inputs": f"data/{name}/public/{CASE}",
+            "hidden_inputs": f"data/{name}/hidden/{CASE}",
+            "hidden_references": f"data/{name}/reference",
+            "scorer": scorer,
+        }
+
+    def phase(self, phase: dict[str, Any], tasks: list[str], boards: list[Any]) -> Any:
+        """A Proctor phase: dates, quota, boards."""
+        codename = str(phase.get("codename") or phase.get("id"))
+        where = f"challenge_phases[{codename}]"
+        found: dict[str, Any] = {"name": slug(codename, "phase"), "tasks": tasks}
+        found["title"] = str(phase.get("name") or codename)
+        for key, target in (("start_date", "opens"), ("end_date", "closes")):
+            moment = _when(phase.get(key), f"{where}.{key}", self.config_path)
+            if moment is not None:
+                found[target] = moment
+        quota = {
+            target: int(phase[key])
+            for key, target in (
+                ("max_submissions_per_day", "per_day"),
+                ("max_submissions", "total"),
+            )
+            if isinstance(phase.get(key), int) and phase[key] > 0
+        }
+        if quota:
+            found["quota"] = quota
+        for key in IGNORED_PHASE_KEYS:
+            if phase.get(key):
+                self.warnings.append(f"{where}.{key}: Proctor has no equivalent; left out")
+        if boards:
+            found["leaderboards"] = boards
+        return found
+
+    def protocol(self) -> dict[str, Any]:
+        """One uploaded file; ``allowed_submission_file_types`` of every phase as its names."""
+        types: set[str] = set()
+        for phase in self.by_id("challenge_phases").values():
+            allowed = str(phase.get("allowed_submission_file_types") or "")
+            types |= {part.strip() for part in allowed.split(",") if part.strip()}
+        patterns = sorted(f"*{kind}" for kind in types if kind.startswith("."))
+        return {"kind": "single_file", "file_patterns": patterns or ["*"]}
+
+    def build(self) -> dict[str, Any]:
+        """The ``challenge.yaml`` data, with the folder's files written."""
+        if self.config.get("remote_evaluation"):
+            raise ConfigError(
+                "remote evaluation runs on the host's own machines: Proctor cannot run it",
+                path=self.config_path,
+                location="remote_evaluation",
+            )
+        self.evaluation_script()
+        phases, boards, splits = (
+            self.by_id("challenge_phases"),
+            self.by_id("leaderboard"),
+            self.by_id("dataset_splits"),
+        )
+        tasks: list[Any] = []
+        phase_tasks: dict[Any, list[str]] = {key: [] for key in phases}
+        phase_boards: dict[Any, dict[Any, list[str]]] = {key: {} for key in phases}
+        hidden_boards: set[tuple[Any, Any]] = set()
+        board_metrics: dict[Any, list[str]] = {}
+        for index, link in enumerate(self.config.get("challenge_phase_splits") or []):
+            where = f"challenge_phase_splits[{index}]"
+            phase = phases.get(link.get("challenge_phase_id"))
+            split = splits.get(link.get("dataset_split_id"))
+            board = boards.get(link.get("leaderboard_id"))
+            if phase is None or split is None or board is None:
+                raise ConfigError(
+                    "names a phase, split or leaderboard id the file does not define",
+                    path=self.config_path,
+                    location=where,
+                )
+            descending = link.get("is_leaderboard_order_descending", True) is not False
+            metrics = self.leaderboard_metrics(board, descending)
+            task = self.task(phase, split, metrics)
+            tasks.append(task)
+            phase_tasks[link["challenge_phase_id"]].append(task["name"])
+            phase_boards[link["challenge_phase_id"]].setdefault(link["leaderboard_id"], []).append(
+                task["name"]
+            )
+            board_metrics[link["leaderboard_id"]] = list(metrics)
+            if link.get("visibility", 3) != 3:
+                hidden_boards.add((link["challenge_phase_id"], link["leaderboard_id"]))
+            if "leaderboard_decimal_precision" in link:
+                self.warnings.append(
+                    f"{where}.leaderboard_decimal_precision: shown at full precision"
+                )
+        if not tasks:
+            raise ConfigError(
+                "no phase is linked to a split and a leaderboard",
+                path=self.config_path,
+                location="challenge_phase_splits",
+            )
+        proctor_phases = [
+            self.phase(
+                phases[key],
+                names,
+                [
+                    {
+                        "name": f"leaderboard-{board_id}",
+                        "tasks": board_tasks,
+                        "metrics": list(board_metrics[board_id]),
+                        "public": (key, board_id) not in hidden_boards,
+                    }
+                    for board_id, board_tasks in phase_boards[key].items()
+                ],
+            )
+            for key, names in phase_tasks.items()
+            if names
+        ]
+        title = str(self.config.get("title") or self.root.name)
+        return {
+            "name": slug(title, "evalai-challenge"),
+            "title": title,
+            "description": str(self.config.get("short_description") or ""),
+            "protocol": self.protocol(),
+            "tasks": tasks,
+            "leaderboard": {"metric": next(iter(tasks[0]["scorer"]["metrics"]))},
+            "environment": "host",
+            "phases": proctor_phases,
+        }
+
+
+def import_evalai(root: Path, dest: Path, environment: str | None) -> ImportResult:
+    """Import the EvalAI challenge folder ``root`` into ``dest`` (see the module docstring)."""
+    folder = _config_folder(root)
+    if folder is None:
+        raise ConfigError(f"no {CONFIG} in the folder", path=root)
+    dest.mkdir(parents=True, exist_ok=True)
+    job = EvalaiImport(folder, dest, environment)
+    spec = job.build()
+    templates = folder / "templates"
+    if templates.is_dir():
+        shutil.copytree(templates, dest / "pages")
+        job.warnings.append("templates/: copied to pages/ (not shown by the service)")
+    (dest / "challenge.yaml").write_text(
+        yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8"
+    )
+    return ImportResult(
+        challenge=spec["name"],
+        path=dest,
+        format="evalai",
+        phases=tuple(phase["name"] for phase in spec["phases"]),
+        tasks=tuple(task["name"] for task in spec["tasks"]),
+        leaderboards=tuple(
+            f"{phase['name']}/{board['name']}"
+            for phase in spec["phases"]
+            for board in phase.get("leaderboards", [])
+        ),
+        warnings=tuple(job.warnings),
+    )

@@ -1,0 +1,67 @@
+"""The ``evalai`` scorer's block: an EvalAI evaluation script, run as EvalAI's worker runs it.
+
+::
+
+    scorer:
+      evalai: evaluation_script/   # the package (``__init__.py``: ``from .main import evaluate``)
+      phase: test                  # the phase codename ``evaluate`` is given
+      split: test_split            # which split of ``result`` this task reports
+      annotation: test_annotations.json   # the file in each case's reference folder
+      metrics:                     # EvalAI's leaderboard labels, with their directions
+        Accuracy: {direction: higher}
+        F1_score: {direction: higher}
+      labels: {F1_score: F1-score} # optional: a metric's EvalAI label, when they differ
+      limits: {wall_s: 600}        # optional, as a scoring program's
+      environment: codabench       # optional (default: the task's environment)
+
+It is a scoring program whose program folder is the package and whose command is a small
+driver (``scoring.evalai_driver``, written into the run, never mounted from the install): the
+driver finds the one submitted file (or the one file of a submitted zip), calls
+``evaluate(annotation, submission, phase, submission_metadata=...)`` and writes the split's
+labels as ``scores.json``; ``submission_result`` goes to the organizer's log.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from proctor.spec.scorer import ProgramMounts, ScoringProgram, declare_scorer_kind
+
+EVALAI_SCORER = "evalai"
+EVALAI_PACKAGE = "evaluation_script"
+EVALAI_ROOT = "/scoring/evalai"
+"""Where the package's parent folder is inside the sandbox (on the driver's ``sys.path``)."""
+DRIVER_PATH = "/scoring/evalai_driver.py"
+SETTINGS_PATH = "/scoring/evalai.json"
+
+
+class EvalaiScorer(ScoringProgram):
+    """``scorer: {evalai: DIR, phase, split, annotation, metrics}`` (see the module docstring)."""
+
+    kind: Literal["evalai"] = "evalai"  # type: ignore[assignment]
+    phase: str = Field(min_length=1)
+    split: str = Field(min_length=1)
+    annotation: str = Field(pattern=r"^[^/\\]{1,255}$")
+    labels: dict[str, str] = Field(default_factory=dict)
+    """``{metric: EvalAI label}`` where a label is no metric name (``F1-score``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _program_from_package(cls, data: Any) -> Any:
+        """``evalai: DIR`` is the program folder; the command is the driver."""
+        if not isinstance(data, dict):
+            return data
+        found = dict(data)
+        if "program" in found or "command" in found or "mounts" in found:
+            raise ValueError("an evalai scorer takes evalai: DIR, not program, command or mounts")
+        if "evalai" not in found:
+            raise ValueError("evalai: the evaluation script's folder is required")
+        found["program"] = found.pop("evalai")
+        found["command"] = ("python3", DRIVER_PATH)
+        found["mounts"] = ProgramMounts(program=f"{EVALAI_ROOT}/{EVALAI_PACKAGE}")
+        return found
+
+
+declare_scorer_kind(EVALAI_SCORER, EvalaiScorer)
