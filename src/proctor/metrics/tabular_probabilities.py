@@ -97,7 +97,7 @@ def roc_auc_ovr_score(
 
 def _binary_average_precision(positive: np.ndarray, score: FloatArray) -> float:
     """Sum over thresholds of (recall step) × precision, scikit-learn's order of terms."""
-    order = np.argsort(score, kind="mergesort")[::-1]
+    order = np.argsort(score)[::-1]  # counts at each tie group's end: any sort gives them
     ranked = score[order]
     ends = np.concatenate([np.flatnonzero(np.diff(ranked)), [ranked.size - 1]])
     tps = np.cumsum(positive[order], dtype=np.float64)[ends]
