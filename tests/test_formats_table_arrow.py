@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proctor.formats.table_arrow import read_clean, read_matched
-from proctor.formats.table_csv import TableFormatError, header_names, read_table
+from proctor.formats.table_csv import TableFormatError, read_table
 from proctor.scoring.table_metrics import score_table
 from proctor.spec.table_scorer import TableOptions
 
+FIXTURE = HealthCheck.function_scoped_fixture
 FIELD = st.text(alphabet="0123456789.-+eE_ naif", min_size=0, max_size=25).filter(
     lambda text: "," not in text and "\n" not in text
 )
@@ -33,14 +34,16 @@ def _float_or_none(text: str) -> float | None:
         return None
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(texts=st.lists(FIELD, min_size=1, max_size=15))
 def test_a_number_read_fast_is_float_of_the_field_or_declined(
     texts: list[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "t.csv"
     path.write_text("id,target\n" + "".join(f"r{i},{text}\n" for i, text in enumerate(texts)))
-    table = read_clean(path, header_names)
+    table = read_clean(path)
     values = None if table is None else table.floats("target")
     expected = [_float_or_none(text) for text in texts]
     if values is not None:
@@ -48,14 +51,16 @@ def test_a_number_read_fast_is_float_of_the_field_or_declined(
         assert values.tobytes() == np.array(expected, dtype=np.float64).tobytes()
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(numbers=st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=30))
 def test_numbers_as_pandas_writes_them_are_read_fast_and_exactly(
     numbers: list[float], tmp_path: Path
 ) -> None:
     path = tmp_path / "t.csv"
     path.write_text("id,target\n" + "".join(f"r{i},{x!r}\n" for i, x in enumerate(numbers)))
-    table = read_clean(path, header_names)
+    table = read_clean(path)
     assert table is not None
     values = table.floats("target")
     assert values is not None
@@ -83,7 +88,7 @@ def test_clean_files_take_the_fast_path(
     tmp_path: Path, solution: str, prediction: str, accuracy: float
 ) -> None:
     truth, given_path = _pair(tmp_path, solution, prediction)
-    assert read_matched(truth, given_path, "id", header_names) is not None
+    assert read_matched(truth, given_path, "id") is not None
     result = score_table(truth, given_path, TableOptions(metric="accuracy"))
     assert (result.value, result.rows) == (accuracy, read_table(truth).rows)
 
@@ -107,7 +112,7 @@ def test_unusual_files_are_left_to_the_careful_reader(
     tmp_path: Path, prediction: str, line: int | None
 ) -> None:
     truth, given_path = _pair(tmp_path, SOLUTION, prediction)
-    assert read_matched(truth, given_path, "id", header_names) is None
+    assert read_matched(truth, given_path, "id") is None
     options = TableOptions(metric="accuracy")
     if line is None:
         assert score_table(truth, given_path, options).rows == 3
@@ -119,7 +124,7 @@ def test_unusual_files_are_left_to_the_careful_reader(
 
 def test_a_field_that_is_no_number_is_refused_with_its_line(tmp_path: Path) -> None:
     truth, given_path = _pair(tmp_path, "id,target\na,1.5\nb,2\n", "id,target\na,1.5\nb, 2x\n")
-    assert read_matched(truth, given_path, "id", header_names) is not None
+    assert read_matched(truth, given_path, "id") is not None
     with pytest.raises(TableFormatError) as caught:
         score_table(truth, given_path, TableOptions(metric="rmse"))
     assert (caught.value.path, caught.value.line) == (given_path, 3)

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from proctor.formats.table_csv import TableFormatError, header_names
+
 try:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -72,8 +74,10 @@ class ArrowTable:
 
 @dataclass(frozen=True, slots=True)
 class MatchedTables:
-    """A solution and a prediction read by Arrow; ``order`` takes the prediction's rows in the
-    solution's order (None: both files list the ids in one order)."""
+    """A solution and a prediction read by Arrow, their rows paired by id.
+
+    ``order`` takes the prediction's rows in the solution's order (None: one order already).
+    """
 
     truth: ArrowTable
     given: ArrowTable
@@ -81,11 +85,10 @@ class MatchedTables:
     rows: int
 
 
-def read_clean(path: Path, split_header: Any) -> ArrowTable | None:
+def read_clean(path: Path) -> ArrowTable | None:
     """``path`` read by Arrow, or None when pyarrow is missing or the file is anything but clean.
 
-    ``split_header`` turns the header line into names (the careful reader's, so both agree);
-    any exception it raises means None.
+    The header line is split by the careful reader's :func:`header_names`, so both agree.
     """
     if pa is None:
         return None
@@ -100,8 +103,8 @@ def read_clean(path: Path, split_header: Any) -> ArrowTable | None:
     end = data.find(b"\n")
     head = data[: len(data) if end < 0 else end].removeprefix(BOM).removesuffix(b"\r")
     try:
-        header: tuple[str, ...] = split_header(path, head)
-    except Exception:  # noqa: BLE001 - the careful reader names the problem
+        header = header_names(path, head)
+    except TableFormatError:
         return None
     binary = {name: pa.binary() for name in header}
     try:
@@ -120,12 +123,10 @@ def read_clean(path: Path, split_header: Any) -> ArrowTable | None:
     return ArrowTable(path, header, table)
 
 
-def read_matched(
-    solution: Path, prediction: Path, id_name: str, split_header: Any
-) -> MatchedTables | None:
+def read_matched(solution: Path, prediction: Path, id_name: str) -> MatchedTables | None:
     """Both files read by Arrow with rows paired by id, or None (the careful reader decides)."""
-    truth = read_clean(solution, split_header)
-    given = read_clean(prediction, split_header) if truth is not None else None
+    truth = read_clean(solution)
+    given = read_clean(prediction) if truth is not None else None
     if truth is None or given is None:
         return None
     truth_ids, given_ids = truth.column(id_name), given.column(id_name)

@@ -27,13 +27,7 @@ import numpy.typing as npt
 
 from proctor.formats._numbers import parse_floats
 from proctor.formats.table_arrow import MatchedTables, read_matched
-from proctor.formats.table_csv import (
-    CsvTable,
-    TableFormatError,
-    header_names,
-    match_rows,
-    read_table,
-)
+from proctor.formats.table_csv import CsvTable, TableFormatError, match_rows, read_table
 from proctor.metrics import tabular_classification as labels
 from proctor.metrics import tabular_probabilities as scores
 from proctor.metrics import tabular_regression as values
@@ -84,7 +78,7 @@ def score_table(solution: Path, prediction: Path, options: TableOptions) -> Tabl
     Clean files take the fast path (:mod:`proctor.formats.table_arrow`); anything it does not
     take, and every problem, goes through the careful reader, which names the file and line.
     """
-    matched = read_matched(solution, prediction, options.id, header_names)
+    matched = read_matched(solution, prediction, options.id)
     if matched is not None:
         fast = _fast_compute(matched, options)
         if fast is not None:
@@ -235,9 +229,7 @@ def _score_metric(
     )
 
 
-def _positive(
-    classes: np.ndarray, numeric: bool, options: TableOptions, path: Path
-) -> float | str:
+def _positive(classes: np.ndarray, numeric: bool, options: TableOptions, path: Path) -> float | str:
     """The positive class: ``options.positive``, else the greater of two; refusals name ``path``."""
     if options.positive is None:
         if classes.size > 2:
