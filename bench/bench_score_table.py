@@ -8,8 +8,10 @@ writes them: full ``repr`` precision) for each metric, then times, best of REPEA
 (b) the peer: ``pandas.read_csv`` of both files, ``merge`` on the id (one-to-one) and the
     ``sklearn.metrics`` function on the matched columns.
 
-Both must give the same value (to 1e-12). Prints rows per second and the ratio (a)/(b) for
-accuracy, roc_auc, rmse and log_loss; the issue's goal is a ratio of at least 3.
+Both must give the same value (to 1e-12). Clean files like these take the ``pyarrow.csv`` fast
+path of :mod:`proctor.formats.table_arrow` (docs/architecture.md, "score table"). Prints rows
+per second and the ratio (a)/(b) for accuracy, roc_auc, rmse and log_loss; the issue's goal is
+a ratio of at least 3.
 
 Usage: ``.venv/bin/python bench/bench_score_table.py [--rows 1000000] [--repeat 3]``.
 """
@@ -88,6 +90,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     rng = np.random.default_rng(2027)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         for metric in PEERS:

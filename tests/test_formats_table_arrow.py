@@ -134,3 +134,51 @@ def test_a_field_that_is_no_number_is_refused_with_its_line(tmp_path: Path) -> N
 def test_spaces_around_a_number_are_read_as_float_reads_them(tmp_path: Path) -> None:
     truth, given_path = _pair(tmp_path, "id,target\na,1.5\nb,2\n", "id,target\na, 1.5\nb,2 \n")
     assert score_table(truth, given_path, TableOptions(metric="rmse")).value == 0.0
+
+
+RNG = np.random.default_rng(11)
+ROWS = 40
+
+
+def _write_quoted_and_clean(tmp_path: Path, column: list[str], name: str) -> tuple[Path, Path]:
+    """The same table twice: clean, and with its first id quoted (only the careful reader)."""
+    order = RNG.permutation(ROWS)
+    rows = [f"r{i:02d},{column[i]}\n" for i in order]
+    clean, quoted = tmp_path / f"{name}.csv", tmp_path / f"{name}-q.csv"
+    clean.write_text("id,target\n" + "".join(rows))
+    quoted.write_text('id,target\n"' + rows[0].replace(",", '",', 1) + "".join(rows[1:]))
+    return clean, quoted
+
+
+@pytest.mark.parametrize(
+    ("metric", "positive"),
+    [
+        ("accuracy", None),
+        ("f1_macro", None),
+        ("rmse", None),
+        ("r2", None),
+        ("spearman", None),
+        ("roc_auc", "cat"),
+        ("average_precision", "dog"),
+        ("log_loss", "cat"),
+    ],
+)
+def test_the_fast_path_gives_the_careful_readers_value(
+    tmp_path: Path, metric: str, positive: str | None
+) -> None:
+    if positive is not None:
+        truth = [str(label) for label in RNG.choice(["cat", "dog"], ROWS)]
+        given = [repr(float(x)) for x in RNG.random(ROWS)]
+    elif metric in ("accuracy", "f1_macro"):
+        truth = [str(x) for x in RNG.integers(0, 3, ROWS)]
+        given = [f"{x}.0" for x in RNG.integers(0, 3, ROWS)]
+    else:
+        truth = [repr(float(x)) for x in RNG.normal(0, 1, ROWS)]
+        given = [f"{float(x):.3e}" for x in RNG.normal(0, 1, ROWS)]
+    solution, _ = _write_quoted_and_clean(tmp_path, truth, "s")
+    clean, quoted = _write_quoted_and_clean(tmp_path, given, "p")
+    options = TableOptions(metric=metric, positive=positive)
+    assert read_matched(solution, clean, "id") is not None
+    assert read_matched(solution, quoted, "id") is None
+    fast, careful = score_table(solution, clean, options), score_table(solution, quoted, options)
+    assert (fast.value, fast.rows) == (careful.value, careful.rows)

@@ -155,10 +155,10 @@ def _fast_binary_score(matched: MatchedTables, options: TableOptions) -> float |
     scores_given = matched.given.floats(names[0], matched.order)
     if scores_given is None:
         return None
-    (y_true,), numeric = _labels_of([expected])
-    classes = np.unique(y_true)
-    positive = _positive(classes, numeric, options, matched.truth.path)
-    return _binary(options.metric, y_true == positive, scores_given)
+    keys, codes = expected
+    (labels,), numeric = _labels_of([(keys, np.arange(len(keys)))])  # each distinct label once
+    positive = _positive(np.unique(labels), numeric, options, matched.truth.path)
+    return _binary(options.metric, (labels == positive)[codes], scores_given)
 
 
 def _text(field: bytes) -> str:
