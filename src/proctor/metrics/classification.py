@@ -34,6 +34,14 @@ def _undefined(name: str, why: str) -> float:
     return math.nan
 
 
+def sorted_labels(labels: np.ndarray) -> np.ndarray:
+    """``np.unique(labels)``; a boolean array is answered by ``any``/``all`` instead of a sort."""
+    if labels.dtype != np.bool_:
+        return np.unique(labels)
+    present = [value for value in (False, True) if (labels == value).any()]
+    return np.array(present, dtype=np.bool_)
+
+
 def _binary_truth(y_true: npt.ArrayLike, name: str = "y_true") -> tuple[np.ndarray, int]:
     """``y_true`` as a boolean array (True = the larger label) and its number of classes."""
     truth = np.asarray(y_true)
@@ -43,7 +51,7 @@ def _binary_truth(y_true: npt.ArrayLike, name: str = "y_true") -> tuple[np.ndarr
         raise MetricInputError(f"{name}: expected numeric or boolean labels, got {truth.dtype}")
     if truth.dtype.kind == "f" and not np.all(np.isfinite(truth)):
         raise MetricInputError(f"{name}: labels must be finite (found NaN or infinity)")
-    classes = np.unique(truth)
+    classes = sorted_labels(truth)
     if classes.size > 2:
         raise MetricInputError(
             f"{name}: expected two classes (binary labels), found {classes.size}: "

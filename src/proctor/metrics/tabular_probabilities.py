@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
-from proctor.metrics.classification import roc_auc_score
+from proctor.metrics.classification import roc_auc_score, sorted_labels
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -44,7 +44,7 @@ def _inputs(y_true: npt.ArrayLike, y_score: npt.ArrayLike) -> tuple[np.ndarray, 
 
 def _classes(truth: np.ndarray, labels: npt.ArrayLike | None) -> np.ndarray:
     """The sorted classes the columns stand for: ``labels``, or those of ``y_true``."""
-    present = np.unique(truth)
+    present = sorted_labels(truth)
     if labels is None:
         return present
     classes = np.asarray(labels)
