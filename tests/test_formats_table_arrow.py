@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from proctor.formats.table_arrow import read_clean, read_matched
 from proctor.formats.table_csv import TableFormatError, read_table
+from proctor.scoring.table import check_prediction
 from proctor.scoring.table_metrics import score_table
 from proctor.spec.table_scorer import TableOptions
 
@@ -182,3 +183,22 @@ def test_the_fast_path_gives_the_careful_readers_value(
     assert read_matched(solution, quoted, "id") is None
     fast, careful = score_table(solution, clean, options), score_table(solution, quoted, options)
     assert (fast.value, fast.rows) == (careful.value, careful.rows)
+
+
+@pytest.mark.parametrize(
+    ("text", "metric", "problem"),
+    [
+        ("id,target\na,1\nb,0\n", "accuracy", None),
+        ('id,target\n"a",1\nb,0\n', "accuracy", None),
+        ("id,score\na,0.5\n", "roc_auc", None),
+        ("id,score\na,0.5\n", "accuracy", "p.csv: no column 'target' in the header"),
+        ("id,target\na,1\nb,0,1\n", "accuracy", "p.csv, line 3: 3 field(s)"),
+        ("id\n", "accuracy", "p.csv: no rows below the header"),
+    ],
+)
+def test_the_output_check_reads_clean_files_fast_and_names_the_rest(
+    tmp_path: Path, text: str, metric: str, problem: str | None
+) -> None:
+    (tmp_path / "p.csv").write_text(text)
+    found = check_prediction(TableOptions(metric=metric, prediction="p.csv"), tmp_path)
+    assert found == problem if problem is None else (found or "").startswith(problem)
