@@ -96,7 +96,8 @@ def _roc_points(positive: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np
     order = np.argsort(score)[::-1]
     ranked = score[order]
     hits = positive[order].astype(np.float64)
-    ends = np.concatenate([np.flatnonzero(np.diff(ranked)), [ranked.size - 1]])
+    # Where the (finite) score changes: ``!=`` is ``diff != 0`` without an array of floats.
+    ends = np.concatenate([np.flatnonzero(ranked[1:] != ranked[:-1]), [ranked.size - 1]])
     tps = np.cumsum(hits)[ends]
     fps = 1 + ends - tps
     if fps.size > 2:
