@@ -14,6 +14,7 @@ from proctor.metrics.classification import (
     expected_calibration_error,
     reliability_curve,
     roc_auc_score,
+    sorted_labels,
 )
 
 
@@ -108,3 +109,11 @@ def test_calibration_metrics_of_no_cases_are_nan_with_a_warning():
         assert math.isnan(expected_calibration_error([], []))
     with pytest.warns(UndefinedMetricWarning):
         assert math.isnan(brier_score_loss([], []))
+
+
+@given(st.lists(st.booleans(), max_size=12) | st.lists(st.integers(-3, 3), max_size=12))
+def test_sorted_labels_are_numpys_unique(labels: list[bool] | list[int]) -> None:
+    array = np.array(labels, dtype=np.bool_ if labels and isinstance(labels[0], bool) else None)
+    expected = np.unique(array)
+    found = sorted_labels(array)
+    assert (found.dtype, found.tolist()) == (expected.dtype, expected.tolist())

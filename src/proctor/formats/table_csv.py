@@ -100,7 +100,7 @@ def read_table(path: Path) -> CsvTable:
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
     head, _, body = data.partition(b"\n")
-    header = _header(path, head)
+    header = header_names(path, head)
     body = body.rstrip(b"\n")
     if not body:
         raise TableFormatError(path, 0, "no rows below the header: write one row per id")
@@ -111,7 +111,8 @@ def read_table(path: Path) -> CsvTable:
     return CsvTable(path, header, columns, underscores=b"_" in body)
 
 
-def _header(path: Path, head: bytes) -> tuple[str, ...]:
+def header_names(path: Path, head: bytes) -> tuple[str, ...]:
+    """The column names of the header line ``head``; refuses no name and a repeated one."""
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:

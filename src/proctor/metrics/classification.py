@@ -34,6 +34,14 @@ def _undefined(name: str, why: str) -> float:
     return math.nan
 
 
+def sorted_labels(labels: np.ndarray) -> np.ndarray:
+    """``np.unique(labels)``; a boolean array is answered by ``any``/``all`` instead of a sort."""
+    if labels.dtype != np.bool_:
+        return np.unique(labels)
+    present = [value for value in (False, True) if (labels == value).any()]
+    return np.array(present, dtype=np.bool_)
+
+
 def _binary_truth(y_true: npt.ArrayLike, name: str = "y_true") -> tuple[np.ndarray, int]:
     """``y_true`` as a boolean array (True = the larger label) and its number of classes."""
     truth = np.asarray(y_true)
@@ -43,7 +51,7 @@ def _binary_truth(y_true: npt.ArrayLike, name: str = "y_true") -> tuple[np.ndarr
         raise MetricInputError(f"{name}: expected numeric or boolean labels, got {truth.dtype}")
     if truth.dtype.kind == "f" and not np.all(np.isfinite(truth)):
         raise MetricInputError(f"{name}: labels must be finite (found NaN or infinity)")
-    classes = np.unique(truth)
+    classes = sorted_labels(truth)
     if classes.size > 2:
         raise MetricInputError(
             f"{name}: expected two classes (binary labels), found {classes.size}: "
@@ -83,10 +91,13 @@ def _roc_points(positive: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np
     The same steps as ``sklearn.metrics.roc_curve(drop_intermediate=True)``, so the trapezoid
     sum below adds the same terms in the same order.
     """
-    order = np.argsort(score, kind="stable")[::-1]
+    # Ties collapse into one point at their group's end, where the counts do not depend on
+    # the order within the group: the (faster) unstable sort gives the same curve.
+    order = np.argsort(score)[::-1]
     ranked = score[order]
     hits = positive[order].astype(np.float64)
-    ends = np.concatenate([np.flatnonzero(np.diff(ranked)), [ranked.size - 1]])
+    # Where the (finite) score changes: ``!=`` is ``diff != 0`` without an array of floats.
+    ends = np.concatenate([np.flatnonzero(ranked[1:] != ranked[:-1]), [ranked.size - 1]])
     tps = np.cumsum(hits)[ends]
     fps = 1 + ends - tps
     if fps.size > 2:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
-from proctor.metrics.classification import roc_auc_score
+from proctor.metrics.classification import roc_auc_score, sorted_labels
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -44,7 +44,7 @@ def _inputs(y_true: npt.ArrayLike, y_score: npt.ArrayLike) -> tuple[np.ndarray, 
 
 def _classes(truth: np.ndarray, labels: npt.ArrayLike | None) -> np.ndarray:
     """The sorted classes the columns stand for: ``labels``, or those of ``y_true``."""
-    present = np.unique(truth)
+    present = sorted_labels(truth)
     if labels is None:
         return present
     classes = np.asarray(labels)
@@ -97,7 +97,7 @@ def roc_auc_ovr_score(
 
 def _binary_average_precision(positive: np.ndarray, score: FloatArray) -> float:
     """Sum over thresholds of (recall step) × precision, scikit-learn's order of terms."""
-    order = np.argsort(score, kind="mergesort")[::-1]
+    order = np.argsort(score)[::-1]  # counts at each tie group's end: any sort gives them
     ranked = score[order]
     ends = np.concatenate([np.flatnonzero(np.diff(ranked)), [ranked.size - 1]])
     tps = np.cumsum(positive[order], dtype=np.float64)[ends]

@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from proctor.errors import OutputError
+from proctor.formats.table_arrow import read_clean
 from proctor.formats.table_csv import TableFormatError, read_table
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.scoring.table_metrics import TableScore, score_table
+from proctor.scoring.table_metrics import SCORE_METRICS, TableScore, score_table
 from proctor.spec.table_scorer import TableOptions
 
 
@@ -56,10 +57,18 @@ def check_prediction(options: TableOptions, output: Path) -> str | None:
     name = path.name
     if not path.is_file():
         return f"{name}: missing: write the predictions as {options.prediction} (id,...)"
+    needs_target = options.metric not in SCORE_METRICS
+    clean = read_clean(path)  # the fast reader: a clean file needs no second look
+    if (
+        clean is not None
+        and options.id in clean.header
+        and (options.target in clean.header or not needs_target)
+    ):
+        return None
     try:
         table = read_table(path)
         table.column(options.id, "id")
-        if options.metric not in ("roc_auc", "average_precision", "log_loss"):
+        if needs_target:
             table.column(options.target, "target")
     except TableFormatError as err:
         return _shown(err, name)

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from proctor.formats._numbers import parse_floats
+from proctor.formats.table_arrow import MatchedTables, read_matched
 from proctor.formats.table_csv import CsvTable, TableFormatError, match_rows, read_table
 from proctor.metrics import tabular_classification as labels
 from proctor.metrics import tabular_probabilities as scores
@@ -72,7 +73,16 @@ class TableScore:
 
 
 def score_table(solution: Path, prediction: Path, options: TableOptions) -> TableScore:
-    """Read both files, match rows by id and compute ``options.metric``."""
+    """Read both files, match rows by id and compute ``options.metric``.
+
+    Clean files take the fast path (:mod:`proctor.formats.table_arrow`); anything it does not
+    take, and every problem, goes through the careful reader, which names the file and line.
+    """
+    matched = read_matched(solution, prediction, options.id)
+    if matched is not None:
+        fast = _fast_compute(matched, options)
+        if fast is not None:
+            return TableScore(options.metric, fast, matched.rows)
     truth = read_table(solution)
     given = read_table(prediction)
     truth.column(options.target, "target")
@@ -113,6 +123,44 @@ def _compute(
     )
 
 
+def _fast_compute(matched: MatchedTables, options: TableOptions) -> float | None:
+    """The metric of two tables the fast path read; None: let the careful path decide."""
+    truth, given, order = matched.truth, matched.given, matched.order
+    metric = options.metric
+    try:
+        if metric in LABEL_METRICS:
+            expected = truth.codes(options.target)
+            predicted = given.codes(options.target, order)
+            if expected is None or predicted is None:
+                return None
+            (y_true, y_pred), _ = _labels_of([expected, predicted])
+            return LABEL_METRICS[metric](y_true, y_pred)
+        if metric in VALUE_METRICS:
+            true_values = truth.floats(options.target)
+            given_values = given.floats(options.target, order)
+            if true_values is None or given_values is None:
+                return None
+            return VALUE_METRICS[metric](true_values, given_values)
+        return _fast_binary_score(matched, options) if metric in SCORE_METRICS else None
+    except (TableFormatError, MetricInputError):
+        return None
+
+
+def _fast_binary_score(matched: MatchedTables, options: TableOptions) -> float | None:
+    """A score metric of a prediction with one score column, or None (any other layout)."""
+    names = [name for name in matched.given.header if name != options.id]
+    expected = matched.truth.codes(options.target)
+    if len(names) != 1 or expected is None:
+        return None
+    scores_given = matched.given.floats(names[0], matched.order)
+    if scores_given is None:
+        return None
+    keys, codes = expected
+    (labels,), numeric = _labels_of([(keys, np.arange(len(keys)))])  # each distinct label once
+    positive = _positive(np.unique(labels), numeric, options, matched.truth.path)
+    return _binary(options.metric, (labels == positive)[codes], scores_given)
+
+
 def _text(field: bytes) -> str:
     return field.decode("utf-8", errors="replace")
 
@@ -142,6 +190,15 @@ def _labels(columns: list[list[bytes]]) -> tuple[list[np.ndarray], bool]:
         np.fromiter(map({key: i for i, key in enumerate(keys)}.__getitem__, fields), np.int64)
         for keys, fields in zip(distinct, columns, strict=True)
     ]
+    return _labels_of(list(zip(distinct, codes, strict=True)))
+
+
+def _labels_of(
+    coded: list[tuple[list[bytes], npt.NDArray[np.int64]]],
+) -> tuple[list[np.ndarray], bool]:
+    """Columns given as (distinct fields, each row's index among them), as :func:`_labels`."""
+    distinct = [keys for keys, _ in coded]
+    codes = [code for _, code in coded]
     numbers = [parse_floats(keys) for keys in distinct]
     if all(bad is None and np.isfinite(values).all() for values, bad in numbers):
         return [values[code] for (values, _), code in zip(numbers, codes, strict=True)], True
@@ -164,7 +221,7 @@ def _score_metric(
     if not names:
         raise given.error(None, "no score column besides the id: add the predicted scores")
     if len(names) == 1:
-        positive = _positive(classes, numeric, options, truth)
+        positive = _positive(classes, numeric, options, truth.path)
         column = given.floats(names[0], _ordered(given.column(names[0], "target"), order))
         return _binary(options.metric, y_true == positive, column)
     return _multiclass(
@@ -172,13 +229,12 @@ def _score_metric(
     )
 
 
-def _positive(
-    classes: np.ndarray, numeric: bool, options: TableOptions, truth: CsvTable
-) -> float | str:
+def _positive(classes: np.ndarray, numeric: bool, options: TableOptions, path: Path) -> float | str:
+    """The positive class: ``options.positive``, else the greater of two; refusals name ``path``."""
     if options.positive is None:
         if classes.size > 2:
             raise TableFormatError(
-                truth.path,
+                path,
                 0,
                 f"the solution holds {classes.size} classes: a prediction with one score "
                 "column needs two (or one column per class, named after it)",
@@ -192,7 +248,7 @@ def _positive(
     if positive not in classes.tolist():
         shown = ", ".join(str(label) for label in classes.tolist()[:10])
         raise TableFormatError(
-            truth.path,
+            path,
             0,
             f"the positive label {options.positive!r} is not a label of the solution ({shown}): "
             "set positive to one of them",
@@ -252,7 +308,7 @@ def _multiclass(
     )
     label_array = np.array(labels_sorted)
     if len(labels_sorted) == 2 and options.metric != "log_loss":
-        positive = _positive(classes, numeric, options, given)
+        positive = _positive(classes, numeric, options, given.path)
         column = matrix[:, labels_sorted.index(positive)] if positive in by_label else None
         if column is None:
             raise given.error(None, f"no column for the positive class {positive!r}")
