@@ -7,32 +7,29 @@ team's submission is "not found"). Pages are not part of the OpenAPI schema.
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import ProctorError
-from proctor.services.platform import overview, publications, standings, submissions
-from proctor.services.platform.accounts import Principal
+from proctor.services.platform import allowances, installs, overview, standings, submissions
+from proctor.spec import Challenge
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
+from proctor.web.pages.bundle_pages import TITLES, page_names, render_page
+from proctor.web.pages.charts import board_charts, own_submissions_chart
 from proctor.web.pages.common import (
-    CsrfField,
     TokenCookie,
-    act,
     error_page,
     principal_of,
     render,
     signed_in,
 )
+from proctor.web.pages.figures import Numbers
 from proctor.web.uploads import MinimumRate, read_upload
-
-REFRESH_S = 2
-"""Seconds between reloads of a submission's page while it is queued or running."""
 
 router = APIRouter(include_in_schema=False)
 
@@ -52,10 +49,61 @@ def challenge_page(
     principal = principal_of(platform, token)
     try:
         shown = overview.challenge_overview(platform, principal, name)
+        _, challenge = installs.current(platform, name)
         mine = submissions.listing(platform, principal, name) if principal else []
+        allowed = allowances.team_allowances(platform, principal, name) if principal else []
+        about = render_page(challenge, "overview") if "overview" in challenge.pages else None
     except ProctorError as error:
         return error_page(request, principal, error)
-    return render(request, "challenge.html", principal, challenge=shown, submissions=mine)
+    numbers = Numbers(challenge)
+    metric = challenge.leaderboard.metric if challenge.leaderboard else None
+    mine_chart = own_submissions_chart(mine, numbers, metric)
+    return render(
+        request,
+        "challenge.html",
+        principal,
+        challenge=shown,
+        nav=_nav(challenge, "overview"),
+        about=about,
+        submissions=mine,
+        allowances=allowed,
+        numbers=numbers,
+        charts=[mine_chart] if mine_chart else [],
+    )
+
+
+def _nav(challenge: Challenge, here: str) -> list[tuple[str, str, bool]]:
+    """The challenge's navigation: (title, address, current) per page it has."""
+    base = f"/challenges/{quote(challenge.name)}"
+    links = [("Overview", base, here == "overview")]
+    links += [
+        (TITLES[name], f"{base}/pages/{name}", here == name)
+        for name in page_names(challenge)
+        if name != "overview"
+    ]
+    return links
+
+
+@router.get("/challenges/{name}/pages/{page}", response_class=HTMLResponse)
+def bundle_page(
+    name: str, page: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """One of the challenge's own pages (data, evaluation, terms...), sanitized."""
+    principal = principal_of(platform, token)
+    try:
+        _, challenge = installs.current(platform, name)
+        content = render_page(challenge, page)
+    except ProctorError as error:
+        return error_page(request, principal, error)
+    return render(
+        request,
+        "page.html",
+        principal,
+        challenge=challenge,
+        nav=_nav(challenge, page),
+        title=TITLES.get(page, page),
+        content=content,
+    )
 
 
 @router.get("/challenges/{name}/leaderboards/{board}", response_class=HTMLResponse)
@@ -71,10 +119,23 @@ def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
     principal = principal_of(platform, token)
     try:
         shown = standings.leaderboard(platform, principal, name, phase or None, board)
+        history = standings.board_history(platform, principal, name, phase or None, board)
+        _, challenge = installs.current(platform, name)
     except ProctorError as error:
         return error_page(request, principal, error)
-    columns = _columns(shown["rows"])
-    return render(request, "board.html", principal, board=shown, columns=columns)
+    numbers = Numbers(challenge)
+    mine = principal.team if principal else None
+    return render(
+        request,
+        "board.html",
+        principal,
+        board=shown,
+        columns=_columns(shown["rows"]),
+        numbers=numbers,
+        nav=_nav(challenge, ""),
+        mine=mine,
+        charts=board_charts(shown, history, numbers, mine),
+    )
 
 
 def _columns(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -109,76 +170,6 @@ async def submit_page(
     except ProctorError as error:
         return error_page(request, principal, error)
     return RedirectResponse(f"/submissions/{quote(receipt.submission)}", status_code=303)
-
-
-@router.get("/submissions/{sid}", response_class=HTMLResponse)
-def submission_page(
-    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
-) -> Response:
-    """A submission's status, stage and queue position, then its disclosed report."""
-    principal = principal_of(platform, token)
-    try:
-        shown = submissions.status(platform, signed_in(principal), sid)
-    except ProctorError as error:
-        return error_page(request, principal, error)
-    waiting = shown["status"] in ("queued", "running")
-    chosen = None
-    if shown["status"] == "scored":
-        chosen = publications.choices(platform, signed_in(principal), sid)
-    return render(
-        request,
-        "submission.html",
-        principal,
-        s=shown,
-        chosen=chosen,
-        refresh=REFRESH_S if waiting else None,
-    )
-
-
-@router.post("/submissions/{sid}/cancel", response_class=HTMLResponse)
-def cancel_page(
-    sid: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
-    """Cancel the submission, then show its page again."""
-    return act(
-        request, platform, token, lambda me: submissions.cancel(platform, me, sid), sid, sent=sent
-    )
-
-
-@router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
-def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    sid: str,
-    request: Request,
-    platform: PlatformDep,
-    task: Annotated[str, Form()],
-    part: Annotated[str, Form()] = "",
-    published: Annotated[bool, Form()] = True,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
-    """Publish or withdraw a task's (or part's) result, then show the submission again."""
-
-    def publish(me: Principal) -> None:
-        publications.publish(platform, me, sid, task, part=part, published=published)
-
-    return act(request, platform, token, publish, sid, sent=sent)
-
-
-@router.post("/submissions/{sid}/final", response_class=HTMLResponse)
-def final_page(
-    sid: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
-    """Choose the submission as a final entry of its team, then show it again."""
-    choose = partial(publications.choose_final, platform, sid=sid)
-    return act(request, platform, token, choose, sid, sent=sent)
 
 
 __all__ = ["router"]
