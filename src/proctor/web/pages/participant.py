@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from proctor.errors import ProctorError
 from proctor.services.platform import allowances, installs, overview, standings, submissions
 from proctor.spec import Challenge
+from proctor.spec.leaderboards import default_metric
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.bundle_pages import TITLES, page_names, render_page
@@ -56,7 +57,7 @@ def challenge_page(
     except ProctorError as error:
         return error_page(request, principal, error)
     numbers = Numbers(challenge)
-    metric = challenge.leaderboard.metric if challenge.leaderboard else None
+    metric = default_metric(challenge, challenge.phases[-1])
     mine_chart = own_submissions_chart(mine, numbers, metric)
     return render(
         request,
@@ -68,6 +69,7 @@ def challenge_page(
         submissions=mine,
         allowances=allowed,
         numbers=numbers,
+        metric=metric,
         charts=[mine_chart] if mine_chart else [],
     )
 

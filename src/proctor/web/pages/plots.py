@@ -80,13 +80,25 @@ def _time_axis(lo: float, hi: float, x: Callable[[float], float], height: int) -
         f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" '
         f'y1="{height - BOTTOM}" y2="{height - BOTTOM}"/>'
     ]
-    for tick in _ticks(lo, hi, 4):
-        label = datetime.fromtimestamp(tick, UTC).strftime("%m-%d %H:%M")
+    span = hi - lo
+    shape = "%H:%M:%S" if span < 3600 else "%m-%d %H:%M" if span < 5 * 86400 else "%Y-%m-%d"
+    ticks = _ticks(lo, hi, 4)
+    for n, tick in enumerate(ticks):
+        label = datetime.fromtimestamp(tick, UTC).strftime(shape)
         parts.append(
             f'<text class="plot-tick" x="{x(tick):.1f}" y="{height - BOTTOM + 16}" '
-            f'text-anchor="middle">{escape(label)}</text>'
+            f'text-anchor="{_anchor(n, len(ticks))}">{escape(label)}</text>'
         )
+    parts.append(
+        f'<text class="plot-tick" x="{WIDTH - RIGHT}" y="{height - BOTTOM + 30}" '
+        'text-anchor="end">UTC</text>'
+    )
     return parts
+
+
+def _anchor(n: int, count: int) -> str:
+    """Ticks at the ends of an axis lean inwards, so their labels stay inside the plot."""
+    return "start" if n == 0 else "end" if n == count - 1 else "middle"
 
 
 def time_series(
@@ -130,10 +142,12 @@ def time_series(
                 f"<title>{escape(name)}: {escape(mark.label)}</title></circle>"
             )
     for i, name in enumerate(sorted(series)):
+        mine = " plot-mine" if name == highlight else ""
         lx = LEFT + (i % 4) * 140
         ly = HEIGHT + 4 + 18 * (i // 4)
         body.append(
-            f'<rect class="plot-key {colours[name]}" x="{lx}" y="{ly}" width="12" height="12"/>'
+            f'<rect class="plot-key {colours[name]}{mine}" x="{lx}" y="{ly}" width="12" '
+            'height="12"/>'
             f'<text class="plot-label" x="{lx + 16}" y="{ly + 10}">{escape(name[:18])}</text>'
         )
     return _svg(title, desc, body, height)
@@ -158,10 +172,11 @@ def strip(
         f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{middle + 24}" '
         f'y2="{middle + 24}"/>'
     ]
-    for tick in _ticks(lo, hi):
+    ticks = _ticks(lo, hi)
+    for n, tick in enumerate(ticks):
         body.append(
-            f'<text class="plot-tick" x="{x(tick):.1f}" y="{middle + 42}" text-anchor="middle">'
-            f"{escape(fmt(tick))}</text>"
+            f'<text class="plot-tick" x="{x(tick):.1f}" y="{middle + 42}" '
+            f'text-anchor="{_anchor(n, len(ticks))}">{escape(fmt(tick))}</text>'
         )
     seen: dict[int, int] = {}
     for name, value in sorted(values, key=lambda item: item[0] == highlight):
@@ -199,11 +214,12 @@ def intervals(
     lo, hi = _bounds([b for _, _, lo_, hi_ in rows for b in (lo_, hi_)])
     x = _scale(lo, hi, left, WIDTH - RIGHT)
     body = []
-    for tick in _ticks(lo, hi):
+    ticks = _ticks(lo, hi)
+    for n, tick in enumerate(ticks):
         body.append(
             f'<line class="plot-grid" x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{TOP}" '
             f'y2="{height - 26}"/><text class="plot-tick" x="{x(tick):.1f}" y="{height - 10}" '
-            f'text-anchor="middle">{escape(fmt(tick))}</text>'
+            f'text-anchor="{_anchor(n, len(ticks))}">{escape(fmt(tick))}</text>'
         )
     for i, (name, value, low, high) in enumerate(rows):
         cy = TOP + row_h * i + row_h / 2

@@ -46,8 +46,10 @@ def live_text(shown: dict[str, Any]) -> dict[str, Any]:
         stage_text = "evaluating on hidden data"
     elif stage:
         stage_text = f"stage {stage}"
+    elif shown["queue_position"] == 0:
+        stage_text = "next in the queue"
     elif shown["queue_position"] is not None:
-        stage_text = f"position {shown['queue_position']} in the queue"
+        stage_text = f"{shown['queue_position']} ahead in the queue"
     else:
         stage_text = ""
     cases = shown.get("cases")
