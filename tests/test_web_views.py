@@ -218,7 +218,7 @@ def _submit_several(
 
 WIDEST = """[...document.querySelectorAll('body *')]
   .filter(e => e.getBoundingClientRect().right > document.documentElement.scrollWidth - 20)
-  .slice(0, 2).map(e => e.tagName + '#' + e.id + ' in ' + e.parentElement.tagName + '.' + e.parentElement.className + ' in ' + e.parentElement.parentElement.tagName + ' ' + Math.round(e.getBoundingClientRect().right))"""
+  .slice(0, 2).map(e => e.tagName + '#' + e.id + ' in ' + e.parentElement.className)"""
 
 
 def _no_sideways_scroll(page: Page) -> None:
