@@ -309,6 +309,7 @@ def test_plots_show_no_more_than_the_disclosure_allows(
     else:
         assert answer.status == 403
         expect(page.locator("svg")).to_have_count(0)
+        watched[-1].errors.remove(next(e for e in watched[-1].errors if "403 (Forbidden)" in e))
     page.goto(f"{url}/challenges/toy")
     if board_readable:
         expect(page.locator("#chart-mine svg")).to_have_count(1)
