@@ -16,6 +16,8 @@ from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import ProctorError
 from proctor.services.platform import allowances, installs, overview, standings, submissions
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge
 from proctor.spec.leaderboards import default_metric
 from proctor.web import csrf
@@ -64,7 +66,7 @@ def challenge_page(
         "challenge.html",
         principal,
         challenge=shown,
-        nav=_nav(challenge, "overview"),
+        nav=_nav(platform, principal, challenge, "overview"),
         about=about,
         submissions=mine,
         allowances=allowed,
@@ -74,8 +76,10 @@ def challenge_page(
     )
 
 
-def _nav(challenge: Challenge, here: str) -> list[tuple[str, str, bool]]:
-    """The challenge's navigation: (title, address, current) per page it has."""
+def _nav(
+    platform: Platform, principal: Principal | None, challenge: Challenge, here: str
+) -> list[tuple[str, str, bool]]:
+    """The challenge's navigation: (title, address, current) per page and readable board."""
     base = f"/challenges/{quote(challenge.name)}"
     links = [("Overview", base, here == "overview")]
     links += [
@@ -83,6 +87,16 @@ def _nav(challenge: Challenge, here: str) -> list[tuple[str, str, bool]]:
         for name in page_names(challenge)
         if name != "overview"
     ]
+    phases = overview.challenge_overview(platform, principal, challenge.name)["phases"]
+    several = len(phases) > 1
+    for phase in phases:
+        for board in phase["boards"]:
+            if not board["readable"]:
+                continue
+            title = "Board" if board["name"] == "default" else f"Board {board['name']}"
+            title += f" ({phase['name']})" if several else ""
+            address = f"{base}/leaderboards/{quote(board['name'])}?phase={quote(phase['name'])}"
+            links.append((title, address, here == f"{phase['name']}/{board['name']}"))
     return links
 
 
@@ -102,7 +116,7 @@ def bundle_page(
         "page.html",
         principal,
         challenge=challenge,
-        nav=_nav(challenge, page),
+        nav=_nav(platform, principal, challenge, page),
         title=TITLES.get(page, page),
         content=content,
     )
@@ -134,7 +148,7 @@ def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
         board=shown,
         columns=_columns(shown["rows"]),
         numbers=numbers,
-        nav=_nav(challenge, ""),
+        nav=_nav(platform, principal, challenge, f"{shown['phase']}/{shown['board']}"),
         mine=mine,
         charts=board_charts(shown, history, numbers, mine),
     )
