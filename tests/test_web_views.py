@@ -190,6 +190,8 @@ def test_a_participant_watches_the_stage_and_case_count_change_live(
         # the exam on hidden data, disclosed at counts: no stage name, no case count
         expect(page.locator("#stage")).to_have_text("evaluating on hidden data")
         expect(page.locator("#cases")).to_have_text("")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "submission-running-desktop.png"))
     finally:
         worker.join()
     expect(page.locator("#status")).to_have_text("scored")  # the page reloaded itself

@@ -16,13 +16,10 @@ from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import ProctorError
 from proctor.services.platform import allowances, installs, overview, standings, submissions
-from proctor.services.platform.accounts import Principal
-from proctor.services.platform.resources import Platform
-from proctor.spec import Challenge
 from proctor.spec.leaderboards import default_metric
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
-from proctor.web.pages.bundle_pages import TITLES, page_names, render_page
+from proctor.web.pages.bundle_pages import TITLES, render_page
 from proctor.web.pages.charts import board_charts, own_submissions_chart
 from proctor.web.pages.common import (
     TokenCookie,
@@ -32,6 +29,7 @@ from proctor.web.pages.common import (
     signed_in,
 )
 from proctor.web.pages.figures import Numbers
+from proctor.web.pages.navigation import challenge_nav
 from proctor.web.uploads import MinimumRate, read_upload
 
 router = APIRouter(include_in_schema=False)
@@ -66,7 +64,7 @@ def challenge_page(
         "challenge.html",
         principal,
         challenge=shown,
-        nav=_nav(platform, principal, challenge, "overview"),
+        nav=challenge_nav(platform, principal, challenge, "overview"),
         about=about,
         submissions=mine,
         allowances=allowed,
@@ -74,30 +72,6 @@ def challenge_page(
         metric=metric,
         charts=[mine_chart] if mine_chart else [],
     )
-
-
-def _nav(
-    platform: Platform, principal: Principal | None, challenge: Challenge, here: str
-) -> list[tuple[str, str, bool]]:
-    """The challenge's navigation: (title, address, current) per page and readable board."""
-    base = f"/challenges/{quote(challenge.name)}"
-    links = [("Overview", base, here == "overview")]
-    links += [
-        (TITLES[name], f"{base}/pages/{name}", here == name)
-        for name in page_names(challenge)
-        if name != "overview"
-    ]
-    phases = overview.challenge_overview(platform, principal, challenge.name)["phases"]
-    several = len(phases) > 1
-    for phase in phases:
-        for board in phase["boards"]:
-            if not board["readable"]:
-                continue
-            title = "Board" if board["name"] == "default" else f"Board {board['name']}"
-            title += f" ({phase['name']})" if several else ""
-            address = f"{base}/leaderboards/{quote(board['name'])}?phase={quote(phase['name'])}"
-            links.append((title, address, here == f"{phase['name']}/{board['name']}"))
-    return links
 
 
 @router.get("/challenges/{name}/pages/{page}", response_class=HTMLResponse)
@@ -116,7 +90,7 @@ def bundle_page(
         "page.html",
         principal,
         challenge=challenge,
-        nav=_nav(platform, principal, challenge, page),
+        nav=challenge_nav(platform, principal, challenge, page),
         title=TITLES.get(page, page),
         content=content,
     )
@@ -148,7 +122,7 @@ def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
         board=shown,
         columns=_columns(shown["rows"]),
         numbers=numbers,
-        nav=_nav(platform, principal, challenge, f"{shown['phase']}/{shown['board']}"),
+        nav=challenge_nav(platform, principal, challenge, f"{shown['phase']}/{shown['board']}"),
         mine=mine,
         charts=board_charts(shown, history, numbers, mine),
     )

@@ -31,6 +31,7 @@ from proctor.web.pages.common import (
     signed_in,
 )
 from proctor.web.pages.figures import Numbers, case_summary, stage_outcome
+from proctor.web.pages.navigation import challenge_nav
 
 POLL_MS = 1000
 """Milliseconds between two polls of a running submission's status."""
@@ -96,6 +97,7 @@ def submission_page(
         poll_ms=POLL_MS,
         chosen=chosen,
         numbers=numbers,
+        nav=challenge_nav(platform, principal, challenge, ""),
         outcome=stage_outcome,
         case_summary=case_summary,
         charts=dashboard_charts(shown["report"], numbers),
