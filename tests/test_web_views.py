@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import html5lib
 import pytest
 import yaml
 
@@ -223,6 +224,11 @@ WIDEST = """[...document.querySelectorAll('body *')]
   .slice(0, 2).map(e => e.tagName + '#' + e.id + ' in ' + e.parentElement.className)"""
 
 
+def _valid_html(page: Page) -> None:
+    """The page as the server sent it parses as HTML5 without one parse error (strict)."""
+    html5lib.HTMLParser(strict=True).parse(page.request.get(page.url).text())
+
+
 def _no_sideways_scroll(page: Page) -> None:
     width = page.evaluate("document.documentElement.scrollWidth")
     wide = page.evaluate(WIDEST)
@@ -258,6 +264,7 @@ def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
         page = open_as(browser, watched, seeded, url, "alice", viewport)
         for name, address in addresses.items():
             page.goto(url + address)
+            _valid_html(page)
             if label == "phone":
                 _no_sideways_scroll(page)
             page.screenshot(path=str(SCREENSHOTS / f"{name}-{label}.png"), full_page=True)
