@@ -277,6 +277,9 @@ def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
         assert re.search(
             r"^\d\.\d{3}$", page.locator("#board td.number").nth(1).inner_text().split()[0]
         )
+        page.goto(f"{url}/submissions/{sids[0]}")
+        expect(page.locator("#chart-interval details table")).to_contain_text("this submission")
+        expect(page.locator("#chart-interval details table")).to_contain_text("blue (#2)")
         page.goto(f"{url}/challenges/toy")
         expect(page.locator("#chart-mine svg")).to_have_count(1)
         expect(page.locator("#quota")).to_contain_text("2 of 5 today")
@@ -327,5 +330,6 @@ def test_plots_show_no_more_than_the_disclosure_allows(
         expect(page.locator("#submissions")).not_to_contain_text("auroc")
     page.goto(f"{url}/submissions/{sids[0]}")
     expect(page.locator("#stages")).to_contain_text("exam")
+    expect(page.locator("#chart-interval")).to_have_count(0)  # the board gives no interval
     if not board_readable:
         expect(page.locator("#scores")).to_have_count(0)

@@ -228,3 +228,50 @@ def dashboard_charts(report: dict[str, Any] | None, numbers: Numbers) -> list[Ch
             )
         )
     return charts
+
+
+def submission_interval_chart(
+    board: dict[str, Any] | None, report: dict[str, Any] | None, sid: str, numbers: Numbers
+) -> Chart | None:
+    """A submission's 95% interval on the board's metric beside each row's on the board.
+
+    The others' come from the board as the viewer may read it (intervals only where the
+    disclosure gives them); this one's from its own disclosed report (``METRIC_ci95_low`` and
+    ``_high``) or its row on the board. None when there is nothing to draw.
+    """
+    if not board or not report:
+        return None
+    column = _rank_column(board)
+    if column is None:
+        return None
+    task, metric = column
+    shown = report.get("scores", {}).get(task, {})
+    low, high = shown.get(f"{metric}_ci95_low"), shown.get(f"{metric}_ci95_high")
+    rows: list[tuple[str, float, float, float]] = []
+    for row in board["rows"]:
+        bounds = (row.get("ci95") or {}).get("scores", {}).get(task, {}).get(metric)
+        value = _value(row, task, metric)
+        if bounds is None or value is None:
+            continue
+        if row["submission"] == sid and low is None:
+            low, high = bounds
+        rows.append((f"{row['team']} (#{row['rank']:g})", value, *bounds))
+    value = shown.get(metric)
+    if not rows or not isinstance(value, int | float) or low is None or high is None:
+        return None
+    mine = "this submission"
+    rows.insert(0, (mine, float(value), float(low), float(high)))
+
+    def fmt(v: float) -> str:
+        return numbers.fmt(metric, v)
+
+    return Chart(
+        "interval",
+        f"This submission's {metric} and its 95% interval beside the board's "
+        f"({numbers.better(metric)})",
+        plots.intervals(
+            rows, title=f"{metric} intervals", desc="this submission first", fmt=fmt, highlight=mine
+        ),
+        ("entry", metric, "low", "high"),
+        [(name, fmt(v), fmt(lo), fmt(hi)) for name, v, lo, hi in rows],
+    )

@@ -15,12 +15,13 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from proctor.errors import ProctorError
-from proctor.services.platform import installs, publications, submissions
+from proctor.services.platform import installs, publications, standings, submissions
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import HIDDEN_STAGE
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
-from proctor.web.pages.charts import dashboard_charts
+from proctor.web.pages.charts import dashboard_charts, submission_interval_chart
 from proctor.web.pages.common import (
     CsrfField,
     TokenCookie,
@@ -63,6 +64,18 @@ def live_text(shown: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _default_board(
+    platform: Platform, principal: Principal | None, shown: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The phase's default board as the viewer may read it (None: not readable, or none)."""
+    try:
+        return standings.leaderboard(
+            platform, principal, shown["challenge"], shown["phase"], "default"
+        )
+    except ProctorError:
+        return None
+
+
 @router.get("/submissions/{sid}/live")
 def live_status(sid: str, platform: PlatformDep, token: TokenCookie = None) -> Response:
     """The submission's live status as JSON, for the page's script (the cookie signs in)."""
@@ -83,8 +96,10 @@ def submission_page(
         shown = submissions.status(platform, signed_in(principal), sid)
         _, challenge = installs.current(platform, shown["challenge"])
         chosen = None
+        board = None
         if shown["status"] == "scored":
             chosen = publications.choices(platform, signed_in(principal), sid)
+            board = _default_board(platform, principal, shown)
     except ProctorError as error:
         return error_page(request, principal, error)
     numbers = Numbers(challenge)
@@ -100,7 +115,10 @@ def submission_page(
         nav=challenge_nav(platform, principal, challenge, ""),
         outcome=stage_outcome,
         case_summary=case_summary,
-        charts=dashboard_charts(shown["report"], numbers),
+        charts=[
+            *dashboard_charts(shown["report"], numbers),
+            *filter(None, [submission_interval_chart(board, shown["report"], sid, numbers)]),
+        ],
     )
 
 
