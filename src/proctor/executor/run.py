@@ -87,7 +87,7 @@ def queue_scope(runtime: WorkerRuntime, job_id: int) -> jobs.Scope:
 
 
 class _StageRecorder:
-    """A progress listener that writes the running stage to the job row.
+    """A progress listener that writes the running stage and its case count to the job row.
 
     A stage on hidden data is recorded as such before it starts (the submission counts from
     then on); when the lease is already lost (cancelled, reaped) the job is stopped at once
@@ -99,12 +99,14 @@ class _StageRecorder:
 
     def stage_started(self, key: StageKey, total_cases: int) -> None:
         hidden = key.stage in HIDDEN_DATA_STAGES
-        if not jobs.set_stage(self.runtime.db, self.lease, str(key.stage), hidden=hidden):
+        stage = str(key.stage)
+        if not jobs.set_stage(self.runtime.db, self.lease, stage, hidden=hidden, cases=total_cases):
             self.cancel.cancel()
             self.cancel.check()
 
     def case_finished(self, key: StageKey, ok: bool) -> None:
-        """Cases are not recorded one by one."""
+        """Count the case on the job row (the submission's page shows the count live)."""
+        jobs.count_case(self.runtime.db, self.lease)
 
     def stage_finished(self, report: StageReport) -> None:
         """The next stage_started replaces the stage."""

@@ -19,6 +19,7 @@ from proctor.spec import (
     evalai_scorer,  # noqa: F401 (declares the `evalai` scorer kind)
     table_scorer,  # noqa: F401 (declares the `table` scorer kind)
 )
+from proctor.spec.display import DEFAULT_PRECISION, PageName, check_page_path, check_precision
 from proctor.spec.environment import HOST, Environment, EnvironmentSpec
 from proctor.spec.leaderboards import BoardSpec, check_boards
 from proctor.spec.protocols import (
@@ -236,6 +237,8 @@ class Challenge(Strict):
     leaderboard: LeaderboardSpec | None = None
     phases: tuple[Phase, ...] = Field(min_length=1)
     environment: Environment = HOST
+    precision: dict[str, int] = Field(default_factory=dict)  # spec.display
+    pages: dict[PageName, str] = Field(default_factory=dict)  # spec.display
     root: Path = Field(default=Path("."), exclude=True)
 
     @field_validator("protocol", mode="before")
@@ -296,6 +299,22 @@ class Challenge(Strict):
                     "leaderboard.metric",
                 )
         return self
+
+    @model_validator(mode="after")
+    def _display_is_consistent(self) -> Challenge:
+        check_precision(self.precision, {m for t in self.tasks for m in t.reported_metrics})
+        for name, path in self.pages.items():
+            check_page_path(name, path)
+        return self
+
+    def digits(self, metric: str) -> int | None:
+        """Digits shown after the point for ``metric``; None for a count (an integer)."""
+        for task in self.tasks:
+            if metric in task.reported_metrics:
+                if task.scorer_declaration.metric(metric).direction is Direction.NEUTRAL:
+                    return None
+                break
+        return self.precision.get(metric, DEFAULT_PRECISION)
 
     @model_validator(mode="after")
     def _boards_are_consistent(self) -> Challenge:

@@ -158,18 +158,31 @@ def heartbeat(db: Database, lease: Lease, lease_s: float, *, now: float | None =
     return bool(changed == 1)
 
 
-def set_stage(db: Database, lease: Lease, stage: str, *, hidden: bool = False) -> bool:
+def set_stage(
+    db: Database, lease: Lease, stage: str, *, hidden: bool = False, cases: int = 0
+) -> bool:
     """Record the stage the job is in (for ``status``); False once the lease is lost.
 
     Nothing is written then. ``hidden``: the stage reads hidden data; the first such start is
     kept in ``hidden_started`` (from then on the submission counts against its quota, even
-    cancelled).
+    cancelled). ``cases``: how many the stage runs (0: none; the count starts again at 0).
     """
-    values: dict[str, object] = {"stage": stage}
+    values: dict[str, object] = {
+        "stage": stage,
+        "cases_done": 0 if cases else None,
+        "cases_total": cases or None,
+    }
     if hidden:
         values["hidden_started"] = func.coalesce(Job.hidden_started, time.time())
     with db.begin() as session:
         return _changed(session, update(Job).where(_held(lease)).values(**values)) == 1
+
+
+def count_case(db: Database, lease: Lease) -> bool:
+    """Count one more case ended in the job's stage; False once the lease is lost."""
+    done = func.coalesce(Job.cases_done, 0) + 1
+    with db.begin() as session:
+        return _changed(session, update(Job).where(_held(lease)).values(cases_done=done)) == 1
 
 
 def commit(

@@ -141,6 +141,9 @@ class Job(Base):
     result_attempt: Mapped[int | None] = mapped_column(Integer)
     hidden_started: Mapped[float | None] = mapped_column(Float)
     """When an attempt first started a stage on hidden data (kept across attempts)."""
+    cases_done: Mapped[int | None] = mapped_column(Integer)
+    cases_total: Mapped[int | None] = mapped_column(Integer)
+    """Cases ended and to run in the current stage (None: a stage without cases)."""
 
 
 class QueueTurn(Base):

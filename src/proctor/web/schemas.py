@@ -75,6 +75,11 @@ class Receipt(Answer):
     queue_position: int | None
 
 
+class LiveCases(Answer):
+    done: int
+    total: int
+
+
 class SubmissionStatus(Answer):
     submission: str
     team: str | None
@@ -87,6 +92,10 @@ class SubmissionStatus(Answer):
         "entry is evaluated on hidden data whose timing the exam's disclosure hides"
     )
     queue_position: int | None
+    cases: LiveCases | None = Field(
+        default=None,
+        description="Cases ended of the running stage's; null without cases or when hidden",
+    )
     report: dict[str, Any] | None = Field(
         description="The ``proctor run --json`` object as disclosed; null until finished and "
         "for a cancelled submission."

@@ -2,7 +2,9 @@
 
 Every answer forbids framing (``X-Frame-Options: DENY``, ``frame-ancestors 'none'``), content
 sniffing and cross-site referrers, and carries a strict Content-Security-Policy: the pages
-load nothing but Proctor's own stylesheet, run no script and post forms only to Proctor. Over
+load nothing but Proctor's own files (``web/static``: the stylesheet, the favicon, the one
+script that polls a running submission's status), run no inline script, no ``eval`` and no
+inline style, fetch only from Proctor and post forms only to Proctor. Over
 TLS (the request's scheme, or a trusted proxy's ``X-Forwarded-Proto``) browsers are told to
 keep to HTTPS (``Strict-Transport-Security``). FastAPI's interactive API docs (``/docs``,
 ``/redoc``) load their script from a CDN and get a policy that allows it, framing still denied.
@@ -16,8 +18,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PAGE_POLICY = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'"
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; "
+    "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 DOCS_POLICY = (
     "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "

@@ -104,3 +104,50 @@ def check_quota(session: Session, phase: Phase, team_id: int, challenge: str, no
                 f"phase {phase.name!r} takes one submission every {quota.every_days:g} days: "
                 f"your team's next is allowed at {iso(allowed)}"
             )
+
+
+@dataclass(frozen=True, slots=True)
+class Allowance:
+    """How much of a phase's quota a team has used, and when it may submit next.
+
+    ``used_today``: counted submissions of the last 24 hours; ``used``: of the whole phase;
+    ``active``: queued or running. ``next_at``: when the next submission is allowed (ISO 8601
+    UTC), None when one is allowed now; ``exhausted``: the phase's total is used up.
+    """
+
+    phase: str
+    per_day: int | None
+    used_today: int
+    total: int | None
+    used: int
+    concurrent: int | None
+    active: int
+    next_at: str | None
+    exhausted: bool
+
+
+def allowance(
+    session: Session, phase: Phase, team_id: int, challenge: str, now: float
+) -> Allowance:
+    """What ``check_quota`` would allow the team now, as numbers (the same rules)."""
+    quota = phase.quota
+    past = _counted(session, team_id, challenge, phase.name)
+    window = sorted(p.created for p in past if p.created > now - DAY_S)
+    waits: list[float] = []
+    if quota is not None and quota.per_day is not None and len(window) >= quota.per_day:
+        waits.append(window[-quota.per_day] + DAY_S)
+    if quota is not None and quota.every_days is not None and past:
+        allowed = max(p.created for p in past) + quota.every_days * DAY_S
+        if now < allowed:
+            waits.append(allowed)
+    return Allowance(
+        phase=phase.name,
+        per_day=quota.per_day if quota else None,
+        used_today=len(window),
+        total=quota.total if quota else None,
+        used=len(past),
+        concurrent=quota.concurrent if quota else None,
+        active=sum(1 for p in past if p.active),
+        next_at=iso(max(waits)) if waits else None,
+        exhausted=bool(quota and quota.total is not None and len(past) >= quota.total),
+    )

@@ -18,6 +18,7 @@ values), and none of the counts of cases scored as zeros when the exam shows not
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 from typing import Any
 
 from proctor.errors import ForbiddenError, NotFoundError
@@ -95,18 +96,14 @@ def compute(
     )
 
 
-def board_for(
+def _readable(
     platform: Platform,
     principal: Principal | None,
     challenge_name: str,
     phase_name: str | None,
     board_name: str,
-) -> Board:
-    """Board ``board_name`` of the phase (the last when None), as ``principal`` may see it.
-
-    Raises ``NotFoundError`` naming the boards for an unknown board or phase and
-    ``ForbiddenError`` for a board that is not public to a caller who is not an organizer.
-    """
+) -> tuple[Challenge, Phase, BoardSpec, bool, list[StoredEntry]]:
+    """The board as ``principal`` may read it: challenge, phase, cut board, intervals, entries."""
     _, challenge = current(platform, challenge_name)
     phase = phase_of(challenge, phase_name)
     board = _board(challenge, phase, board_name)
@@ -126,7 +123,50 @@ def board_for(
         board, intervals = _cut(challenge, phase, board)
     with platform.db() as session:
         entries = stored_entries(session, challenge, phase, with_hidden=board.name == ALL_BOARD)
+    return challenge, phase, board, intervals, entries
+
+
+def board_for(
+    platform: Platform,
+    principal: Principal | None,
+    challenge_name: str,
+    phase_name: str | None,
+    board_name: str,
+) -> Board:
+    """Board ``board_name`` of the phase (the last when None), as ``principal`` may see it.
+
+    Raises ``NotFoundError`` naming the boards for an unknown board or phase and
+    ``ForbiddenError`` for a board that is not public to a caller who is not an organizer.
+    """
+    challenge, phase, board, intervals, entries = _readable(
+        platform, principal, challenge_name, phase_name, board_name
+    )
     return compute(challenge, phase, board, entries, intervals=intervals)
+
+
+def board_history(
+    platform: Platform,
+    principal: Principal | None,
+    challenge_name: str,
+    phase_name: str | None,
+    board_name: str,
+) -> list[tuple[datetime, Board]]:
+    """The board as it stood after each scored submission (its time), oldest first.
+
+    Each is the board computed over the submissions made until then, under the same reading
+    rules and disclosure cut as ``board_for`` (so it shows nothing the board would not).
+    """
+    challenge, phase, board, _, entries = _readable(
+        platform, principal, challenge_name, phase_name, board_name
+    )
+    ordered = sorted(entries, key=lambda e: e.scored.submitted_at)
+    return [
+        (
+            entry.scored.submitted_at,
+            compute(challenge, phase, board, ordered[: n + 1], intervals=False),
+        )
+        for n, entry in enumerate(ordered)
+    ]
 
 
 def leaderboard(

@@ -37,7 +37,7 @@ from proctor.services.platform.organizer_team import NO_TEAM, submitter
 from proctor.services.platform.phase_windows import no_open_phase
 from proctor.services.platform.quota import check_open, check_quota
 from proctor.services.platform.resources import Platform
-from proctor.services.platform.shown_status import live_view
+from proctor.services.platform.shown_status import HIDDEN_STAGE, live_view
 from proctor.services.platform.uploads import unpacking_slot
 from proctor.spec import Challenge, Phase
 from proctor.store import jobs as job_store
@@ -219,7 +219,10 @@ def _reports(session: Session, jobs: list[Job]) -> list[TaskReport]:
 def status(
     platform: Platform, principal: Principal | None, sid: str, *, ladder: bool = True
 ) -> dict[str, Any]:
-    """``status --json``: status, failure, stage, queue position, and the report when done.
+    """``status --json``: status, failure, stage, queue position, cases, the report when done.
+
+    ``cases``: ``{"done", "total"}`` of the running stage (None without cases, or while a
+    participant sees only that the entry is evaluated on hidden data).
 
     A participant sees what ``shown_status``, ``counting`` and ``ladder_view`` allow: no live
     stage on hidden data whose timing the exam hides, nothing scored of a submission that does
@@ -235,6 +238,7 @@ def status(
         state, stage, position = _progress(session, jobs, row.cancelled)
         if participant:
             state, stage, position = live_view(challenge, row.phase, jobs, (state, stage, position))
+        cases = _live_cases(jobs) if state == "running" and stage != HIDDEN_STAGE else None
         report = None
         if state not in ("queued", "running", "cancelled"):
             laddered = participant and ladder
@@ -250,8 +254,17 @@ def status(
         "failure": str(report.failure) if report is not None and report.failure else None,
         "stage": stage,
         "queue_position": position,
+        "cases": cases,
         "report": report.to_json() if report is not None else None,
     }
+
+
+def _live_cases(jobs: list[Job]) -> dict[str, int] | None:
+    """The running job's cases ended and to run in its stage (None: a stage without cases)."""
+    for job in jobs:
+        if job.state == JobState.RUNNING and job.cases_total:
+            return {"done": job.cases_done or 0, "total": job.cases_total}
+    return None
 
 
 def _shown_report(
@@ -337,8 +350,9 @@ def listing(
 ) -> list[dict[str, Any]]:
     """The caller's team's submissions to a challenge, newest first (every team's for organizers).
 
-    Each: ``submission``, ``team``, ``phase``, ``created`` (UTC), ``status`` as ``status``
-    reports it.
+    Each: ``submission``, ``team``, ``phase``, ``created`` (UTC), ``status`` and ``scores``
+    (task → metric → value, as the caller may see them; empty until scored) as ``status``
+    reports them.
     """
     with platform.db() as session:
         query = select(SubmissionRow).where(SubmissionRow.challenge == challenge_name)
@@ -346,13 +360,20 @@ def listing(
             query = query.where(SubmissionRow.team_id == principal.team_id)
         rows = list(session.scalars(query.order_by(SubmissionRow.created.desc()).limit(limit)))
         teams = {t.id: t.name for t in session.scalars(select(Team))}
-    return [
-        {
-            "submission": row.id,
-            "team": teams.get(row.team_id),
-            "phase": row.phase,
-            "created": datetime.fromtimestamp(row.created, UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-            "status": status(platform, principal, row.id, ladder=False)["status"],
-        }
-        for row in rows
-    ]
+    listed = []
+    for row in rows:
+        shown = status(platform, principal, row.id)
+        report = shown["report"] or {}
+        listed.append(
+            {
+                "submission": row.id,
+                "team": teams.get(row.team_id),
+                "phase": row.phase,
+                "created": datetime.fromtimestamp(row.created, UTC).strftime(
+                    "%Y-%m-%d %H:%M:%S UTC"
+                ),
+                "status": shown["status"],
+                "scores": report.get("scores") or {},
+            }
+        )
+    return listed

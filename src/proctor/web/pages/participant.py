@@ -1,0 +1,165 @@
+"""The participant's pages: the challenges, a challenge, its boards, submitting, a submission.
+
+The pages call the same services as the REST routes with the same principal, so they show
+exactly what the API would (a board a caller may not read is listed without a link; another
+team's submission is "not found"). Pages are not part of the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from proctor.errors import ProctorError
+from proctor.services.platform import allowances, installs, overview, standings, submissions
+from proctor.spec.leaderboards import default_metric
+from proctor.web import csrf
+from proctor.web.deps import PlatformDep
+from proctor.web.pages.bundle_pages import TITLES, render_page
+from proctor.web.pages.charts import board_charts, own_submissions_chart
+from proctor.web.pages.common import (
+    TokenCookie,
+    error_page,
+    principal_of,
+    render,
+    signed_in,
+)
+from proctor.web.pages.figures import Numbers
+from proctor.web.pages.navigation import challenge_nav
+from proctor.web.uploads import MinimumRate, read_upload
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+    """The installed challenges."""
+    principal = principal_of(platform, token)
+    return render(request, "home.html", principal, challenges=overview.challenge_list(platform))
+
+
+@router.get("/challenges/{name}", response_class=HTMLResponse)
+def challenge_page(
+    name: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """A challenge: its phases, their boards, the submission form and the team's submissions."""
+    principal = principal_of(platform, token)
+    try:
+        shown = overview.challenge_overview(platform, principal, name)
+        _, challenge = installs.current(platform, name)
+        mine = submissions.listing(platform, principal, name) if principal else []
+        allowed = allowances.team_allowances(platform, principal, name) if principal else []
+        about = render_page(challenge, "overview") if "overview" in challenge.pages else None
+    except ProctorError as error:
+        return error_page(request, principal, error)
+    numbers = Numbers(challenge)
+    metric = default_metric(challenge, challenge.phases[-1])
+    mine_chart = own_submissions_chart(mine, numbers, metric)
+    return render(
+        request,
+        "challenge.html",
+        principal,
+        challenge=shown,
+        nav=challenge_nav(platform, principal, challenge, "overview"),
+        about=about,
+        submissions=mine,
+        allowances=allowed,
+        numbers=numbers,
+        metric=metric,
+        charts=[mine_chart] if mine_chart else [],
+    )
+
+
+@router.get("/challenges/{name}/pages/{page}", response_class=HTMLResponse)
+def bundle_page(
+    name: str, page: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """One of the challenge's own pages (data, evaluation, terms...), sanitized."""
+    principal = principal_of(platform, token)
+    try:
+        _, challenge = installs.current(platform, name)
+        content = render_page(challenge, page)
+    except ProctorError as error:
+        return error_page(request, principal, error)
+    return render(
+        request,
+        "page.html",
+        principal,
+        challenge=challenge,
+        nav=challenge_nav(platform, principal, challenge, page),
+        title=TITLES.get(page, page),
+        content=content,
+    )
+
+
+@router.get("/challenges/{name}/leaderboards/{board}", response_class=HTMLResponse)
+def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
+    name: str,
+    board: str,
+    request: Request,
+    platform: PlatformDep,
+    phase: str | None = None,
+    token: TokenCookie = None,
+) -> Response:
+    """One leaderboard as a table (the same rows as the REST board)."""
+    principal = principal_of(platform, token)
+    try:
+        shown = standings.leaderboard(platform, principal, name, phase or None, board)
+        history = standings.board_history(platform, principal, name, phase or None, board)
+        _, challenge = installs.current(platform, name)
+    except ProctorError as error:
+        return error_page(request, principal, error)
+    numbers = Numbers(challenge)
+    mine = principal.team if principal else None
+    return render(
+        request,
+        "board.html",
+        principal,
+        board=shown,
+        columns=_columns(shown["rows"]),
+        numbers=numbers,
+        nav=challenge_nav(platform, principal, challenge, f"{shown['phase']}/{shown['board']}"),
+        mine=mine,
+        charts=board_charts(shown, history, numbers, mine),
+    )
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(task, metric) pairs of the board's score columns, in first-seen order."""
+    seen: dict[tuple[str, str], None] = {}
+    for row in rows:
+        for task, metrics in row["scores"].items():
+            for metric in metrics:
+                seen[(task, metric)] = None
+    return list(seen)
+
+
+@router.post("/challenges/{name}/submit", response_class=HTMLResponse)
+async def submit_page(
+    name: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """Take the form's entry archive and show its submission's page."""
+    principal = await run_in_threadpool(principal_of, platform, token)
+    try:
+        csrf.check_origin(request)  # before the body is read
+        member = signed_in(principal)
+        await run_in_threadpool(submissions.check_submitter, platform, member, name)
+        settings = platform.settings
+        async with read_upload(
+            request, "entry", settings.upload_bytes, MinimumRate.of(settings)
+        ) as upload:
+            csrf.check_form(request, upload.fields.get(csrf.FIELD))
+            phase = upload.fields.get("phase") or None
+            receipt = await run_in_threadpool(
+                submissions.submit, platform, member, name, phase, upload.file
+            )
+    except ProctorError as error:
+        return error_page(request, principal, error)
+    return RedirectResponse(f"/submissions/{quote(receipt.submission)}", status_code=303)
+
+
+__all__ = ["router"]

@@ -1,0 +1,171 @@
+"""A submission's page: its status live while it runs, then its disclosed report; its forms.
+
+While the submission is queued or running, ``/static/live.js`` polls ``/submissions/{id}/live``
+(the status as ``submissions.status`` shows it to the caller: during a stage on hidden data
+whose timing the exam's disclosure hides, only "evaluating on hidden data", no case count)
+and reloads the page when the evaluation ends.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from proctor.errors import ProctorError
+from proctor.services.platform import installs, publications, standings, submissions
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.resources import Platform
+from proctor.services.platform.shown_status import HIDDEN_STAGE
+from proctor.web.deps import PlatformDep
+from proctor.web.errors import http_status
+from proctor.web.pages.charts import dashboard_charts, submission_interval_chart
+from proctor.web.pages.common import (
+    CsrfField,
+    TokenCookie,
+    act,
+    error_page,
+    principal_of,
+    render,
+    signed_in,
+)
+from proctor.web.pages.figures import Numbers, case_summary, stage_outcome
+from proctor.web.pages.navigation import challenge_nav
+
+POLL_MS = 1000
+"""Milliseconds between two polls of a running submission's status."""
+
+router = APIRouter(include_in_schema=False)
+
+
+def live_text(shown: dict[str, Any]) -> dict[str, Any]:
+    """The live part of a status, as the page words it: status, stage, cases, finished."""
+    state = shown["status"]
+    stage = shown["stage"]
+    if stage == HIDDEN_STAGE:
+        stage_text = "evaluating on hidden data"
+    elif stage:
+        stage_text = f"stage {stage}"
+    elif shown["queue_position"] == 0:
+        stage_text = "next in the queue"
+    elif shown["queue_position"] is not None:
+        stage_text = f"{shown['queue_position']} ahead in the queue"
+    else:
+        stage_text = ""
+    cases = shown.get("cases")
+    cases_text = f"{cases['done']} of {cases['total']} cases done" if cases else ""
+    return {
+        "status": state,
+        "stage_text": stage_text,
+        "cases_text": cases_text,
+        "finished": state not in ("queued", "running"),
+    }
+
+
+def _default_board(
+    platform: Platform, principal: Principal | None, shown: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The phase's default board as the viewer may read it (None: not readable, or none)."""
+    try:
+        return standings.leaderboard(
+            platform, principal, shown["challenge"], shown["phase"], "default"
+        )
+    except ProctorError:
+        return None
+
+
+@router.get("/submissions/{sid}/live")
+def live_status(sid: str, platform: PlatformDep, token: TokenCookie = None) -> Response:
+    """The submission's live status as JSON, for the page's script (the cookie signs in)."""
+    try:
+        shown = submissions.status(platform, signed_in(principal_of(platform, token)), sid)
+    except ProctorError as error:
+        return JSONResponse({"detail": str(error)}, status_code=http_status(error))
+    return JSONResponse(live_text(shown), headers={"Cache-Control": "no-store"})
+
+
+@router.get("/submissions/{sid}", response_class=HTMLResponse)
+def submission_page(
+    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """A submission's status, stage and queue position, then its disclosed report."""
+    principal = principal_of(platform, token)
+    try:
+        shown = submissions.status(platform, signed_in(principal), sid)
+        _, challenge = installs.current(platform, shown["challenge"])
+        chosen = None
+        board = None
+        if shown["status"] == "scored":
+            chosen = publications.choices(platform, signed_in(principal), sid)
+            board = _default_board(platform, principal, shown)
+    except ProctorError as error:
+        return error_page(request, principal, error)
+    numbers = Numbers(challenge)
+    return render(
+        request,
+        "submission.html",
+        principal,
+        s=shown,
+        live=live_text(shown),
+        poll_ms=POLL_MS,
+        chosen=chosen,
+        numbers=numbers,
+        nav=challenge_nav(platform, principal, challenge, ""),
+        outcome=stage_outcome,
+        case_summary=case_summary,
+        charts=[
+            *dashboard_charts(shown["report"], numbers),
+            *filter(None, [submission_interval_chart(board, shown["report"], sid, numbers)]),
+        ],
+    )
+
+
+@router.post("/submissions/{sid}/cancel", response_class=HTMLResponse)
+def cancel_page(
+    sid: str,
+    request: Request,
+    platform: PlatformDep,
+    token: TokenCookie = None,
+    sent: CsrfField = "",
+) -> Response:
+    """Cancel the submission, then show its page again."""
+    return act(
+        request, platform, token, lambda me: submissions.cancel(platform, me, sid), sid, sent=sent
+    )
+
+
+@router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
+def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
+    sid: str,
+    request: Request,
+    platform: PlatformDep,
+    task: Annotated[str, Form()],
+    part: Annotated[str, Form()] = "",
+    published: Annotated[bool, Form()] = True,
+    token: TokenCookie = None,
+    sent: CsrfField = "",
+) -> Response:
+    """Publish or withdraw a task's (or part's) result, then show the submission again."""
+
+    def publish(me: Principal) -> None:
+        publications.publish(platform, me, sid, task, part=part, published=published)
+
+    return act(request, platform, token, publish, sid, sent=sent)
+
+
+@router.post("/submissions/{sid}/final", response_class=HTMLResponse)
+def final_page(
+    sid: str,
+    request: Request,
+    platform: PlatformDep,
+    token: TokenCookie = None,
+    sent: CsrfField = "",
+) -> Response:
+    """Choose the submission as a final entry of its team, then show it again."""
+    choose = partial(publications.choose_final, platform, sid=sid)
+    return act(request, platform, token, choose, sid, sent=sent)
+
+
+__all__ = ["router"]

@@ -1,0 +1,335 @@
+"""What a participant looks at, in Debian's Chromium: live progress, plots, a phone, screenshots.
+
+Real submissions of the toy challenge run through the service (the real sandbox and job
+function). A participant watches a running submission's stage and case count change (the
+page polls its JSON status from ``/static/live.js``) and, on hidden data disclosed at
+``counts``, sees only "evaluating on hidden data"; reads the board with its plots on a 390 px
+phone without the page scrolling sideways; and no page logs a console error (a violation of
+the Content-Security-Policy is one). Each page is photographed at 1280 and 390 px into
+``docs/screenshots/``. What the plots may show follows the disclosure: at ``counts`` and
+``none`` they show nothing the page would not.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import html5lib
+import pytest
+import yaml
+
+from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.services.platform import installs
+from proctor.services.platform.accounts import authenticate
+from proctor.settings import Settings
+from service_seed import Seeded, run_queued, seed, served, submit
+from toy_challenge import make_challenge, make_entry
+
+pytestmark = pytest.mark.sandbox
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = 60_000
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Debian's chromium is not installed: `make test` installs it (apt-get install chromium)",
+        allow_module_level=True,
+    )
+
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
+
+PAGES = {
+    "overview": "# About the toy\n\nFind the **arousals**.\n\n<script>alert(1)</script>\n",
+    "data": "<h2>Records</h2><p onclick='x()'>Two public records, three hidden.</p>",
+}
+
+
+def scored_next(low: str, high: str, flip_every: int) -> str:
+    """A next.sh answering the quiz right; on hidden records ``low`` then ``high``, every
+    ``flip_every``-th value swapped (so teams score differently)."""
+    return f"""#!/bin/sh
+case "$1" in
+  tr*) lo=0.100; hi=0.900; flip=100000 ;;
+  *) lo={low}; hi={high}; flip={flip_every} ;;
+esac
+n=$(cut -d' ' -f4 "$PROCTOR_DATA/$1.hea")
+i=0
+: > "$1.vec"
+while [ $i -lt $n ]; do
+  v=$lo; [ $i -ge $((n / 2)) ] && v=$hi
+  if [ $((i % flip)) -eq $((flip - 1)) ]; then if [ $v = $lo ]; then v=$hi; else v=$lo; fi; fi
+  echo $v >> "$1.vec"
+  i=$((i + 1))
+done
+"""
+
+
+SLOW_NEXT = """#!/bin/sh
+# quiz: tr01 ends after 2 s, tr02 after 6 s (the page sees 0, then 1 of 2); exam: 2 s a case
+case "$1" in tr01) sleep 2 ;; tr02) sleep 6 ;; *) sleep 2 ;; esac
+n=$(cut -d' ' -f4 "$PROCTOR_DATA/$1.hea")
+i=0
+: > "$1.vec"
+while [ $i -lt $n ]; do
+  if [ $i -lt $((n / 2)) ]; then echo 0.100; else echo 0.900; fi >> "$1.vec"
+  i=$((i + 1))
+done
+"""
+
+
+def reinstall(seeded: Seeded, root: Path, **changes: Any) -> None:
+    """Install the toy challenge again with ``changes`` to its challenge.yaml and its pages."""
+    bundle = make_challenge(root / "toy", case_s=20)
+    spec = yaml.safe_load((bundle / "challenge.yaml").read_text())
+    (bundle / "pages").mkdir()
+    (bundle / "pages" / "overview.md").write_text(PAGES["overview"])
+    (bundle / "pages" / "data.html").write_text(PAGES["data"])
+    spec["pages"] = {"overview": "pages/overview.md", "data": "pages/data.html"}
+    spec.update(changes)
+    (bundle / "challenge.yaml").write_text(yaml.safe_dump(spec))
+    olga = authenticate(seeded.platform, seeded.tokens["olga"])
+    installs.install(seeded.platform, olga, str(bundle))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def site(shared_dir: Path) -> Iterator[tuple[Seeded, str]]:
+    seeded = seed(shared_dir / "service")
+    with served(seeded.app) as url:
+        yield seeded, url
+    seeded.platform.close()
+
+
+class Watched:
+    """A browser page whose console errors (CSP violations included) are collected."""
+
+    def __init__(self, browser: Browser, viewport: dict[str, int], token: str, url: str) -> None:
+        self.context = browser.new_context(viewport=viewport)  # type: ignore[arg-type]
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(WAIT_MS)
+        self.errors: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.goto(f"{url}/login")
+        self.page.fill("input[name=token]", token)
+        self.page.click("form[action='/login'] button[type=submit]")
+        expect(self.page.locator("#me")).to_be_visible()
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(f"{message.text} at {message.location}")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def watched(browser: Browser) -> Iterator[list[Watched]]:
+    opened: list[Watched] = []
+    yield opened
+    for each in opened:
+        assert each.errors == [], f"console errors on {each.page.url}: {each.errors}"
+        each.close()
+
+
+def open_as(
+    browser: Browser,
+    opened: list[Watched],
+    seeded: Seeded,
+    url: str,
+    user: str,
+    viewport: dict[str, int],
+) -> Page:
+    each = Watched(browser, viewport, seeded.tokens[user], url)
+    opened.append(each)
+    return each.page
+
+
+def test_a_participant_watches_the_stage_and_case_count_change_live(
+    site: tuple[Seeded, str],
+    browser: Browser,
+    watched: list[Watched],
+    shared_dir: Path,
+    sandbox: BwrapSandbox,
+    sandbox_settings: Settings,
+) -> None:
+    seeded, url = site
+    sid = submit(seeded, "alice", make_entry(shared_dir / "slow", next_sh=SLOW_NEXT))
+    page = open_as(browser, watched, seeded, url, "alice", DESKTOP)
+    page.goto(f"{url}/submissions/{sid}")
+    expect(page.locator("#status")).to_have_text("queued")
+    expect(page.locator("#stage")).to_have_text("next in the queue")
+    worker = threading.Thread(target=run_queued, args=(seeded, sandbox, sandbox_settings))
+    worker.start()
+    try:
+        expect(page.locator("#stage")).to_have_text("stage quiz")
+        expect(page.locator("#status")).to_have_text("running")
+        expect(page.locator("#cases")).to_have_text("1 of 2 cases done")
+        # the exam on hidden data, disclosed at counts: no stage name, no case count
+        expect(page.locator("#stage")).to_have_text("evaluating on hidden data")
+        expect(page.locator("#cases")).to_have_text("")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "submission-running-desktop.png"))
+    finally:
+        worker.join()
+    expect(page.locator("#status")).to_have_text("scored")  # the page reloaded itself
+    expect(page.locator("#scores")).to_contain_text("auroc")
+    expect(page.locator("#live")).to_have_count(0)
+
+
+def _submit_several(
+    seeded: Seeded, shared_dir: Path, sandbox: BwrapSandbox, settings: Settings
+) -> list[str]:
+    """Real scored submissions of two teams with different scores."""
+    made = []
+    for n, (user, low, high, flip) in enumerate(
+        [
+            ("alice", "0.300", "0.700", 5),
+            ("bob", "0.200", "0.800", 3),
+            ("alice", "0.100", "0.900", 7),
+            ("bob", "0.400", "0.600", 4),
+        ]
+    ):
+        entry = make_entry(shared_dir / f"entry{n}", next_sh=scored_next(low, high, flip))
+        made.append(submit(seeded, user, entry))
+        run_queued(seeded, sandbox, settings)
+    return made
+
+
+WIDEST = """[...document.querySelectorAll('body *')]
+  .filter(e => e.getBoundingClientRect().right > document.documentElement.scrollWidth - 20)
+  .slice(0, 2).map(e => e.tagName + '#' + e.id + ' in ' + e.parentElement.className)"""
+
+
+def _valid_html(page: Page) -> None:
+    """The page as the server sent it parses as HTML5 without one parse error (strict)."""
+    html5lib.HTMLParser(strict=True).parse(page.request.get(page.url).text())
+
+
+def _no_sideways_scroll(page: Page) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    wide = page.evaluate(WIDEST)
+    assert width <= PHONE["width"], f"{page.url} scrolls sideways: {width} px wide ({wide})"
+
+
+def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
+    site: tuple[Seeded, str],
+    browser: Browser,
+    watched: list[Watched],
+    shared_dir: Path,
+    sandbox: BwrapSandbox,
+    sandbox_settings: Settings,
+) -> None:
+    seeded, url = site
+    reinstall(
+        seeded,
+        shared_dir / "v2",
+        precision={"auprc": 3, "brier": 2},
+        disclosure={"per_record": "full"},
+        phases=[{"name": "final", "tasks": ["arousal"], "quota": {"per_day": 5}}],
+    )
+    sids = _submit_several(seeded, shared_dir, sandbox, sandbox_settings)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    addresses = {
+        "home": "/",
+        "challenge": "/challenges/toy",
+        "data-page": "/challenges/toy/pages/data",
+        "board": "/challenges/toy/leaderboards/default",
+        "submission": f"/submissions/{sids[0]}",
+    }
+    for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        page = open_as(browser, watched, seeded, url, "alice", viewport)
+        for name, address in addresses.items():
+            page.goto(url + address)
+            _valid_html(page)
+            if label == "phone":
+                _no_sideways_scroll(page)
+            page.screenshot(path=str(SCREENSHOTS / f"{name}-{label}.png"), full_page=True)
+        page.goto(f"{url}/challenges/toy/leaderboards/default")
+        for chart in ("history", "distribution", "intervals"):
+            expect(page.locator(f"#chart-{chart} svg[role=img] title").first).not_to_be_empty()
+            expect(page.locator(f"#chart-{chart} details table")).to_contain_text("amber")
+        expect(page.locator("#board th").nth(3)).to_contain_text("higher is better")
+        expect(page.locator("#board tr.mine")).to_contain_text("amber")
+        assert re.search(
+            r"^\d\.\d{3}$", page.locator("#board td.number").nth(1).inner_text().split()[0]
+        )
+        page.goto(f"{url}/submissions/{sids[0]}")
+        expect(page.locator("#chart-interval details table")).to_contain_text("this submission")
+        expect(page.locator("#chart-interval details table")).to_contain_text("blue (#2)")
+        page.goto(f"{url}/challenges/toy")
+        expect(page.locator("#chart-mine svg")).to_have_count(1)
+        expect(page.locator("#quota")).to_contain_text("2 of 5 today")
+        expect(page.locator(".bundle-page")).to_contain_text("Find the arousals.")
+        assert "alert(1)" not in page.content()
+        expect(page.locator("#submissions")).not_to_contain_text(sids[1][:12])  # bob's
+    anonymous = browser.new_context(viewport=PHONE).new_page()
+    anonymous.goto(f"{url}/login")
+    anonymous.screenshot(path=str(SCREENSHOTS / "login-phone.png"), full_page=True)
+    anonymous.context.close()
+
+
+@pytest.mark.parametrize(
+    ("disclosure", "board_readable"),
+    [({"per_record": "none"}, True), ({"score": "none"}, False)],
+    ids=["exam-counts", "score-none"],
+)
+def test_plots_show_no_more_than_the_disclosure_allows(
+    site: tuple[Seeded, str],
+    browser: Browser,
+    watched: list[Watched],
+    shared_dir: Path,
+    sandbox: BwrapSandbox,
+    sandbox_settings: Settings,
+    disclosure: dict[str, str],
+    board_readable: bool,
+) -> None:
+    seeded, url = site
+    reinstall(seeded, shared_dir / "v2", disclosure={"exam": "counts", **disclosure})
+    sids = _submit_several(seeded, shared_dir, sandbox, sandbox_settings)
+    page = open_as(browser, watched, seeded, url, "alice", DESKTOP)
+    answer = page.goto(f"{url}/challenges/toy/leaderboards/default")
+    assert answer is not None
+    if board_readable:
+        expect(page.locator("#chart-history svg")).to_have_count(1)
+        # no per-case values disclosed: no interval anywhere, no count of zero-filled cases
+        expect(page.locator("#chart-intervals")).to_have_count(0)
+        assert "records_zero_filled" not in page.content()
+    else:
+        assert answer.status == 403
+        expect(page.locator("svg")).to_have_count(0)
+        watched[-1].errors.remove(next(e for e in watched[-1].errors if "403 (Forbidden)" in e))
+    page.goto(f"{url}/challenges/toy")
+    if board_readable:
+        expect(page.locator("#chart-mine svg")).to_have_count(1)
+    else:
+        expect(page.locator("#chart-mine")).to_have_count(0)
+        expect(page.locator("#submissions")).not_to_contain_text("auroc")
+    page.goto(f"{url}/submissions/{sids[0]}")
+    expect(page.locator("#stages")).to_contain_text("exam")
+    expect(page.locator("#chart-interval")).to_have_count(0)  # the board gives no interval
+    if not board_readable:
+        expect(page.locator("#scores")).to_have_count(0)
