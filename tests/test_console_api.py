@@ -203,9 +203,7 @@ def test_users_are_listed_added_disabled_and_moved(site: Site) -> None:
         assert alice.get("/me").status_code == 200
 
 
-def test_a_teams_quota_override_applies_to_its_next_submission(
-    site: Site, tmp_path: Path
-) -> None:
+def test_a_teams_quota_override_applies_to_its_next_submission(site: Site, tmp_path: Path) -> None:
     submit(site.seeded, "alice", make_entry(tmp_path / "a"))
     status, set_quota = site.json("olga", "team", "quota", "amber", "--total", "1")
     assert status == 0 and set_quota["quota"]["total"] == 1
