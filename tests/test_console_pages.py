@@ -128,7 +128,7 @@ def _sign_in(page: Page, url: str, token: str) -> None:
     expect(page.locator("#me")).to_be_visible()
 
 
-def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_phase(  # noqa: PLR0915 - one story
+def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_phase(
     shared_dir: Path,
     page: Page,
     errors: list[str],

@@ -1,6 +1,6 @@
 """The organizer console's commands: submissions, logs, entry, phase, user and team admin.
 
-``submissions``, ``logs``, ``entry``, ``phase``, ``user list|disable``, ``team move|quota``:
+``submissions``, ``logs``, ``entry``, ``phase``, ``user list|disable``, ``team move|quota``.
 
 Client commands like the other service commands (``--server``/``PROCTOR_SERVER``,
 ``--token``/``PROCTOR_TOKEN``); organizers only: a participant's call exits 5.
