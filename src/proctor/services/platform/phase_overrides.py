@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from proctor.errors import UsageError
+from proctor.errors import NotFoundError, UsageError
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.installs import current
@@ -52,6 +52,11 @@ def set_phase_times(  # noqa: PLR0917 - the phase and its two bounds
     """
     organizers_only(principal)
     _, challenge = current(platform, challenge_name)
+    known = [p.name for p in challenge.phases]
+    if phase_name not in known:
+        raise NotFoundError(
+            f"no phase {phase_name!r} in challenge {challenge.name!r} (phases: {', '.join(known)})"
+        )
     phase = challenge.phase(phase_name)
     before = (_stamp(phase.opens), _stamp(phase.closes))
     new_opens = None if "opens" in clear else (_stamp(opens) if opens else before[0])
