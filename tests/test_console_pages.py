@@ -98,6 +98,8 @@ def _shoot(page: Page, name: str) -> None:
     for label, (width, height) in VIEWPORTS.items():
         page.set_viewport_size({"width": width, "height": height})
         page.screenshot(path=str(SCREENSHOTS / f"console-{name}-{label}.png"), full_page=True)
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= width, f"{name} scrolls sideways at {width} px ({wide} px wide)"
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
