@@ -243,3 +243,31 @@ def test_a_new_user_is_not_added_twice(site: Site) -> None:
     with site.http("olga") as olga:
         again = olga.post("/users", json={"user": "dora"})
     assert again.status_code == 400 and "exists already" in again.text
+
+
+CONSOLE_PAGES = ("/console", "/console/challenges/toy", "/console/flagged", "/console/install",
+                 "/console/users")  # fmt: skip
+
+
+def test_console_pages_are_404_to_participants_401_without_a_session_and_forms_need_csrf(
+    site: Site, tmp_path: Path
+) -> None:
+    sid = submit(site.seeded, "alice", make_entry(tmp_path / "entry"))
+    pages = (*CONSOLE_PAGES, f"/console/submissions/{sid}", f"/console/submissions/{sid}/entry")
+    for user, expected in (("alice", 404), ("bob", 404), (None, 401), ("olga", 200)):
+        cookies = {"proctor_token": site.seeded.tokens[user]} if user else {}
+        with httpx.Client(base_url=site.url, cookies=cookies, timeout=60) as browser:
+            for path in pages:
+                answer = browser.get(path)
+                assert answer.status_code == expected, (user, path, answer.text[:200])
+                assert "<script" not in answer.text
+    olga = {"proctor_token": site.seeded.tokens["olga"]}
+    with httpx.Client(base_url=site.url, cookies=olga, timeout=60) as browser:
+        browser.get("/console/users")  # the CSRF nonce cookie
+        forged = browser.post("/console/users", data={"user": "mallory", "csrf": "forged"})
+        elsewhere = browser.post(
+            "/console/users/bob/disable", headers={"Origin": "https://evil.example"}
+        )
+    assert forged.status_code == 403 and elsewhere.status_code == 403
+    listed = {u["user"]: u for u in site.json("olga", "user", "list")[1]["users"]}
+    assert "mallory" not in listed and not listed["bob"]["disabled"]
