@@ -22,7 +22,7 @@ from proctor.services.platform.console import organizers_only
 from proctor.services.platform.logs import LOG_FILES, MAX_LOG_CHARS
 from proctor.services.platform.quota import iso
 from proctor.services.platform.resources import Platform
-from proctor.services.platform.submissions_list import Filters, challenge_submissions
+from proctor.services.platform.submissions_list import jobs_of, organizer_state
 from proctor.store.models import Job, Result, Score, SubmissionRow, Team
 
 MAX_CASES = 5000
@@ -37,33 +37,22 @@ def submission_record(platform: Platform, principal: Principal, sid: str) -> dic
         if row is None:
             raise NotFoundError(f"no submission {sid!r}")
         team = session.get(Team, row.team_id)
-        found = session.execute(
-            select(Job, Result)
-            .outerjoin(Result, Result.job_id == Job.id)
-            .where(Job.submission_id == sid)
-            .order_by(Job.id)
-        ).all()
+        found = jobs_of(session, [sid])[sid]
+        status, failure = organizer_state(row, found)
         scores: dict[int, dict[str, float | None]] = {}
         for score in session.scalars(
             select(Score).where(Score.job_id.in_([job.id for job, _ in found]))
         ):
             scores.setdefault(score.job_id, {})[score.metric] = score.value
         tasks = [_task(platform, job, result, scores.get(job.id, {})) for job, result in found]
-    listed = challenge_submissions(
-        platform,
-        principal,
-        row.challenge,
-        Filters(phase=row.phase, team=team.name if team else None, per_page=500),
-    )
-    summary = next((s for s in listed["submissions"] if s["submission"] == sid), None)
     return {
         "submission": sid,
         "team": team.name if team else None,
         "challenge": row.challenge,
         "phase": row.phase,
         "created": iso(row.created),
-        "status": summary["status"] if summary else None,
-        "failure": summary["failure"] if summary else None,
+        "status": status,
+        "failure": failure,
         "flagged": row.flagged,
         "refunded": row.refunded,
         "cancelled": row.cancelled,

@@ -49,8 +49,10 @@ class Filters:
             raise UsageError(f"page starts at 1 and per_page is 1 to {MAX_PER_PAGE}")
 
 
-def _state(row: SubmissionRow, jobs: list[tuple[Job, Result | None]]) -> tuple[str, str | None]:
-    """The submission's status and failure as the organizer sees them."""
+def organizer_state(
+    row: SubmissionRow, jobs: list[tuple[Job, Result | None]]
+) -> tuple[str, str | None]:
+    """The submission's status and failure as the organizer sees them (module docstring)."""
     failure = next((job.failure for job, _ in jobs if job.failure), None)
     states = {job.state for job, _ in jobs}
     if row.cancelled:
@@ -62,6 +64,19 @@ def _state(row: SubmissionRow, jobs: list[tuple[Job, Result | None]]) -> tuple[s
     if JobState.FAILED in states or any(status != "scored" for status in results):
         return "failed", failure
     return "scored", None
+
+
+def jobs_of(session: Session, ids: list[str]) -> dict[str, list[tuple[Job, Result | None]]]:
+    """Each submission's jobs with their results (oldest job first), in one query."""
+    found: dict[str, list[tuple[Job, Result | None]]] = defaultdict(list)
+    for job, result in session.execute(
+        select(Job, Result)
+        .outerjoin(Result, Result.job_id == Job.id)
+        .where(Job.submission_id.in_(ids))
+        .order_by(Job.id)
+    ).all():
+        found[job.submission_id].append((job, result))
+    return found
 
 
 def _number(value: float | None) -> float | None:
@@ -90,18 +105,10 @@ def challenge_submissions(
         if filters.team is not None:
             query = query.where(Team.name == filters.team)
         rows = session.execute(query.order_by(SubmissionRow.created.desc(), SubmissionRow.id)).all()
-        ids = [row.id for row, _ in rows]
-        jobs: dict[str, list[tuple[Job, Result | None]]] = defaultdict(list)
-        for job, result in session.execute(
-            select(Job, Result)
-            .outerjoin(Result, Result.job_id == Job.id)
-            .where(Job.submission_id.in_(ids))
-            .order_by(Job.id)
-        ).all():
-            jobs[job.submission_id].append((job, result))
+        jobs = jobs_of(session, [row.id for row, _ in rows])
         listed = []
         for row, team in rows:
-            status, failure = _state(row, jobs[row.id])
+            status, failure = organizer_state(row, jobs[row.id])
             if filters.status not in (None, status) or filters.failure not in (None, failure):
                 continue
             listed.append((row, team, status, failure))
