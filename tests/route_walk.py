@@ -9,7 +9,9 @@ participant) and ``organizer``.
 - ``user``: any token (anonymous → 401);
 - ``team``: the owning team and organizers (anonymous → 401, another team → 404);
 - ``organizer``: organizers only (anonymous → 401, participants → 403, or 404 for another
-  team's submission).
+  team's submission);
+- ``console``: the organizer console, organizers only (anonymous → 401, every participant,
+  the owning team's included, → 404).
 
 Whatever the status, no answer may hold a string of the role's forbidden list (another team's
 report, a hidden stage's logs and case names, a hidden reference's content or path).
@@ -36,11 +38,20 @@ ACCESS: Mapping[str, str] = {
     "POST /api/v1/submissions/{sid}/cancel": "team",
     "POST /api/v1/submissions/{sid}/publish": "team",
     "POST /api/v1/submissions/{sid}/final": "team",
-    "POST /api/v1/submissions/{sid}/refund": "organizer",
+    "POST /api/v1/submissions/{sid}/refund": "console",
+    "GET /api/v1/submissions/{sid}/record": "console",
+    "GET /api/v1/submissions/{sid}/entry": "console",
+    "GET /api/v1/challenges/{name}/submissions": "console",
+    "PATCH /api/v1/challenges/{name}/phases/{phase}": "console",
+    "GET /api/v1/users": "console",
+    "POST /api/v1/users": "console",
+    "POST /api/v1/users/{name}/disable": "console",
+    "POST /api/v1/teams/{team}/members": "console",
+    "PUT /api/v1/teams/{team}/quota": "console",
     "GET /api/v1/challenges/{name}/leaderboards/{board}": "public",
-    "POST /api/v1/challenges/{name}/phases/{phase}/rescore": "organizer",
-    "POST /api/v1/challenges/{name}/rescore": "organizer",
-    "GET /api/v1/flagged": "organizer",
+    "POST /api/v1/challenges/{name}/phases/{phase}/rescore": "console",
+    "POST /api/v1/challenges/{name}/rescore": "console",
+    "GET /api/v1/flagged": "console",
     "POST /api/v1/teams/invites": "user",
     "POST /api/v1/teams/join": "user",
     "GET /api/v1/tokens": "user",
@@ -62,7 +73,7 @@ class Target:
 
 def _request(client: httpx.Client, method: str, url: str, target: Target) -> httpx.Response:
     """One call of the route with a plausible body (uploads: a file that is no archive)."""
-    if url.endswith("/submissions") or url.endswith("/archive"):
+    if method == "POST" and (url.endswith("/submissions") or url.endswith("/archive")):
         field = "bundle" if url.endswith("/archive") else "entry"
         return client.post(url, files={field: ("notes.tar.gz", io.BytesIO(b"not an archive"))})
     bodies = {
@@ -72,8 +83,12 @@ def _request(client: httpx.Client, method: str, url: str, target: Target) -> htt
         "/join": {"code": "not-a-code"},
         "/revoke": {"user": "nobody"},
         "/tokens": {"user": "nobody"},
+        "/users": {"user": "walked"},
+        "/members": {"user": "nobody"},
     }
     body = next((b for suffix, b in bodies.items() if url.endswith(suffix)), None)
+    if method in ("PATCH", "PUT"):
+        body = body or {}
     if method == "GET":
         return client.get(url)
     return client.request(method, url, json=body)
@@ -89,6 +104,8 @@ def _check_status(kind: str, role: str, status: int, where: str) -> None:
         assert status == 404, where
     elif kind == "team":
         assert status not in (401, 403, 404), where
+    elif kind == "console" and role != "organizer":
+        assert status == 404, where
     elif kind == "organizer" and role != "organizer":
         assert status in (403, 404), where
     else:
@@ -106,7 +123,8 @@ def walk(clients: Mapping[str, httpx.Client], target: Target) -> int:
         client = clients[role]
         for method, path in operations:
             url = path.replace("{sid}", target.submission).replace("{name}", target.challenge)
-            url = url.replace("{board}", "default")
+            url = url.replace("{board}", "default").replace("{phase}", "final")
+            url = url.replace("{team}", "amber")
             answer = _request(client, method, url, target)
             where = f"{role} {method} {url}: {answer.status_code} {answer.text[:300]}"
             _check_status(ACCESS[f"{method} {path}"], role, answer.status_code, where)

@@ -6,6 +6,7 @@ import typer
 
 from proctor.cli import (
     catalog_cmd,
+    console_cmd,
     env_cmd,
     run_cmd,
     score_auc,
@@ -51,6 +52,7 @@ def build_app() -> typer.Typer:
     service_cmd.register(app, score)
     team_cmd.register(app, score)
     token_cmd.register(app, score)
+    console_cmd.register(app, score)
     worker_cmd.register(app, score)
     app.add_typer(score, name="score")
     return app

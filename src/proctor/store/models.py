@@ -42,6 +42,8 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16))  # organizer | participant
     password_hash: Mapped[str | None] = mapped_column(String(255))
     created: Mapped[float] = mapped_column(Float)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """A disabled user's tokens are refused (``users_admin.disable``)."""
 
 
 class ApiToken(Base):
@@ -250,3 +252,34 @@ class AuditEvent(Base):
     action: Mapped[str] = mapped_column(String(64))
     subject: Mapped[str] = mapped_column(String(255))
     detail: Mapped[str] = mapped_column(Text, default="")
+
+
+class PhaseOverride(Base):
+    """An organizer's ``opens``/``closes`` of a phase replacing the bundle's (no reinstall).
+
+    Both times are the phase's effective ones (None: no bound); kept across reinstalls of
+    the challenge, keyed by its name. Each change is in the audit trail too.
+    """
+
+    __tablename__ = "phase_overrides"
+    __table_args__ = (UniqueConstraint("challenge", "phase"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    challenge: Mapped[str] = mapped_column(String(64))
+    phase: Mapped[str] = mapped_column(String(64))
+    opens: Mapped[float | None] = mapped_column(Float)
+    closes: Mapped[float | None] = mapped_column(Float)
+    changed: Mapped[float] = mapped_column(Float)
+    changed_by: Mapped[str] = mapped_column(String(64))
+
+
+class TeamQuota(Base):
+    """A team's quota override: each limit set replaces the phase's for this team."""
+
+    __tablename__ = "team_quotas"
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), primary_key=True)
+    per_day: Mapped[int | None] = mapped_column(Integer)
+    every_days: Mapped[float | None] = mapped_column(Float)
+    total: Mapped[int | None] = mapped_column(Integer)
+    concurrent: Mapped[int | None] = mapped_column(Integer)
+    changed: Mapped[float] = mapped_column(Float)
+    changed_by: Mapped[str] = mapped_column(String(64))

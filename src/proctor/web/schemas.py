@@ -193,3 +193,114 @@ class Flagged(Answer):
 
 class FlaggedList(Answer):
     flagged: list[Flagged]
+
+
+class ListedSubmission(Answer):
+    """One submission in the organizer's list of a challenge's submissions."""
+
+    submission: str
+    team: str | None
+    phase: str
+    created: str
+    status: str = Field(description="queued, running, scored, failed or cancelled")
+    failure: str | None = Field(description="entry, platform, scorer or infrastructure")
+    flagged: bool
+    refunded: bool
+    scores: dict[str, dict[str, float | None]] = Field(description="task → metric → value")
+
+
+class SubmissionList(Answer):
+    challenge: str
+    total: int = Field(description="every submission matching the filters")
+    page: int
+    per_page: int
+    submissions: list[ListedSubmission]
+
+
+class TaskRecord(Answer):
+    """A task's job with everything stored of it, the organizer's diagnostics included."""
+
+    task: str
+    state: str
+    stage: str | None
+    failure: str | None
+    attempt: int
+    status: str | None
+    report: dict[str, Any] | None = Field(description="the stored (undisclosed) report")
+    scores: dict[str, float | None]
+    stages: list[dict[str, Any]] = Field(description="cases.jsonl's stage lines (log tails)")
+    cases: list[dict[str, Any]] = Field(description="cases.jsonl's case lines (log tails)")
+    cases_total: int
+    efficiency: dict[str, Any] | None = Field(description="efficiency.json")
+    logs: dict[str, str] = Field(description="score-error.txt, scoring-TASK.log, ...")
+
+
+class SubmissionRecord(Answer):
+    submission: str
+    team: str | None
+    challenge: str
+    phase: str
+    created: str
+    status: str | None
+    failure: str | None
+    flagged: bool
+    refunded: bool
+    cancelled: bool
+    entry_sha256: str = Field(description="sha256 of the entry archive as uploaded")
+    tasks: list[TaskRecord]
+
+
+class PhaseTimes(Answer):
+    challenge: str
+    phase: str
+    opens: str | None
+    closes: str | None
+    overridden: bool
+
+
+class TeamQuotaLimits(Answer):
+    per_day: int | None = None
+    every_days: float | None = None
+    total: int | None = None
+    concurrent: int | None = None
+
+
+class UserRow(Answer):
+    user: str
+    role: str
+    team: str | None
+    disabled: bool
+    created: str
+
+
+class TeamRow(Answer):
+    team: str
+    members: list[str]
+    quota: TeamQuotaLimits | None = Field(description="the team's override; null: the phase's")
+
+
+class UsersAndTeams(Answer):
+    users: list[UserRow]
+    teams: list[TeamRow]
+
+
+class NewUserAnswer(Answer):
+    user: str
+    team: str | None
+    token: str = Field(description="shown once: stored only as its sha256")
+
+
+class Disabled(Answer):
+    user: str
+    disabled: bool
+
+
+class Moved(Answer):
+    user: str
+    team: str
+    previous: str | None
+
+
+class TeamQuotaAnswer(Answer):
+    team: str
+    quota: TeamQuotaLimits | None

@@ -156,6 +156,8 @@ def authenticate(platform: Platform, token: str | None) -> Principal:
     if row is None:
         raise AuthenticationError("the API token is not valid: ask an organizer for a new one")
     user, held, team_id, team = row
+    if user.disabled:
+        raise AuthenticationError(f"user {user.name!r} is disabled: ask an organizer")
     _check_usable(held, user.name, now, platform.settings.token_days)
     if held.last_used is None or now - held.last_used >= LAST_USE_STEP_S:
         with platform.db.begin() as session:

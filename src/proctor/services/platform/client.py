@@ -163,6 +163,57 @@ class Client:
         timeout = httpx.Timeout(self._http.timeout.connect, read=None)
         return dict(self._call("POST", f"/challenges/{challenge}{where}/rescore", timeout=timeout))
 
+    def submissions(self, challenge: str, filters: Mapping[str, Any]) -> dict[str, Any]:
+        """One page of the challenge's submissions (organizers); ``filters``: query fields."""
+        params = {key: value for key, value in filters.items() if value is not None}
+        return dict(self._call("GET", f"/challenges/{challenge}/submissions", params=params))
+
+    def logs(self, submission: str) -> dict[str, Any]:
+        """The organizer's logs of each task of the submission."""
+        return dict(self._call("GET", f"/submissions/{submission}/logs"))
+
+    def record(self, submission: str) -> dict[str, Any]:
+        """Everything stored of the submission, the hidden diagnostics too (organizers)."""
+        return dict(self._call("GET", f"/submissions/{submission}/record"))
+
+    def entry(self, submission: str, dest: Path) -> int:
+        """Write the submission's entry archive to ``dest`` as uploaded; the bytes written."""
+        try:
+            with self._http.stream("GET", f"/submissions/{submission}/entry") as response:
+                if not response.is_success:
+                    response.read()
+                    raise _error_of(response)
+                written = 0
+                with dest.open("wb") as out:
+                    for chunk in response.iter_bytes():
+                        out.write(chunk)
+                        written += len(chunk)
+        except httpx.TransportError as err:
+            raise ServerUnreachableError(
+                f"cannot reach the Proctor server at {self.server} ({err})"
+            ) from None
+        return written
+
+    def phase_times(self, challenge: str, phase: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Change a phase's ``opens``/``closes`` (organizers)."""
+        return dict(self._call("PATCH", f"/challenges/{challenge}/phases/{phase}", json=body))
+
+    def users(self) -> dict[str, Any]:
+        """Every user and team (organizers)."""
+        return dict(self._call("GET", "/users"))
+
+    def disable_user(self, user: str) -> dict[str, Any]:
+        """Disable ``user``: their tokens are refused (organizers)."""
+        return dict(self._call("POST", f"/users/{user}/disable"))
+
+    def move_member(self, user: str, team: str) -> dict[str, Any]:
+        """Move participant ``user`` into ``team`` (organizers)."""
+        return dict(self._call("POST", f"/teams/{team}/members", json={"user": user}))
+
+    def team_quota(self, team: str, limits: dict[str, Any]) -> dict[str, Any]:
+        """Set ``team``'s quota override (organizers); every limit None removes it."""
+        return dict(self._call("PUT", f"/teams/{team}/quota", json=limits))
+
 
 def _error_of(response: httpx.Response) -> ProctorError:
     try:

@@ -27,6 +27,7 @@ from proctor.errors import ForbiddenError, NotFoundError, UsageError
 from proctor.services.local.catalog import resolve_challenge
 from proctor.services.local.environments import tasks_on_host
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.phase_times import with_overrides
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, load_challenge
 from proctor.store.models import ChallengeVersion, PhaseRow
@@ -207,7 +208,7 @@ def current(platform: Platform, name: str) -> tuple[ChallengeVersion, Challenge]
         from proctor.errors import NotFoundError
 
         raise NotFoundError(f"no challenge {name!r} is installed on this server")
-    return row, _load(row.path)
+    return row, with_overrides(platform, _load(row.path))
 
 
 def version_of(session: Session, challenge_id: int) -> Challenge:

@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 from proctor.errors import RefusedError
 from proctor.services.platform.counting import JobFacts, counts
 from proctor.spec import Phase
-from proctor.store.models import Job, SubmissionRow
+from proctor.spec.model import Quota
+from proctor.store.models import Job, SubmissionRow, TeamQuota
 from proctor.types import JobState
 
 DAY_S = 86400.0
@@ -38,6 +39,22 @@ def check_open(phase: Phase, now: float) -> None:
         raise RefusedError(
             f"phase {phase.name!r} closed at {phase.closes.isoformat()}: no more submissions"
         )
+
+
+QUOTA_LIMITS = ("per_day", "every_days", "total", "concurrent")
+
+
+def team_quota(session: Session, quota: Quota | None, team_id: int) -> Quota | None:
+    """The phase's ``quota`` with the team's override (each limit it sets) applied."""
+    override = session.get(TeamQuota, team_id)
+    if override is None:
+        return quota
+    limits = quota.model_dump() if quota is not None else {}
+    for name in QUOTA_LIMITS:
+        value = getattr(override, name)
+        if value is not None:
+            limits[name] = value
+    return Quota(**limits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +90,11 @@ def _counted(session: Session, team_id: int, challenge: str, phase: str) -> list
 
 
 def check_quota(session: Session, phase: Phase, team_id: int, challenge: str, now: float) -> None:
-    """Refuse a submission the phase's quota does not allow now, saying when it will."""
-    quota = phase.quota
+    """Refuse a submission the phase's quota does not allow now, saying when it will.
+
+    A team's quota override (``TeamQuota``) replaces each limit it sets.
+    """
+    quota = team_quota(session, phase.quota, team_id)
     if quota is None:
         return
     past = _counted(session, team_id, challenge, phase.name)

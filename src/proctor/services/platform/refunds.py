@@ -14,16 +14,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from proctor.errors import ForbiddenError, RefusedError
+from proctor.errors import NotFoundError, RefusedError
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.console import organizers_only
 from proctor.services.platform.resources import Platform
-from proctor.services.platform.submissions import visible_submission
 from proctor.store.models import SubmissionRow, Team
-
-
-def _organizer(principal: Principal, what: str) -> None:
-    if not principal.organizer:
-        raise ForbiddenError(f"only organizers {what}")
 
 
 def _entry(row: SubmissionRow, team: str | None) -> dict[str, Any]:
@@ -39,7 +34,7 @@ def _entry(row: SubmissionRow, team: str | None) -> dict[str, Any]:
 
 def flagged(platform: Platform, principal: Principal) -> dict[str, Any]:
     """Every flagged submission (oldest first) and whether it was refunded (organizers)."""
-    _organizer(principal, "list flagged submissions")
+    organizers_only(principal)
     with platform.db() as session:
         rows = session.execute(
             select(SubmissionRow, Team.name)
@@ -53,13 +48,15 @@ def flagged(platform: Platform, principal: Principal) -> dict[str, Any]:
 def refund(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
     """Refund flagged submission ``sid`` so it stops counting against its team's quota.
 
-    Another team's submission is "not found" to a participant, their own "forbidden";
+    "Not found" to every participant (the console's rule, ``console.organizers_only``);
     refused when the submission was not flagged (only lost workers are refunded) or is
     refunded already.
     """
     with platform.db.begin() as session:
-        row = visible_submission(session, principal, sid)
-        _organizer(principal, "refund submissions")
+        organizers_only(principal)
+        row = session.get(SubmissionRow, sid)
+        if row is None:
+            raise NotFoundError(f"no submission {sid!r}")
         if not row.flagged:
             raise RefusedError(
                 f"submission {sid} was not flagged: only submissions whose worker was lost, "

@@ -29,7 +29,6 @@ from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from proctor.entries import ArchiveLimits, unpack_entry
-from proctor.errors import ForbiddenError
 from proctor.executor.run import EXAM_OUTPUTS
 from proctor.pipeline.rescore import rescore_task
 from proctor.pipeline.runner import disclosure_level
@@ -40,6 +39,7 @@ from proctor.scoring.base import TaskScores
 from proctor.services.local.environments import scoring_program_runner
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.board_entries import stored_entries
+from proctor.services.platform.console import organizers_only
 from proctor.services.platform.installs import current
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.standings import compute, phase_of
@@ -75,8 +75,7 @@ def rescore(
     platform: Platform, principal: Principal, challenge_name: str, phase_name: str | None
 ) -> dict[str, Any]:
     """Rescore every scored job of the phase (organizers); the changes, as JSON."""
-    if not principal.organizer:
-        raise ForbiddenError("only organizers may rescore a phase")
+    organizers_only(principal)
     version, challenge = current(platform, challenge_name)
     phase = phase_of(challenge, phase_name)
     before = _ranks(platform, challenge, phase)

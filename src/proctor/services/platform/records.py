@@ -1,0 +1,120 @@
+"""A submission's full record for the organizer, and its entry archive as uploaded.
+
+The record holds each task's job (state, stage, failure, attempts), the stored report, its
+scores, and what only organizers see, read back from the job's run artifact: ``cases.jsonl``
+(every case and stage with its stdout/stderr tails, the setup script's output among the
+stages), ``efficiency.json`` and the text logs (``logs.submission_logs``' files). Participants
+get "not found" (``console.organizers_only``).
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from proctor.errors import NotFoundError
+from proctor.services.platform.accounts import Principal
+from proctor.services.platform.console import organizers_only
+from proctor.services.platform.logs import LOG_FILES, MAX_LOG_CHARS
+from proctor.services.platform.quota import iso
+from proctor.services.platform.resources import Platform
+from proctor.services.platform.submissions_list import jobs_of, organizer_state
+from proctor.store.models import Job, Result, Score, SubmissionRow, Team
+
+MAX_CASES = 5000
+"""At most this many lines of ``cases.jsonl`` are shown (a note says how many were left)."""
+
+
+def submission_record(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+    """Everything stored of submission ``sid`` for the organizer (see the module docstring)."""
+    organizers_only(principal)
+    with platform.db() as session:
+        row = session.get(SubmissionRow, sid)
+        if row is None:
+            raise NotFoundError(f"no submission {sid!r}")
+        team = session.get(Team, row.team_id)
+        found = jobs_of(session, [sid])[sid]
+        status, failure = organizer_state(row, found)
+        scores: dict[int, dict[str, float | None]] = {}
+        for score in session.scalars(
+            select(Score).where(Score.job_id.in_([job.id for job, _ in found]))
+        ):
+            scores.setdefault(score.job_id, {})[score.metric] = score.value
+        tasks = [_task(platform, job, result, scores.get(job.id, {})) for job, result in found]
+    return {
+        "submission": sid,
+        "team": team.name if team else None,
+        "challenge": row.challenge,
+        "phase": row.phase,
+        "created": iso(row.created),
+        "status": status,
+        "failure": failure,
+        "flagged": row.flagged,
+        "refunded": row.refunded,
+        "cancelled": row.cancelled,
+        "entry_sha256": row.upload_sha256,
+        "tasks": tasks,
+    }
+
+
+def _task(
+    platform: Platform, job: Job, result: Result | None, scores: dict[str, float | None]
+) -> dict[str, Any]:
+    artifact = result.run_artifact if result is not None else None
+    files = _artifact_files(platform, job.task, artifact)
+    cases = [json.loads(line) for line in files.pop("cases.jsonl", "").splitlines() if line]
+    efficiency_text = files.pop("efficiency.json", None)
+    return {
+        "task": job.task,
+        "state": str(job.state),
+        "stage": job.stage,
+        "failure": job.failure,
+        "attempt": job.attempt,
+        "status": result.status if result is not None else None,
+        "report": json.loads(result.report) if result is not None else None,
+        "scores": scores,
+        "stages": [c for c in cases if c.get("record") is None],
+        "cases": [c for c in cases if c.get("record") is not None][:MAX_CASES],
+        "cases_total": sum(1 for c in cases if c.get("record") is not None),
+        "efficiency": json.loads(efficiency_text) if efficiency_text else None,
+        "logs": files,
+    }
+
+
+def _artifact_files(platform: Platform, task: str, artifact: str | None) -> dict[str, str]:
+    """The text files of a run artifact the record shows (logs capped, their tail kept)."""
+    if artifact is None or not platform.artifacts.has(artifact):
+        return {}
+    wanted = ("cases.jsonl", "efficiency.json", *LOG_FILES, f"scoring-{task}.log")
+    found: dict[str, str] = {}
+    with tarfile.open(platform.artifacts.path(artifact), "r:gz") as tar:
+        for member in tar.getmembers():
+            if member.name in wanted and member.isfile():
+                stream = tar.extractfile(member)
+                if stream is not None:
+                    text = stream.read().decode("utf-8", errors="replace")
+                    long_kept = member.name in ("cases.jsonl", "efficiency.json")
+                    found[member.name] = text if long_kept else text[-MAX_LOG_CHARS:]
+    return found
+
+
+def entry_archive(platform: Platform, principal: Principal, sid: str) -> tuple[Path, str]:
+    """Where submission ``sid``'s entry archive is stored, byte for byte, and a file name."""
+    organizers_only(principal)
+    with platform.db() as session:
+        row = session.get(SubmissionRow, sid)
+        if row is None:
+            raise NotFoundError(f"no submission {sid!r}")
+        digest = row.upload_sha256
+    if not platform.artifacts.has(digest):
+        raise NotFoundError(f"the entry archive of submission {sid} is no longer stored")
+    path = platform.artifacts.path(digest)
+    with path.open("rb") as stream:
+        magic = stream.read(4)
+    suffix = ".tar.gz" if magic[:2] == b"\x1f\x8b" else ".zip" if magic == b"PK\x03\x04" else ".tar"
+    platform.audit(principal.name, "submission.entry", sid)
+    return path, f"{sid}-entry{suffix}"

@@ -1,0 +1,151 @@
+"""The organizer's users and teams: list them, add or disable a user, move a member, quotas.
+
+Organizers only (``console.organizers_only``). A disabled user's tokens are refused at once
+(``accounts.authenticate``). Moving a member locks the new team's row while its members are
+counted (``accounts.team_with_room``), as a join does. A team's quota override is read by
+``quota.check_quota`` inside the submission's transaction that holds the team's lock, so a
+change applies to the next check.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from proctor.errors import NotFoundError, UsageError
+from proctor.services.platform.accounts import ORGANIZER, Principal, add_user, team_with_room
+from proctor.services.platform.console import organizers_only
+from proctor.services.platform.quota import QUOTA_LIMITS, iso
+from proctor.services.platform.resources import Platform
+from proctor.store.locks import lock_row
+from proctor.store.models import Membership, Team, TeamQuota, User
+
+
+def users_and_teams(platform: Platform, principal: Principal) -> dict[str, Any]:
+    """Every user (name, role, team, disabled) and team (members, quota override)."""
+    organizers_only(principal)
+    with platform.db() as session:
+        rows = session.execute(
+            select(User, Team.name)
+            .outerjoin(Membership, Membership.user_id == User.id)
+            .outerjoin(Team, Team.id == Membership.team_id)
+            .order_by(User.name)
+        ).all()
+        members: dict[str, list[str]] = defaultdict(list)
+        for user, team in rows:
+            if team is not None:
+                members[team].append(user.name)
+        quotas = {q.team_id: q for q in session.scalars(select(TeamQuota))}
+        teams = [
+            {
+                "team": team.name,
+                "members": members.get(team.name, []),
+                "quota": _quota(quotas.get(team.id)),
+            }
+            for team in session.scalars(select(Team).order_by(Team.name))
+        ]
+    users = [
+        {
+            "user": user.name,
+            "role": user.role,
+            "team": team,
+            "disabled": user.disabled,
+            "created": iso(user.created),
+        }
+        for user, team in rows
+    ]
+    return {"users": users, "teams": teams}
+
+
+def _quota(row: TeamQuota | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {name: getattr(row, name) for name in QUOTA_LIMITS}
+
+
+def create_user(
+    platform: Platform, principal: Principal, name: str, team: str | None, organizer: bool
+) -> dict[str, Any]:
+    """Add user ``name`` (in ``team``): ``{"user", "team", "token"}``, the token shown once."""
+    organizers_only(principal)
+    if organizer and team is not None:
+        raise UsageError("organizers stay outside teams: leave the team out")
+    made = add_user(platform, name, organizer=organizer, team=team)
+    platform.audit(principal.name, "user.create", name, f"team={team} organizer={organizer}")
+    return made.to_json()
+
+
+def disable(platform: Platform, principal: Principal, name: str) -> dict[str, Any]:
+    """Disable user ``name``: every token of theirs is refused from now on."""
+    organizers_only(principal)
+    if name == principal.name:
+        raise UsageError("you cannot disable yourself: ask another organizer")
+    with platform.db.begin() as session:
+        user = session.scalar(select(User).where(User.name == name))
+        if user is None:
+            raise NotFoundError(f"no user {name!r}")
+        user.disabled = True
+    platform.audit(principal.name, "user.disable", name)
+    return {"user": name, "disabled": True}
+
+
+def move_member(platform: Platform, principal: Principal, name: str, team: str) -> dict[str, Any]:
+    """Move participant ``name`` into ``team`` (created if missing; refused when it is full)."""
+    organizers_only(principal)
+    with platform.db.begin() as session:
+        user = session.scalar(select(User).where(User.name == name))
+        if user is None:
+            raise NotFoundError(f"no user {name!r}")
+        if user.role == ORGANIZER:
+            raise UsageError("organizers stay outside teams: move a participant")
+        before = session.scalar(
+            select(Team.name)
+            .join(Membership, Membership.team_id == Team.id)
+            .where(Membership.user_id == user.id)
+        )
+        if before == team:
+            raise UsageError(f"{name!r} is in team {team!r} already")
+        target = team_with_room(session, team, platform.settings.team_size)
+        session.execute(delete(Membership).where(Membership.user_id == user.id))
+        session.add(Membership(user_id=user.id, team_id=target.id))
+    platform.audit(principal.name, "team.move", name, f"{before} -> {team}")
+    return {"user": name, "team": team, "previous": before}
+
+
+def set_quota(
+    platform: Platform, principal: Principal, team: str, limits: dict[str, Any]
+) -> dict[str, Any]:
+    """Set team ``team``'s quota override (``limits``: each of ``QUOTA_LIMITS`` or None).
+
+    All limits None removes the override (the phase's quota applies again).
+    """
+    organizers_only(principal)
+    unknown = set(limits) - set(QUOTA_LIMITS)
+    if unknown:
+        raise UsageError(f"unknown quota limits {sorted(unknown)}: use {', '.join(QUOTA_LIMITS)}")
+    for name, value in limits.items():
+        if value is not None and value <= 0:
+            raise UsageError(f"quota {name} must be above 0 (leave it out for the phase's)")
+    with platform.db.begin() as session:
+        found = session.scalar(select(Team).where(Team.name == team))
+        if found is None:
+            raise NotFoundError(f"no team {team!r}")
+        lock_row(session, Team, found.id)  # a submission's quota check waits for the change
+        row = session.get(TeamQuota, found.id)
+        if all(value is None for value in limits.values()):
+            if row is not None:
+                session.delete(row)
+            quota = None
+        else:
+            if row is None:
+                row = TeamQuota(team_id=found.id)
+                session.add(row)
+            for name in QUOTA_LIMITS:
+                setattr(row, name, limits.get(name))
+            row.changed, row.changed_by = time.time(), principal.name
+            quota = {name: limits.get(name) for name in QUOTA_LIMITS}
+    platform.audit(principal.name, "team.quota", team, repr(quota))
+    return {"team": team, "quota": quota}

@@ -1,0 +1,132 @@
+"""The organizer console's REST routes: submissions, records, entries, phase times, users.
+
+Organizers only: a participant gets 404 (``console.organizers_only``), no token 401.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import FileResponse
+from pydantic import BaseModel, Field
+
+from proctor.services.platform import phase_overrides, records, users_admin
+from proctor.services.platform.submissions_list import Filters, challenge_submissions
+from proctor.web import schemas
+from proctor.web.deps import PlatformDep, PrincipalDep
+from proctor.web.errors import ERROR_RESPONSES
+
+router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
+
+
+class PhaseTimesRequest(BaseModel):
+    opens: datetime | None = Field(default=None, description="ISO 8601 with a time zone")
+    closes: datetime | None = Field(default=None, description="ISO 8601 with a time zone")
+    clear: list[Literal["opens", "closes"]] = Field(
+        default_factory=list, description="bounds to remove (the phase has none then)"
+    )
+
+
+class NewUserRequest(BaseModel):
+    user: str
+    team: str | None = None
+    organizer: bool = False
+
+
+class MoveRequest(BaseModel):
+    user: str = Field(description="the participant to move into this team")
+
+
+@router.get("/challenges/{name}/submissions")
+def submissions_of(  # noqa: PLR0917 - FastAPI maps parameters to the request
+    name: str,
+    platform: PlatformDep,
+    principal: PrincipalDep,
+    phase: str | None = None,
+    team: str | None = None,
+    status: str | None = None,
+    failure: str | None = None,
+    page: int = Query(default=1, ge=1),
+    per_page: int = Query(default=100, ge=1, le=500),
+) -> schemas.SubmissionList:
+    """Every submission of the challenge, newest first, filtered and paged (organizers)."""
+    filters = Filters(phase, team, status, failure, page, per_page)
+    return schemas.SubmissionList(**challenge_submissions(platform, principal, name, filters))
+
+
+@router.get("/submissions/{sid}/record")
+def submission_record(
+    sid: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.SubmissionRecord:
+    """Everything stored of a submission, the participant's hidden diagnostics too (organizers)."""
+    return schemas.SubmissionRecord(**records.submission_record(platform, principal, sid))
+
+
+ENTRY_CONTENT: dict[int | str, dict[str, object]] = {
+    200: {
+        "description": "The entry archive, byte for byte as uploaded.",
+        "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+    }
+}
+
+
+@router.get("/submissions/{sid}/entry", response_class=FileResponse, responses=ENTRY_CONTENT)
+def submission_entry(sid: str, platform: PlatformDep, principal: PrincipalDep) -> FileResponse:
+    """The submission's entry archive as uploaded (organizers review entries' code)."""
+    path, filename = records.entry_archive(platform, principal, sid)
+    return FileResponse(path, media_type="application/octet-stream", filename=filename)
+
+
+@router.patch("/challenges/{name}/phases/{phase}")
+def phase_times(
+    name: str,
+    phase: str,
+    body: PhaseTimesRequest,
+    platform: PlatformDep,
+    principal: PrincipalDep,
+) -> schemas.PhaseTimes:
+    """Change a phase's opening or closing time without reinstalling (organizers, audited)."""
+    done = phase_overrides.set_phase_times(
+        platform, principal, name, phase, body.opens, body.closes, tuple(body.clear)
+    )
+    return schemas.PhaseTimes(**done)
+
+
+@router.get("/users")
+def users(platform: PlatformDep, principal: PrincipalDep) -> schemas.UsersAndTeams:
+    """Every user and team, with each team's quota override (organizers)."""
+    return schemas.UsersAndTeams(**users_admin.users_and_teams(platform, principal))
+
+
+@router.post("/users")
+def add_user(
+    body: NewUserRequest, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.NewUserAnswer:
+    """Add a user (in a team, created if missing); the API token is shown once (organizers)."""
+    made = users_admin.create_user(platform, principal, body.user, body.team, body.organizer)
+    return schemas.NewUserAnswer(**made)
+
+
+@router.post("/users/{name}/disable")
+def disable_user(name: str, platform: PlatformDep, principal: PrincipalDep) -> schemas.Disabled:
+    """Disable a user: their tokens are refused from now on (organizers)."""
+    return schemas.Disabled(**users_admin.disable(platform, principal, name))
+
+
+@router.post("/teams/{team}/members")
+def move_member(
+    team: str, body: MoveRequest, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.Moved:
+    """Move a participant into the team, created if missing (organizers)."""
+    return schemas.Moved(**users_admin.move_member(platform, principal, body.user, team))
+
+
+@router.put("/teams/{team}/quota")
+def team_quota(
+    team: str, body: schemas.TeamQuotaLimits, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.TeamQuotaAnswer:
+    """Set the team's quota override; every limit null removes it (organizers)."""
+    limits = body.model_dump(include={"per_day", "every_days", "total", "concurrent"})
+    return schemas.TeamQuotaAnswer(**users_admin.set_quota(platform, principal, team, limits))
