@@ -341,10 +341,13 @@ BUILTIN_PROTOCOLS: Mapping[str, str] = {
     "command": "VISCERAL: one executable run per volume from an argv template",
     "python_model": "AutoML: a harness drives the entry's model.py (train, save, load, predict)",
     "predictions": "Kaggle-style: uploaded prediction files, no code runs",
+    "results": "Codabench-style: the uploaded folder is the scoring program's input/res",
 }
 """Every protocol kind the ``challenge.yaml`` vocabulary names, runnable or not yet."""
 
-RUNNABLE_BUILTIN_PROTOCOLS = frozenset({"records", "command", "predictions", "python_model"})
+RUNNABLE_BUILTIN_PROTOCOLS = frozenset(
+    {"records", "command", "predictions", "python_model", "results"}
+)
 """The built-in kinds whose driver ships (a test checks the driver registry agrees)."""
 
 

@@ -1,4 +1,4 @@
-"""``proctor challenge new`` and ``proctor challenge check``: authoring a challenge folder."""
+"""``proctor challenge new``, ``check`` and ``import``: authoring a challenge folder."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from proctor.services.local.authoring import check_challenge, new_challenge
+from proctor.services.local.bundle_import import import_bundle
 from proctor.services.local.template_files import TEMPLATES
 
 PROTOCOLS = ", ".join(TEMPLATES)
@@ -57,7 +58,47 @@ def challenge_check(
     raise typer.Exit(2 if problems else 0)
 
 
+def challenge_import(
+    source: Annotated[Path, typer.Argument(help="The bundle: a zip or a folder.")],
+    dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the challenge.")],
+    environment: Annotated[
+        str | None,
+        typer.Option(
+            "--environment",
+            help="What the programs run in: a folder declaring one (environment.yaml), a "
+            "bundled environment's name, or host (default: from the bundle's docker_image).",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help='Print {"challenge", "path", "format", "phases", "tasks", "leaderboards", '
+            '"warnings"} on stdout.',
+        ),
+    ] = False,
+) -> None:
+    """Import a Codabench (v2) or CodaLab (v1/v1.5) competition bundle as a challenge folder.
+
+    The folder takes `challenge check`, `run`, `kit` and `challenge add`; the scoring
+    programs run in the sandbox as Codabench runs them (docs/import-bundles.md). What cannot
+    be mapped is a warning; what would change results is refused, naming the YAML key (exit 2).
+    """
+    result = import_bundle(source, dest, environment)
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+        return
+    phases = ", ".join(f"{p['name']} ({p['title']})" for p in result.phases)
+    typer.echo(f"imported a {result.format} bundle as {result.challenge!r} in {dest}")
+    typer.echo(f"  phases: {phases}")
+    typer.echo(f"  tasks: {', '.join(task['name'] for task in result.tasks)}")
+    for warning in result.warnings:
+        typer.echo(f"  note: {warning}")
+    typer.echo(f"check it: proctor challenge check {dest}")
+
+
 def register(challenge: typer.Typer) -> None:
-    """Add ``new`` and ``check`` to the ``challenge`` commands."""
+    """Add ``new``, ``check`` and ``import`` to the ``challenge`` commands."""
     challenge.command("new")(challenge_new)
     challenge.command("check")(challenge_check)
+    challenge.command("import")(challenge_import)

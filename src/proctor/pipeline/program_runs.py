@@ -107,8 +107,8 @@ def run_program(
             outcome = session.run(
                 request.argv, mounts=[*mounts, writable], limits=limits, env=env, cwd=request.cwd
             )
-            data, problem = read_capped(written / SCORES_FILE, request.limits.scores_bytes)
-        return _result(outcome, data, problem)
+            name, data, problem = read_scores_file(written, request)
+        return _result(outcome, data, problem, name)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -179,8 +179,8 @@ def _run_in_one_workspace(
         )
         if written is None:
             return _result(outcome)
-        data, problem = read_capped(written / SCORES_FILE, request.limits.scores_bytes)
-    return _result(outcome, data, problem)
+        name, data, problem = read_scores_file(written, request)
+    return _result(outcome, data, problem, name)
 
 
 def _copy(source: Path, dest: Path) -> None:
@@ -303,7 +303,16 @@ def _limits(request: ProgramRequest) -> Limits:
     )
 
 
-def read_capped(path: Path, cap: int) -> tuple[bytes | None, str | None]:
+def read_scores_file(folder: Path, request: ProgramRequest) -> tuple[str, bytes | None, str | None]:
+    """(name, content, problem) of the first of ``request.scores_names`` the program wrote."""
+    for name in request.scores_names:
+        data, problem = read_capped(folder / name, request.limits.scores_bytes, name)
+        if data is not None or problem is not None:
+            return name, data, problem
+    return request.scores_names[0], None, None
+
+
+def read_capped(path: Path, cap: int, name: str = SCORES_FILE) -> tuple[bytes | None, str | None]:
     """(content, None) of a regular file of at most ``cap`` bytes; (None, why) otherwise.
 
     Never follows a link (the program may have been steered into making one), never reads
@@ -314,19 +323,22 @@ def read_capped(path: Path, cap: int) -> tuple[bytes | None, str | None]:
     except FileNotFoundError:
         return None, None
     except OSError as err:
-        return None, f"{SCORES_FILE} cannot be opened ({os.strerror(err.errno or 0)})"
+        return None, f"{name} cannot be opened ({os.strerror(err.errno or 0)})"
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        return None, f"{SCORES_FILE} is not a regular file"
+        return None, f"{name} is not a regular file"
     with os.fdopen(fd, "rb") as stream:
         data = stream.read(cap + 1)
     if len(data) > cap:
-        return None, f"{SCORES_FILE} is over {cap} bytes"
+        return None, f"{name} is over {cap} bytes"
     return data, None
 
 
 def _result(
-    outcome: Outcome, data: bytes | None = None, problem: str | None = None
+    outcome: Outcome,
+    data: bytes | None = None,
+    problem: str | None = None,
+    name: str = SCORES_FILE,
 ) -> ProgramResult:
     return ProgramResult(
         exit_status=outcome.exit_status,
@@ -338,4 +350,5 @@ def _result(
         stderr=outcome.stderr,
         scores_file=data,
         scores_problem=problem,
+        scores_name=name,
     )

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from proctor.scoring.base import Scorer, TaskScores
 from proctor.spec.programs import SCORES_FILE, ProgramRequest, ProgramRunner
 from proctor.spec.scorer import ScoringProgram
@@ -82,6 +84,7 @@ def score_request(
         wall_s=spec.limits.wall_s,
         files={mounts.cases: "".join(f"{case}\n" for case in cases).encode()},
         scores=mounts.scores,
+        scores_names=spec.scores_files,
     )
 
 
@@ -102,13 +105,15 @@ def run_scoring_program(
     if result.scores_problem is not None:
         raise ScoringProgramError(result.scores_problem, result.log())
     if result.scores_file is None:
+        names = " or ".join(spec.scores_files)
         raise ScoringProgramError(
-            f"the scoring program wrote no {SCORES_FILE} in {spec.mounts.scores}", result.log()
+            f"the scoring program wrote no {names} in {spec.mounts.scores}", result.log()
         )
     try:
-        summary, per_case, warnings = read_scores(result.scores_file, spec, cases)
+        found = parse_scores_file(result.scores_file, result.scores_name)
+        summary, per_case, warnings = read_scores(found, spec, cases)
     except ValueError as err:
-        raise ScoringProgramError(f"{SCORES_FILE}: {err}", result.log()) from None
+        raise ScoringProgramError(f"{result.scores_name}: {err}", result.log()) from None
     notes = "".join(f"warning: {text}\n" for text in warnings)
     return TaskScores(summary, per_case, log=notes + result.log())
 
@@ -127,30 +132,71 @@ def _json_constant(name: str) -> float:
     return float(name.lower().replace("infinity", "inf"))
 
 
-def read_scores(
-    data: bytes, spec: ScoringProgram, cases: Sequence[str]
-) -> tuple[dict[str, float], dict[str, dict[str, float]], list[str]]:
-    """(summary, per-case scores, warnings) from ``scores.json``; ``ValueError`` if unusable.
+def parse_scores_file(data: bytes, name: str = SCORES_FILE) -> Any:
+    """The document a program wrote: JSON, or ``key: value`` YAML for a ``.txt`` file.
 
-    Every declared metric must be a finite number; keys the YAML does not declare (and cases
-    the task does not have) are left out with a warning.
+    ``scores.txt`` is CodaLab's form (``accuracy: 0.91`` per line); it is read as YAML as
+    Codabench reads it. ``ValueError`` when the bytes are not such a document.
     """
     try:
-        found = json.loads(data.decode("utf-8"), parse_constant=_json_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"not UTF-8 text: {err}") from None
+    if name.endswith(".txt"):
+        try:
+            return yaml.safe_load(text.replace("\r\n", "\n"))
+        except yaml.YAMLError as err:
+            raise ValueError(f"not `key: value` lines: {err}") from None
+    try:
+        return json.loads(text, parse_constant=_json_constant)
+    except (json.JSONDecodeError, RecursionError) as err:
         raise ValueError(f"not a JSON document: {err}") from None
+
+
+def _operate(operation: str, values: list[float]) -> float:
+    """avg, sum, min or max of ``values``."""
+    if operation == "avg":
+        return sum(values) / len(values)
+    if operation == "sum":
+        return float(sum(values))
+    return float(min(values) if operation == "min" else max(values))
+
+
+def _computed(spec: ScoringProgram, summary: dict[str, float]) -> dict[str, float]:
+    """The ``computed`` metrics (avg, sum, min, max of written ones)."""
+    return {
+        name: _operate(computed.operation, [summary[key] for key in computed.of])
+        for name, computed in spec.computed.items()
+    }
+
+
+def read_scores(
+    found: Any, spec: ScoringProgram, cases: Sequence[str]
+) -> tuple[dict[str, float], dict[str, dict[str, float]], list[str]]:
+    """(summary, per-case scores, warnings) from the parsed scores; ``ValueError`` if unusable.
+
+    Every declared metric (but the ``computed`` ones, made here) must be a finite number;
+    keys the YAML does not declare (and cases the task does not have) are left out with a
+    warning.
+    """
+    if isinstance(found, bytes):
+        found = parse_scores_file(found)
     if not isinstance(found, dict):
-        raise ValueError('must be a JSON object {"METRIC": number, ...}')
+        raise ValueError('must be a mapping {"METRIC": number, ...}')
+    found = {str(key): value for key, value in found.items()}
     declared = spec.metrics
+    written = [name for name in declared if name not in spec.computed]
     warnings = [
         f"{key!r} is not a metric the YAML declares: left out"
         for key in found
         if key not in declared and key != "cases"
     ]
-    missing = [name for name in declared if name not in found]
+    missing = [name for name in written if name not in found]
     if missing:
         raise ValueError(f"declared metric(s) missing: {', '.join(missing)}")
-    summary = {name: _number(found[name], f"metric {name!r}") for name in declared}
+    summary = {name: _number(found[name], f"metric {name!r}") for name in written}
+    summary.update(_computed(spec, summary))
+    summary = {name: summary[name] for name in declared}
     per_case: dict[str, dict[str, float]] = {}
     rows = found.get("cases", {})
     if not isinstance(rows, dict):

@@ -1,0 +1,131 @@
+"""``proctor challenge import``: a Codabench, CodaLab or EvalAI bundle → a Proctor challenge.
+
+The dispatcher reads the bundle's YAML, picks the first format whose ``detect`` accepts it
+(:data:`FORMATS`, a small table: one row per format module) and lets its ``build_plan`` map
+it; :mod:`.plan` writes the ``challenge.yaml``. See docs/import-bundles.md.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from proctor.errors import ConfigError, UsageError
+from proctor.services.local.bundle_import import codabench, codalab
+from proctor.services.local.bundle_import.common import (
+    BundleRefusedError,
+    ImportResult,
+    environment_for_image,
+    read_yaml,
+    unpack_source,
+)
+from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
+
+__all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_bundle"]
+
+
+@dataclass(frozen=True)
+class BundleFormat:
+    """One bundle format: its YAML file, how to recognize it and how to map it."""
+
+    name: str
+    yaml_file: str
+    detect: Callable[[Any], bool]
+    build_plan: Callable[[dict[str, Any], Path, Path, Any], BundlePlan]
+
+
+FORMATS: list[BundleFormat] = [
+    BundleFormat(codabench.FORMAT, "competition.yaml", codabench.detect, codabench.build_plan),
+    BundleFormat(codalab.FORMAT, "competition.yaml", codalab.detect, codalab.build_plan),
+]
+"""Tried in order; the first whose YAML file exists and whose ``detect`` accepts it maps it."""
+
+
+def _environment(choice: str | None, default: str, dest: Path) -> Any:
+    """``host``, a bundled environment's name, or a folder holding ``environment.yaml``."""
+    if choice is None:
+        return default
+    folder = Path(choice)
+    if not folder.is_dir():
+        return choice
+    declaration = folder / "environment.yaml"
+    if not declaration.is_file():
+        raise UsageError(f"{folder}: no environment.yaml: give a folder that declares one")
+    shutil.copytree(folder, dest / "environment")
+    data = yaml.safe_load(declaration.read_text(encoding="utf-8"))
+    return _rebased(data, "environment")
+
+
+def _rebased(data: Any, prefix: str) -> Any:
+    """The declaration's relative file paths, made relative to the challenge folder."""
+    if not isinstance(data, dict):
+        return data
+    rebased = dict(data)
+    for key in ("lock",):
+        if isinstance(rebased.get(key), str) and not Path(rebased[key]).is_absolute():
+            rebased[key] = f"{prefix}/{rebased[key]}"
+    python = rebased.get("python")
+    if isinstance(python, dict):
+        rebased["python"] = {
+            key: f"{prefix}/{value}"
+            if key in ("requirements", "lock")
+            and isinstance(value, str)
+            and not Path(value).is_absolute()
+            else value
+            for key, value in python.items()
+        }
+    return rebased
+
+
+def import_bundle(source: Path, dest: Path, environment: str | None = None) -> ImportResult:
+    """Import the bundle at ``source`` (a folder or a zip) into the new folder ``dest``."""
+    if not source.exists():
+        raise UsageError(f"{source}: no such file or folder")
+    if dest.exists() and any(dest.iterdir()):
+        raise UsageError(f"{dest}: not empty: give a new folder for the challenge")
+    with tempfile.TemporaryDirectory(prefix="proctor-import-") as scratch:
+        bundle = unpack_source(source, Path(scratch))
+        for form in FORMATS:
+            found = bundle / form.yaml_file
+            if not found.is_file():
+                continue
+            spec = read_yaml(found)
+            if not form.detect(spec):
+                continue
+            dest.mkdir(parents=True, exist_ok=True)
+            try:
+                default = _default_environment(spec)
+                chosen = _environment(environment, default, dest)
+                plan = form.build_plan(spec, bundle, dest, chosen)
+                result = write_challenge(plan, dest)
+            except ConfigError as err:
+                shutil.rmtree(dest, ignore_errors=True)
+                raise ConfigError(err.message, path=found, location=err.location) from None
+            except BaseException:
+                shutil.rmtree(dest, ignore_errors=True)
+                raise
+            result.warnings.insert(0, f"environment: {_describe(chosen)} ({_image(spec)})")
+            return result
+    names = ", ".join(sorted({form.yaml_file for form in FORMATS}))
+    raise UsageError(f"{source}: not a bundle Proctor imports (no {names} it recognizes)")
+
+
+def _image(spec: dict[str, Any]) -> str:
+    image = spec.get("docker_image") or spec.get("competition_docker_image")
+    return f"docker_image {image}" if image else "no docker_image: Codabench's default"
+
+
+def _default_environment(spec: dict[str, Any]) -> str:
+    return environment_for_image(spec.get("docker_image") or spec.get("competition_docker_image"))
+
+
+def _describe(chosen: Any) -> str:
+    if isinstance(chosen, dict):
+        return f"the declared environment {chosen.get('name', '')!r} (environment/)"
+    return str(chosen)
