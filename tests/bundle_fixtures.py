@@ -14,6 +14,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import yaml
+
 SCORE_JSON = """\
 import json, sys
 from pathlib import Path
@@ -148,7 +150,7 @@ def _zip(folder: Path, archive: Path) -> Path:
     return archive
 
 
-def make_v2_bundle(root: Path, *, score_py: str = SCORE_JSON) -> Path:
+def make_v2_bundle(root: Path, *, score_py: str = SCORE_JSON, yaml_text: str = V2_YAML) -> Path:
     """A Codabench v2 bundle folder: two tasks, a phase running both, a sample submission."""
     program = root / "scoring_program"
     program.mkdir(parents=True)
@@ -171,7 +173,7 @@ def make_v2_bundle(root: Path, *, score_py: str = SCORE_JSON) -> Path:
     _zip(sample, root / "solutions/sample.zip")
     (sample / "predictions.txt").unlink()
     sample.rmdir()
-    (root / "competition.yaml").write_text(V2_YAML)
+    (root / "competition.yaml").write_text(yaml_text)
     return root
 
 
@@ -223,7 +225,5 @@ def run_directly(
     if (output / "scores.json").is_file():
         found = json.loads((output / "scores.json").read_text())
     else:
-        import yaml
-
         found = yaml.safe_load((output / "scores.txt").read_text())
     return {key: float(value) for key, value in found.items()}
