@@ -229,4 +229,3 @@ def test_a_failing_program_is_the_organizers_failure_with_its_log(
         path.read_text() for path in report.run_dir.glob("scoring-*.log")
     )
     assert reason in logs and "SECRET-LOG" in logs
-

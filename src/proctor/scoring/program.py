@@ -141,7 +141,8 @@ def parse_scores_file(data: bytes, name: str = SCORES_FILE) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"not UTF-8 text: {err}") from None
+        kind = "`key: value` lines" if name.endswith(".txt") else "a JSON document"
+        raise ValueError(f"not {kind}: not UTF-8 text ({err})") from None
     if name.endswith(".txt"):
         try:
             return yaml.safe_load(text.replace("\r\n", "\n"))
@@ -182,7 +183,9 @@ def read_scores(
     if isinstance(found, bytes):
         found = parse_scores_file(found)
     if not isinstance(found, dict):
-        raise ValueError('must be a mapping {"METRIC": number, ...}')
+        raise ValueError(
+            'must be a JSON object {"METRIC": number, ...} (scores.txt: `METRIC: number` lines)'
+        )
     found = {str(key): value for key, value in found.items()}
     declared = spec.metrics
     written = [name for name in declared if name not in spec.computed]
