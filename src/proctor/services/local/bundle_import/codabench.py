@@ -18,7 +18,9 @@ from proctor.services.local.bundle_import.common import (
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
+    copy_kit_folders,
     copy_solutions,
+    note_ingestion,
     read_columns,
     task_plan,
 )
@@ -68,7 +70,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     taken: set[str] = set()
     for index, task in sorted(tasks.items()):
         key = f"tasks[{index}]"
-        _refuse_ingestion(task, key)
+        note_ingestion(task, key, plan.warnings)
         name = derive_name(str(task.get("name") or f"task-{index}"), taken, f"task-{index}")
         task_names[index] = name
         plan.tasks.append(
@@ -99,6 +101,14 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     if spec.get("terms"):
         pages.append(("Terms", str(spec["terms"])))
     plan.pages = copy_pages(bundle, pages, dest, "pages")
+    kit = {
+        key: str(phase[key])
+        for phase in phases
+        if isinstance(phase, dict)
+        for key in ("starting_kit", "public_data")
+        if phase.get(key)
+    }
+    copy_kit_folders(bundle, dest, kit, plan.warnings)
     copy_solutions(
         bundle,
         dest,
@@ -106,15 +116,6 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         plan.warnings,
     )
     return plan
-
-
-def _refuse_ingestion(task: dict[str, Any], key: str) -> None:
-    if task.get("ingestion_program"):
-        raise BundleRefusedError(
-            "code submissions (an ingestion program running the participant's code) are not "
-            "imported yet: only result submissions run on Proctor from a bundle today",
-            location=f"{key}.ingestion_program",
-        )
 
 
 def _time_limits(phases: list[Any]) -> dict[int, float]:

@@ -62,19 +62,19 @@ def task_plan(
         raise BundleRefusedError(
             "a task needs a scoring program", location=f"{key}.scoring_program"
         )
-    if not task.get("reference_data"):
-        raise BundleRefusedError(
-            "a task needs reference data to be scored", location=f"{key}.reference_data"
-        )
     program = materialize(
         bundle, task["scoring_program"], dest / "programs" / name, f"{key}.scoring_program"
     )
     root = _program_root(program)
     command = program_command(root, f"{key}.scoring_program", scoring=True)
     data = dest / "data" / name
-    references = materialize(
-        bundle, task["reference_data"], data / "reference", f"{key}.reference_data"
-    )
+    if task.get("reference_data"):
+        references = materialize(
+            bundle, task["reference_data"], data / "reference", f"{key}.reference_data"
+        )
+    else:
+        references = Path(_empty(data / "reference", "reference data"))
+        warnings.append(f"{key}: no reference_data: /app/input/ref is empty")
     if task.get("input_data"):
         inputs = materialize(bundle, task["input_data"], data / "input_data", f"{key}.input_data")
         public = inputs.relative_to(dest).as_posix()
@@ -165,10 +165,35 @@ def _column(column: dict[str, Any], where: str, by_index: dict[int, dict[str, An
     )
 
 
+def note_ingestion(task: dict[str, Any], key: str, warnings: list[str]) -> None:
+    """An ingestion program is kept out: only result submissions run (a warning says so)."""
+    if task.get("ingestion_program"):
+        warnings.append(
+            f"{key}.ingestion_program: not run: Proctor scores result submissions of this bundle "
+            "(an upload without a metadata file); a code submission is refused at upload"
+        )
+
+
+def copy_kit_folders(
+    bundle: Path, dest: Path, references: dict[str, str], warnings: list[str]
+) -> None:
+    """A phase's ``starting_kit`` and ``public_data``: into the kit, under their key's name."""
+    for key, reference in references.items():
+        target = dest / "kit" / key
+        if target.exists():
+            continue
+        try:
+            materialize(bundle, reference, target, key)
+        except BundleRefusedError as err:
+            warnings.append(f"{key}: {err}: left out of the kit")
+
+
 def copy_solutions(bundle: Path, dest: Path, paths: list[str], warnings: list[str]) -> None:
     """Sample submissions: each in ``kit/solutions/``, the first also as ``baseline/``."""
     for position, reference in enumerate(paths):
         target = dest / "kit" / "solutions" / Path(reference).stem
+        if target.exists():
+            continue  # another solution names the same path
         try:
             materialize(bundle, reference, target, f"solutions[{position}].path")
         except BundleRefusedError as err:
