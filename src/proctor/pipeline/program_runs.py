@@ -103,14 +103,28 @@ def run_program(
         folder = scratch / "scores"
         folder.mkdir()
         with session.workspace(folder, size_bytes=request.limits.scores_bytes) as written:
+            _seed(session, request, written)
             writable = Mount(written, request.scores, writable=True)
             outcome = session.run(
                 request.argv, mounts=[*mounts, writable], limits=limits, env=env, cwd=request.cwd
             )
             name, data, problem = read_scores_file(written, request)
+            if request.collect is not None:
+                _copy(written, request.collect)
         return _result(outcome, data, problem, name)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _seed(session: SandboxSession, request: ProgramRequest, written: Path) -> None:
+    """Copy ``request.seed`` into the writable folder, then hand it to the slot."""
+    if request.seed is not None and request.seed.is_dir():
+        for item in request.seed.iterdir():
+            if item.is_dir() and not item.is_symlink():
+                _copy(item, written / item.name)
+            elif item.is_file() and not item.is_symlink():
+                _copy_file(item, written / item.name)
+    session.give(written)
 
 
 def _fits_one_workspace(request: ProgramRequest) -> bool:
@@ -169,7 +183,7 @@ def _run_in_one_workspace(
         written = _inside(tree, common, request.scores) if request.scores else None
         if written is not None:
             written.mkdir(mode=0o755)
-            session.give(written)
+            _seed(session, request, written)
         outcome = session.run(
             request.argv,
             mounts=[Mount(tree, common, writable=True)],
@@ -180,6 +194,8 @@ def _run_in_one_workspace(
         if written is None:
             return _result(outcome)
         name, data, problem = read_scores_file(written, request)
+        if request.collect is not None:
+            _copy(written, request.collect)
     return _result(outcome, data, problem, name)
 
 

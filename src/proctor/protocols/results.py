@@ -21,8 +21,6 @@ from proctor.spec.protocols import ProtocolSettings, ResultsProtocol
 SUBMISSION = "submission"
 """The name of the one case of a task (what the scoring program's case list holds)."""
 MAX_PROBLEMS = 20
-CODE_MARKERS = ("metadata", "metadata.yaml")
-"""On Codabench an upload holding one of these is code, run by the ingestion program."""
 
 
 def _results_settings(settings: ProtocolSettings) -> ResultsProtocol:
@@ -65,13 +63,8 @@ class ResultsDriver(FilesDriver):
         return case
 
     def check_upload(self, entry_root: Path) -> list[str]:
-        """Code (a ``metadata`` file), links, special files, an oversized upload are refused."""
+        """Links, special files and an upload over ``upload_bytes`` are refused."""
         problems: list[str] = []
-        if any((entry_root / name).is_file() for name in CODE_MARKERS):
-            problems.append(
-                "metadata: a code submission (it holds a metadata file): this challenge scores "
-                "result submissions only; upload the predictions your code wrote"
-            )
         total = 0
         for folder, names, files in os.walk(entry_root, followlinks=False):
             for name in [*names, *files]:

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from proctor.errors import OutputError
 from proctor.scoring.base import Scorer, TaskScores
 from proctor.spec.programs import SCORES_FILE, ProgramRequest, ProgramRunner
 from proctor.spec.scorer import ScoringProgram
@@ -97,7 +99,27 @@ def run_scoring_program(
     cases: Sequence[str],
     template: str,
 ) -> TaskScores:
-    """Run the program and read its scores; a ``ScoringProgramError`` when anything fails."""
+    """Run the program and read its scores; a ``ScoringProgramError`` when anything fails.
+
+    With an ingestion program, it runs first on the upload and the scoring program scores
+    what it wrote (:func:`run_with_ingestion`).
+    """
+    if spec.ingestion is not None:
+        return run_with_ingestion(
+            spec, runner, upload=outputs, references=references, cases=cases, template=template
+        )
+    return _score(spec, runner, outputs, references=references, cases=cases, template=template)
+
+
+def _score(
+    spec: ScoringProgram,
+    runner: ProgramRunner,
+    outputs: Path,
+    *,
+    references: Path,
+    cases: Sequence[str],
+    template: str,
+) -> TaskScores:
     result = runner(score_request(spec, outputs, references, cases, template))
     problem = result.problem()
     if problem is not None:
@@ -116,6 +138,82 @@ def run_scoring_program(
         raise ScoringProgramError(f"{result.scores_name}: {err}", result.log()) from None
     notes = "".join(f"warning: {text}\n" for text in warnings)
     return TaskScores(summary, per_case, log=notes + result.log())
+
+
+CODE_MARKERS = ("metadata", "metadata.yaml")
+INGESTION_MOUNTS = {
+    "program": "/app/program",
+    "input_data": "/app/input_data",
+    "code": "/app/ingested_program",
+    "output": "/app/output",
+}
+
+
+def ingestion_request(
+    spec: ScoringProgram, upload: Path, empty: Path, collect: Path
+) -> ProgramRequest:
+    """The run of the ingestion program on ``upload``; what it writes is copied to ``collect``.
+
+    An upload without a ``metadata`` file is first copied into its output folder, as
+    Codabench's compute worker does (a result submission passes through ingestion).
+    """
+    ingestion = spec.ingestion
+    if ingestion is None:
+        raise ValueError("the scorer declares no ingestion program")
+    is_code = any((upload / name).is_file() for name in CODE_MARKERS)
+    return ProgramRequest(
+        argv=ingestion.command,
+        cwd=INGESTION_MOUNTS["program"],
+        folders=(
+            (ingestion.program, INGESTION_MOUNTS["program"]),
+            (ingestion.input_data or empty, INGESTION_MOUNTS["input_data"]),
+            (upload, INGESTION_MOUNTS["code"]),
+        ),
+        env={},
+        limits=spec.limits,
+        wall_s=ingestion.wall_s,
+        scores=INGESTION_MOUNTS["output"],
+        seed=None if is_code else upload,
+        collect=collect,
+    )
+
+
+def run_with_ingestion(
+    spec: ScoringProgram,
+    runner: ProgramRunner,
+    *,
+    upload: Path,
+    references: Path,
+    cases: Sequence[str],
+    template: str,
+) -> TaskScores:
+    """Ingestion (the participant's code), then scoring of what it wrote.
+
+    As on Codabench, scoring runs after a failed ingestion too: when it writes scores the
+    submission is scored (a warning in the organizer's log), otherwise the failure is the
+    entry's (an ``OutputError``: the participant sees why, not what the programs printed).
+    """
+    with tempfile.TemporaryDirectory(prefix="ingestion-") as scratch:
+        empty, collected = Path(scratch, "empty"), Path(scratch, "res")
+        empty.mkdir()
+        ingested = runner(ingestion_request(spec, upload, empty, collected))
+        if not collected.is_dir():
+            collected.mkdir()
+        failed = ingested.problem()
+        log = f"--- ingestion program ---\n{ingested.log()}"
+        try:
+            scored = _score(
+                spec, runner, collected, references=references, cases=cases, template=template
+            )
+        except ScoringProgramError as err:
+            if failed is None:
+                raise ScoringProgramError(err.reason, log + err.log) from None
+            raise OutputError(
+                f"your code failed under the ingestion program (it {failed}) and nothing "
+                "could be scored"
+            ) from None
+    note = f"warning: the ingestion program {failed}; scored anyway\n" if failed else ""
+    return TaskScores(scored.summary, scored.per_record, log=note + log + scored.log)
 
 
 def _number(value: Any, where: str) -> float:

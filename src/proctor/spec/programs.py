@@ -40,6 +40,10 @@ class ProgramRequest:
     scores: str | None = None
     scores_names: tuple[str, ...] = (SCORES_FILE,)
     """The files read back from ``scores``, the first present one (``scores.txt`` too)."""
+    seed: Path | None = None
+    """A host folder copied into ``scores`` before the run (plain files only)."""
+    collect: Path | None = None
+    """A new host folder where everything ``scores`` holds after the run is copied."""
 
 
 @dataclass(frozen=True, slots=True)

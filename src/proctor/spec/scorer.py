@@ -131,6 +131,21 @@ class ScorerSettings(Strict):
         raise NotImplementedError
 
 
+class IngestionProgram(Strict):
+    """A Codabench ingestion program: it runs the participant's code before scoring.
+
+    Inside: ``/app/program`` (this folder, the working folder), ``/app/input_data`` (the
+    ``input_data`` folder), ``/app/ingested_program`` (the upload), ``/app/output`` (writable:
+    what it writes becomes the scoring program's outputs). An upload without a ``metadata``
+    file is copied into ``/app/output`` first (a result submission passes through).
+    """
+
+    program: Path
+    command: tuple[str, ...] = Field(min_length=1)
+    input_data: Path | None = None
+    wall_s: float = Field(default=600.0, gt=0)
+
+
 class ScoringProgram(ScorerSettings):
     """The organizer's scoring program (see the module docstring)."""
 
@@ -144,6 +159,7 @@ class ScoringProgram(ScorerSettings):
     mounts: ProgramMounts = ProgramMounts()
     scores_files: tuple[str, ...] = Field(default=("scores.json",), min_length=1)
     computed: dict[str, ComputedMetric] = Field(default_factory=dict)
+    ingestion: IngestionProgram | None = None
 
     @field_validator("scores_files")
     @classmethod

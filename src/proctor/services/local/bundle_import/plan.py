@@ -49,6 +49,7 @@ class TaskPlan:
     hidden_inputs: str
     references: str
     wall_s: float = DEFAULT_WALL_S
+    ingestion: dict[str, Any] | None = None
 
 
 @dataclass
@@ -114,6 +115,8 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
     computed = _computed(plan)
     if computed:
         scorer["computed"] = computed
+    if task.ingestion is not None:
+        scorer["ingestion"] = task.ingestion
     return {
         "name": task.name,
         "title": task.title,

@@ -75,12 +75,18 @@ def task_plan(
     else:
         references = Path(_empty(data / "reference", "reference data"))
         warnings.append(f"{key}: no reference_data: /app/input/ref is empty")
+    ingestion = _ingestion(bundle, dest, task, key=key, name=name, wall_s=wall_s)
     if task.get("input_data"):
         inputs = materialize(bundle, task["input_data"], data / "input_data", f"{key}.input_data")
-        public = inputs.relative_to(dest).as_posix()
     else:
-        public = Path(_empty(data / "input_data", "input data")).relative_to(dest).as_posix()
-    hidden = Path(_empty(data / "hidden", "hidden inputs")).relative_to(dest).as_posix()
+        inputs = Path(_empty(data / "input_data", "input data"))
+    if ingestion is not None:  # the input data is the code's: hidden, not in the kit
+        ingestion["input_data"] = inputs.relative_to(dest).as_posix()
+        hidden = inputs.relative_to(dest).as_posix()
+        public = Path(_empty(data / "public", "public inputs")).relative_to(dest).as_posix()
+    else:
+        public = inputs.relative_to(dest).as_posix()
+        hidden = Path(_empty(data / "hidden", "hidden inputs")).relative_to(dest).as_posix()
     if wall_s is None:
         warnings.append(
             f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
@@ -94,7 +100,27 @@ def task_plan(
         hidden_inputs=hidden,
         references=references.relative_to(dest).as_posix(),
         wall_s=wall_s or DEFAULT_WALL_S,
+        ingestion=ingestion,
     )
+
+
+def _ingestion(
+    bundle: Path, dest: Path, task: dict[str, Any], *, key: str, name: str, wall_s: float | None
+) -> dict[str, Any] | None:
+    """The scorer's ``ingestion`` block of a task with an ingestion program (else None)."""
+    if not task.get("ingestion_program"):
+        return None
+    where = f"{key}.ingestion_program"
+    folder = materialize(
+        bundle, task["ingestion_program"], dest / "programs" / f"{name}-ingestion", where
+    )
+    root = _program_root(folder)
+    command = program_command(root, where, scoring=False, input_data=True)
+    return {
+        "program": root.relative_to(dest).as_posix(),
+        "command": command,
+        "wall_s": wall_s or DEFAULT_WALL_S,
+    }
 
 
 def read_columns(
@@ -166,11 +192,11 @@ def _column(column: dict[str, Any], where: str, by_index: dict[int, dict[str, An
 
 
 def note_ingestion(task: dict[str, Any], key: str, warnings: list[str]) -> None:
-    """An ingestion program is kept out: only result submissions run (a warning says so)."""
-    if task.get("ingestion_program"):
+    """``ingestion_only_during_scoring``: ingestion runs before scoring here (a warning)."""
+    if task.get("ingestion_program") and task.get("ingestion_only_during_scoring"):
         warnings.append(
-            f"{key}.ingestion_program: not run: Proctor scores result submissions of this bundle "
-            "(an upload without a metadata file); a code submission is refused at upload"
+            f"{key}.ingestion_only_during_scoring: the ingestion program runs before the "
+            "scoring program, not alongside it (/app/shared is not shared between them)"
         )
 
 
