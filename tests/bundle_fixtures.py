@@ -227,3 +227,64 @@ def run_directly(
     else:
         found = yaml.safe_load((output / "scores.txt").read_text())
     return {key: float(value) for key, value in found.items()}
+
+
+INGESTION_PY = """\
+import sys
+from pathlib import Path
+inputs, output, code = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, code)
+from model import predict
+xs = (inputs / "x.txt").read_text().split()
+(output / "predictions.txt").write_text("".join(predict(x) + "\\n" for x in xs))
+"""
+
+MODEL_PY = """\
+def predict(x):
+    return "a" if int(x) % 2 == 0 else "b"
+"""
+
+CODE_YAML = """\
+version: 2
+title: Toy Code Challenge
+phases:
+  - index: 0
+    name: Only Phase
+    start: 2020-01-01
+    execution_time_limit: 60
+    tasks: [0]
+tasks:
+  - index: 0
+    name: Alpha Task
+    scoring_program: scoring_program
+    ingestion_program: ingestion_program
+    input_data: input_data
+    reference_data: reference_alpha
+leaderboards:
+  - title: Results
+    columns:
+      - {title: Accuracy, key: accuracy, index: 0, sorting: desc}
+      - {title: Error, key: error, index: 1, sorting: asc}
+"""
+
+
+def make_code_bundle(root: Path) -> Path:
+    """A Codabench v2 bundle whose ingestion program imports the participant's ``model.py``."""
+    make_v2_bundle(root, yaml_text=CODE_YAML)
+    ingestion = root / "ingestion_program"
+    ingestion.mkdir()
+    (ingestion / "ingestion.py").write_text(INGESTION_PY)
+    (ingestion / "metadata.yaml").write_text(
+        "command: python $ingestion_program/ingestion.py $input $output $submission_program\n"
+    )
+    (root / "input_data").mkdir()
+    (root / "input_data/x.txt").write_text("0\n1\n2\n3\n4\n5\n")
+    return root
+
+
+def code_zip(root: Path, model_py: str = MODEL_PY) -> Path:
+    """A code submission: ``model.py`` at the root of the zip."""
+    folder = root / "code"
+    folder.mkdir(parents=True)
+    (folder / "model.py").write_text(model_py)
+    return _zip(folder, root / "code.zip")

@@ -19,6 +19,8 @@ from bundle_fixtures import (
     PREDICTIONS,
     TRUTH,
     V2_YAML,
+    code_zip,
+    make_code_bundle,
     make_v1_zip,
     make_v2_bundle,
     run_directly,
@@ -115,7 +117,7 @@ def test_the_cli_prints_the_import_as_json(tmp_path: Path) -> None:
     [
         (
             "    reference_data: reference_alpha\n",
-            "    reference_data: reference_alpha\n    ingestion_program: scoring_program\n",
+            "    reference_data: reference_alpha\n    ingestion_program: pages\n",
             "tasks[0].ingestion_program",
         ),
         ("        key: error\n", "        key: error-rate\n", "leaderboards[0].columns[1].key"),
@@ -215,7 +217,9 @@ def test_a_codalab_scores_txt_scores_as_run_directly(shared_dir: Path, settings:
 def test_a_failing_program_is_the_organizers_failure_with_its_log(
     shared_dir: Path, settings: Settings, program: str, reason: str
 ) -> None:
-    text = V2_YAML.replace("execution_time_limit: 60", "execution_time_limit: 3")
+    text = V2_YAML.replace("execution_time_limit: 60", "execution_time_limit: 3").replace(
+        "execution_time_limit: 120", "execution_time_limit: 3"
+    )
     bundle = make_v2_bundle(shared_dir / "bundle", score_py=program, yaml_text=text)
     challenge = shared_dir / "challenge"
     import_bundle(bundle, challenge, "host")
@@ -229,3 +233,65 @@ def test_a_failing_program_is_the_organizers_failure_with_its_log(
         path.read_text() for path in report.run_dir.glob("scoring-*.log")
     )
     assert reason in logs and "SECRET-LOG" in logs
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_an_ingestion_program_runs_the_participants_model(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = shared_dir / "challenge"
+    import_bundle(make_code_bundle(shared_dir / "bundle"), challenge, "host")
+    task = _yaml(challenge)["tasks"][0]  # type: ignore[index]
+    assert task["hidden_inputs"] == "data/alpha-task/input_data"  # the code's input: not in the kit
+    report = run_entry(RunRequest(code_zip(shared_dir), str(challenge), keep=True), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    predictions = "a\nb\na\nb\na\nb\n"  # what model.py predicts on 0..5
+    expected = run_directly(
+        challenge / "programs/alpha-task",
+        challenge / "data/alpha-task/reference",
+        predictions,
+        shared_dir / "direct",
+        ["python3", "/app/program/score.py", "/app/input", "/app/output"],
+    )
+    assert report.scores["alpha-task"] == {
+        "accuracy": expected["accuracy"],
+        "error": expected["error"],
+    }
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_code_that_fails_under_ingestion_is_the_entrys_failure(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = shared_dir / "challenge"
+    import_bundle(make_code_bundle(shared_dir / "bundle"), challenge, "host")
+    broken = code_zip(shared_dir, "def predict(x):\n    raise RuntimeError('MODEL-SECRET')\n")
+    report = run_entry(RunRequest(broken, str(challenge)), settings)
+    assert report.status is RunStatus.FAILED
+    assert report.failure is Failure.ENTRY
+    shown = json.dumps(report.to_json())
+    assert "failed under the ingestion program" in shown and "Traceback" not in shown
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_result_zip_to_an_ingestion_task_is_scored_as_codabench_does(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = shared_dir / "challenge"
+    import_bundle(make_code_bundle(shared_dir / "bundle"), challenge, "host")
+    report = run_entry(RunRequest(submission_zip(shared_dir), str(challenge), keep=True), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    expected = run_directly(
+        challenge / "programs/alpha-task",
+        challenge / "data/alpha-task/reference",
+        PREDICTIONS,
+        shared_dir / "direct",
+        ["python3", "/app/program/score.py", "/app/input", "/app/output"],
+    )
+    assert report.scores["alpha-task"]["accuracy"] == expected["accuracy"]
+    assert report.run_dir is not None
+    log = (report.run_dir / "scoring-alpha-task.log").read_text()
+    assert "the ingestion program exited with status 1; scored anyway" in log
