@@ -30,6 +30,8 @@ from proctor.types import Failure, RunStatus
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 ROOT = os.environ.get("PROCTOR_BUNDLE_EXAMPLES", "")
+TIMINGS = frozenset({"duration", "time", "elapsed", "runtime"})
+"""Columns measuring how long the code ran: they differ between any two runs."""
 BUNDLED = Path(__file__).resolve().parents[1] / "src/proctor/challenges/environment"
 
 
@@ -54,6 +56,41 @@ def _environment(folder: Path) -> Path:
     return folder
 
 
+def _run_real(folder: Path, command: tuple[str, ...], places: dict[str, Path]) -> bool:
+    """Run a program copied to ``folder``, its ``/app/...`` paths (in its files too) made real."""
+
+    def real(text: str) -> str:
+        for inside, outside in places.items():
+            text = text.replace(inside, str(outside))
+        return text
+
+    for source in folder.rglob("*.py"):
+        source.write_text(real(source.read_text()))
+    argv = [sys.executable if part.startswith("python") else real(part) for part in command]
+    done = subprocess.run(argv, cwd=folder, timeout=600, capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _ingest_directly(scorer: ScoringProgram, upload: Path, work: Path) -> Path:
+    """The ingestion program run directly on ``upload``: the folder it wrote."""
+    ingestion = scorer.ingestion
+    assert ingestion is not None
+    output = work / "ingestion-output"
+    if (upload / "metadata").exists():
+        output.mkdir(parents=True)
+    else:
+        shutil.copytree(upload, output)
+    shutil.copytree(ingestion.program, work / "ingestion")
+    places = {
+        "/app/input_data": ingestion.input_data or work,
+        "/app/ingested_program": upload,
+        "/app/output": output,
+        "/app/program": work / "ingestion",
+    }
+    _run_real(work / "ingestion", ingestion.command, places)  # a failure scores what it wrote
+    return output
+
+
 def _direct(
     scorer: ScoringProgram, references: Path, upload: Path, work: Path
 ) -> dict[str, float] | None:
@@ -61,6 +98,8 @@ def _direct(
 
     None when it fails or writes no scores.
     """
+    if scorer.ingestion is not None:
+        upload = _ingest_directly(scorer, upload, work)
     places = {
         "/app/input/ref": work / "input/ref",
         "/app/input/res": work / "input/res",
@@ -72,17 +111,7 @@ def _direct(
     shutil.copytree(references, work / "input/ref")
     shutil.copytree(upload, work / "input/res")
     (work / "output").mkdir()
-
-    def real(text: str) -> str:
-        for inside, outside in places.items():
-            text = text.replace(inside, str(outside))
-        return text
-
-    for source in (work / "program").rglob("*.py"):
-        source.write_text(real(source.read_text()))
-    argv = [sys.executable if part.startswith("python") else real(part) for part in scorer.command]
-    done = subprocess.run(argv, cwd=work / "program", timeout=600, capture_output=True, check=False)
-    if done.returncode != 0:
+    if not _run_real(work / "program", scorer.command, places):
         return None
     for name in ("scores.json", "scores.txt"):
         if (work / "output" / name).is_file():
@@ -102,8 +131,7 @@ def test_each_sample_scores_what_the_bundle_program_computes(
         imported = import_bundle(bundle, challenge_dir, str(_environment(shared_dir / "env")))
     except ConfigError as err:
         pytest.skip(f"refused: {err}")
-    if any("ingestion_program" in warning for warning in imported.warnings):
-        pytest.skip("a code-submission bundle: its ingestion program does not run yet")
+    assert imported.tasks
     challenge = load_challenge(challenge_dir)
     settings = Settings(work_root=shared_dir / "runs")
     solutions = sorted((challenge_dir / "kit/solutions").glob("*"))
@@ -125,9 +153,14 @@ def _same_as_direct(report: EvaluationReport, task: Task, solution: Path, work: 
     assert task.hidden_references is not None
     expected = _direct(scorer, task.hidden_references, solution, work)
     if expected is None:  # the sample does not fit this task: the program fails
-        assert report.failure is Failure.SCORER, (solution.name, task.name)
+        failure = Failure.ENTRY if scorer.ingestion is not None else Failure.SCORER
+        assert report.failure is failure, (solution.name, task.name)
         return
     assert report.status is RunStatus.SCORED, (solution.name, task.name)
+    if scorer.ingestion is not None:
+        again = _direct(scorer, task.hidden_references, solution, work.with_name(work.name + "-2"))
+        if again != expected:  # the participant's code is not deterministic (an unseeded model)
+            return
     for metric in scorer.metrics:
-        if metric not in scorer.computed:
+        if metric not in scorer.computed and metric not in TIMINGS:
             assert report.scores[task.name][metric] == float(expected[metric])
