@@ -260,6 +260,8 @@ tasks:
     ingestion_program: ingestion_program
     input_data: input_data
     reference_data: reference_alpha
+solutions:
+  - {index: 0, tasks: [0], path: solutions/sample.zip}
 leaderboards:
   - title: Results
     columns:

@@ -29,6 +29,7 @@ from bundle_fixtures import (
 from proctor.errors import ConfigError
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_bundle
+from proctor.services.local.catalog import write_kit
 from proctor.services.local.bundle_import.common import parse_date, substitute
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
@@ -295,3 +296,15 @@ def test_a_result_zip_to_an_ingestion_task_is_scored_as_codabench_does(
     assert report.run_dir is not None
     log = (report.run_dir / "scoring-alpha-task.log").read_text()
     assert "the ingestion program exited with status 1; scored anyway" in log
+
+
+def test_the_kit_holds_the_sample_and_public_data_never_the_code_inputs(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    import_bundle(make_v2_bundle(tmp_path / "bundle"), results, "host")
+    kit = write_kit(str(results), tmp_path / "kit")
+    assert (tmp_path / "kit/entry/predictions.txt").read_text() == PREDICTIONS
+    assert kit
+    code = tmp_path / "code"
+    import_bundle(make_code_bundle(tmp_path / "code-bundle"), code, "host")
+    write_kit(str(code), tmp_path / "code-kit")
+    assert not list((tmp_path / "code-kit").rglob("x.txt"))  # the ingestion's input data
