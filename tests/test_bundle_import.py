@@ -29,8 +29,8 @@ from bundle_fixtures import (
 from proctor.errors import ConfigError
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_bundle
-from proctor.services.local.catalog import write_kit
 from proctor.services.local.bundle_import.common import parse_date, substitute
+from proctor.services.local.catalog import write_kit
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.spec.loader import load_challenge
