@@ -27,6 +27,7 @@ accuracy = right / len(truth)
 output.mkdir(parents=True, exist_ok=True)
 (output / "scores.json").write_text(json.dumps({"accuracy": accuracy, "error": 1 - accuracy,
                                                 "extra_label": 7}))
+(output / "detailed_results.html").write_text(f"<p>{right} right</p>")
 print("scored", len(truth))
 """
 

@@ -185,6 +185,9 @@ def test_each_task_scores_what_its_program_computes_run_directly(
         assert scores["mean"] == (expected["accuracy"] + expected["error"]) / 2
         assert "extra_label" not in scores  # a key beyond the columns: kept out, no failure
     assert report.scores["alpha-task"] != report.scores["beta-task"]  # each its own references
+    assert report.run_dir is not None
+    detailed = report.run_dir / "detailed_results-alpha-task.html"
+    assert detailed.read_text() == "<p>5 right</p>"  # kept in the run folder
 
 
 @pytest.mark.sandbox

@@ -25,6 +25,7 @@ What the program printed has read hidden references: it goes to the organizer's 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import tempfile
@@ -120,7 +121,11 @@ def _score(
     cases: Sequence[str],
     template: str,
 ) -> TaskScores:
-    result = runner(score_request(spec, outputs, references, cases, template))
+    with tempfile.TemporaryDirectory(prefix="scoring-") as scratch:
+        written = Path(scratch, "written")
+        request = score_request(spec, outputs, references, cases, template)
+        result = runner(dataclasses.replace(request, collect=written))
+        pages = _pages(written)
     problem = result.problem()
     if problem is not None:
         raise ScoringProgramError(f"the scoring program {problem}", result.log())
@@ -137,10 +142,22 @@ def _score(
     except ValueError as err:
         raise ScoringProgramError(f"{result.scores_name}: {err}", result.log()) from None
     notes = "".join(f"warning: {text}\n" for text in warnings)
-    return TaskScores(summary, per_case, log=notes + result.log())
+    return TaskScores(summary, per_case, log=notes + result.log(), pages=pages)
+
+
+def _pages(written: Path) -> dict[str, str]:
+    """The pages the program wrote beside its scores (``detailed_results.html``)."""
+    found = {}
+    for name in PAGE_FILES:
+        path = written / name
+        if path.is_file() and not path.is_symlink():
+            found[name] = path.read_text(encoding="utf-8", errors="replace")
+    return found
 
 
 CODE_MARKERS = ("metadata", "metadata.yaml")
+PAGE_FILES = ("detailed_results.html",)
+"""Pages a Codabench scoring program writes beside its scores, kept for the submission."""
 INGESTION_MOUNTS = {
     "program": "/app/program",
     "input_data": "/app/input_data",
@@ -213,7 +230,9 @@ def run_with_ingestion(
                 "could be scored"
             ) from None
     note = f"warning: the ingestion program {failed}; scored anyway\n" if failed else ""
-    return TaskScores(scored.summary, scored.per_record, log=note + log + scored.log)
+    return TaskScores(
+        scored.summary, scored.per_record, log=note + log + scored.log, pages=scored.pages
+    )
 
 
 def _number(value: Any, where: str) -> float:
