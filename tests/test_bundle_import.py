@@ -122,6 +122,12 @@ def test_the_cli_prints_the_import_as_json(tmp_path: Path) -> None:
             "tasks[0].ingestion_program",
         ),
         ("        key: error\n", "        key: error-rate\n", "leaderboards[0].columns[1].key"),
+        (
+            "    reference_data: reference_alpha\n",
+            "    reference_data: reference_alpha\n    ingestion_program: scoring_program\n"
+            "    ingestion_only_during_scoring: true\n",
+            "tasks[0].ingestion_only_during_scoring",
+        ),
         ("computation: avg", "computation: median", "leaderboards[0].columns[2].computation"),
         ("reference_data: reference_alpha", "reference_data: 7a1b-uuid", "tasks[0].reference_data"),
     ],

@@ -192,11 +192,17 @@ def _column(column: dict[str, Any], where: str, by_index: dict[int, dict[str, An
 
 
 def note_ingestion(task: dict[str, Any], key: str, warnings: list[str]) -> None:
-    """``ingestion_only_during_scoring``: ingestion runs before scoring here (a warning)."""
+    """``ingestion_only_during_scoring`` is refused: the two programs would have to run at once.
+
+    Such bundles talk through ``/app/shared`` while both run (the scoring program waits for
+    the ingestion's files); run one after the other they would wait until their time limit.
+    """
+    del warnings  # nothing to warn: it is mapped or refused
     if task.get("ingestion_program") and task.get("ingestion_only_during_scoring"):
-        warnings.append(
-            f"{key}.ingestion_only_during_scoring: the ingestion program runs before the "
-            "scoring program, not alongside it (/app/shared is not shared between them)"
+        raise BundleRefusedError(
+            "ingestion and scoring running at once, talking through /app/shared, is not "
+            "supported: Proctor runs the ingestion program, then the scoring program",
+            location=f"{key}.ingestion_only_during_scoring",
         )
 
 
