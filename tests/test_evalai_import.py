@@ -56,9 +56,11 @@ def test_the_cli_imports_a_challenge_folder_and_prints_the_mapping(tmp_path: Pat
     answer = json.loads(done.stdout)
     assert answer["format"] == "evalai"
     assert answer["challenge"] == "toy-accuracy-challenge-evalai"  # the duplicate title: last
-    assert answer["phases"] == ["dev", "test"]
-    assert answer["tasks"] == ["dev-train-split", "test-train-split", "test-test-split"]
-    assert answer["leaderboards"] == ["dev/leaderboard-1", "test/leaderboard-1"]
+    assert [phase["name"] for phase in answer["phases"]] == ["dev", "test"]
+    tasks = [task["name"] for task in answer["tasks"]]
+    assert tasks == ["dev-train-split", "test-train-split", "test-test-split"]
+    boards = [(board["phase"], board["name"]) for board in answer["leaderboards"]]
+    assert boards == [("dev", "leaderboard-1"), ("test", "leaderboard-1")]
     assert any("max_submissions_per_month" in warning for warning in answer["warnings"])
     assert check_challenge(tmp_path / "dest") == []
 
@@ -115,6 +117,45 @@ def test_untranslatable_inputs_are_refused_naming_the_key(tmp_path: Path) -> Non
     (source / "annotations/test.json").unlink()
     with pytest.raises(ConfigError, match="test_annotation_file"):
         import_challenge(source, tmp_path / "dest2")
+
+
+def test_templates_become_pages_and_decimal_precision_the_digits(tmp_path: Path) -> None:
+    source = make_evalai_challenge(tmp_path / "source")
+    config = source / "challenge_config.yaml"
+    config.write_bytes(
+        config.read_bytes().replace(
+            b"    visibility: 1", b"    visibility: 1\n    leaderboard_decimal_precision: 2"
+        )
+    )
+    result = import_challenge(source, tmp_path / "dest", "host")
+    challenge = load_challenge(tmp_path / "dest")
+    assert challenge.pages == {"overview": "pages/description.html"}
+    assert (tmp_path / "dest/pages/description.html").read_text().startswith("<p>Guess")
+    assert (challenge.digits("Accuracy"), challenge.digits("Errors")) == (2, 2)
+    assert not any("precision" in warning for warning in result.warnings)
+
+
+def test_a_folder_declaring_an_environment_is_the_scorers_environment(tmp_path: Path) -> None:
+    bundled = Path(__file__).resolve().parents[1] / "src/proctor/challenges/environment"
+    folder = tmp_path / "env"
+    folder.mkdir()
+    declaration = {
+        "name": "proctor-reference",
+        "debian": {"suite": "bookworm", "packages": ["python3"]},
+        "python": {
+            "requirements": str(bundled / "requirements.in"),
+            "lock": str(bundled / "requirements.lock"),
+        },
+        "lock": str(bundled / "environment.lock"),
+    }
+    (folder / "environment.yaml").write_text(yaml.safe_dump(declaration))
+    source = make_evalai_challenge(tmp_path / "source")
+    import_challenge(source, tmp_path / "dest", str(folder))
+    assert (tmp_path / "dest/environment/environment.yaml").is_file()
+    assert check_challenge(tmp_path / "dest") == []
+    scorer = load_challenge(tmp_path / "dest").task("dev-train-split").scorer
+    assert isinstance(scorer, EvalaiScorer)
+    assert getattr(scorer.environment, "name", None) == "proctor-reference"
 
 
 def test_a_label_that_is_no_metric_name_keeps_its_label(tmp_path: Path) -> None:

@@ -342,11 +342,12 @@ BUILTIN_PROTOCOLS: Mapping[str, str] = {
     "python_model": "AutoML: a harness drives the entry's model.py (train, save, load, predict)",
     "predictions": "Kaggle-style: uploaded prediction files, no code runs",
     "single_file": "EvalAI-style: one uploaded file scored on every split, no code runs",
+    "results": "Codabench-style: the uploaded folder is the scoring program's input/res",
 }
 """Every protocol kind the ``challenge.yaml`` vocabulary names, runnable or not yet."""
 
 RUNNABLE_BUILTIN_PROTOCOLS = frozenset(
-    {"records", "command", "predictions", "python_model", "single_file"}
+    {"records", "command", "predictions", "python_model", "single_file", "results"}
 )
 """The built-in kinds whose driver ships (a test checks the driver registry agrees)."""
 

@@ -59,12 +59,15 @@ def challenge_check(
 
 
 def challenge_import(
-    source: Annotated[Path, typer.Argument(help="The challenge to import: a folder or a zip.")],
+    source: Annotated[Path, typer.Argument(help="The bundle: a zip or a folder.")],
     dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the challenge.")],
     environment: Annotated[
         str | None,
         typer.Option(
-            "--environment", help="The scoring environment: a bundled name (default: codabench)."
+            "--environment",
+            help="What the programs run in: a folder declaring one (environment.yaml), a "
+            "bundled environment's name, or host (default: from a Codabench/CodaLab bundle's "
+            "docker_image; codabench for EvalAI).",
         ),
     ] = None,
     as_json: Annotated[
@@ -72,25 +75,28 @@ def challenge_import(
         typer.Option(
             "--json",
             help='Print {"challenge", "path", "format", "phases", "tasks", "leaderboards", '
-            '"warnings"}.',
+            '"warnings"} on stdout.',
         ),
     ] = False,
 ) -> None:
-    """Make a Proctor challenge folder of another platform's challenge (EvalAI).
+    """Import a Codabench (v2), CodaLab (v1/v1.5) or EvalAI bundle as a challenge folder.
 
-    Then `proctor challenge check DEST`, `proctor run UPLOAD --challenge DEST`, or `proctor
-    challenge add DEST` (docs/import-bundles.md).
+    The folder takes `challenge check`, `run`, `kit` and `challenge add`; the scoring
+    programs run in the sandbox as their platform runs them (docs/import-bundles.md). What
+    cannot be mapped is a warning; what would change results is refused, naming the YAML key
+    (exit 2).
     """
     result = import_challenge(source, dest, environment)
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=2))
         return
-    typer.echo(
-        f"imported {result.format} challenge {result.challenge} into {dest}: "
-        f"{len(result.phases)} phase(s), {len(result.tasks)} task(s)"
-    )
+    phases = ", ".join(f"{p['name']} ({p['title']})" for p in result.phases)
+    typer.echo(f"imported a {result.format} bundle as {result.challenge!r} in {dest}")
+    typer.echo(f"  phases: {phases}")
+    typer.echo(f"  tasks: {', '.join(task['name'] for task in result.tasks)}")
     for warning in result.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"  note: {warning}")
+    typer.echo(f"check it: proctor challenge check {dest}")
 
 
 def register(challenge: typer.Typer) -> None:

@@ -123,6 +123,11 @@ def _target(job: FilesJob, split: str, references: Path, errors_log: Path) -> Sc
 
 def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
     """Check and score the public split's predictions; the scores are the stage's message."""
+    if not job.driver.scores_public_split:
+        skipped = "no public split to score: the hidden references score the upload"
+        result = StageResult(Stage.QUIZ, StageStatus.SKIPPED, skipped, skipped)
+        runner.finish(result)
+        return result
     references = job.task.public_inputs.parent
     target = _target(job, PUBLIC, references, job.folder.score_errors)
 

@@ -103,14 +103,28 @@ def run_program(
         folder = scratch / "scores"
         folder.mkdir()
         with session.workspace(folder, size_bytes=request.limits.scores_bytes) as written:
+            _seed(session, request, written)
             writable = Mount(written, request.scores, writable=True)
             outcome = session.run(
                 request.argv, mounts=[*mounts, writable], limits=limits, env=env, cwd=request.cwd
             )
-            data, problem = read_capped(written / SCORES_FILE, request.limits.scores_bytes)
-        return _result(outcome, data, problem)
+            name, data, problem = read_scores_file(written, request)
+            if request.collect is not None:
+                _copy(written, request.collect)
+        return _result(outcome, data, problem, name)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _seed(session: SandboxSession, request: ProgramRequest, written: Path) -> None:
+    """Copy ``request.seed`` into the writable folder, then hand it to the slot."""
+    if request.seed is not None and request.seed.is_dir():
+        for item in request.seed.iterdir():
+            if item.is_dir() and not item.is_symlink():
+                _copy(item, written / item.name)
+            elif item.is_file() and not item.is_symlink():
+                _copy_file(item, written / item.name)
+    session.give(written)
 
 
 def _fits_one_workspace(request: ProgramRequest) -> bool:
@@ -169,7 +183,7 @@ def _run_in_one_workspace(
         written = _inside(tree, common, request.scores) if request.scores else None
         if written is not None:
             written.mkdir(mode=0o755)
-            session.give(written)
+            _seed(session, request, written)
         outcome = session.run(
             request.argv,
             mounts=[Mount(tree, common, writable=True)],
@@ -179,8 +193,10 @@ def _run_in_one_workspace(
         )
         if written is None:
             return _result(outcome)
-        data, problem = read_capped(written / SCORES_FILE, request.limits.scores_bytes)
-    return _result(outcome, data, problem)
+        name, data, problem = read_scores_file(written, request)
+        if request.collect is not None:
+            _copy(written, request.collect)
+    return _result(outcome, data, problem, name)
 
 
 def _copy(source: Path, dest: Path) -> None:
@@ -303,7 +319,16 @@ def _limits(request: ProgramRequest) -> Limits:
     )
 
 
-def read_capped(path: Path, cap: int) -> tuple[bytes | None, str | None]:
+def read_scores_file(folder: Path, request: ProgramRequest) -> tuple[str, bytes | None, str | None]:
+    """(name, content, problem) of the first of ``request.scores_names`` the program wrote."""
+    for name in request.scores_names:
+        data, problem = read_capped(folder / name, request.limits.scores_bytes, name)
+        if data is not None or problem is not None:
+            return name, data, problem
+    return request.scores_names[0], None, None
+
+
+def read_capped(path: Path, cap: int, name: str = SCORES_FILE) -> tuple[bytes | None, str | None]:
     """(content, None) of a regular file of at most ``cap`` bytes; (None, why) otherwise.
 
     Never follows a link (the program may have been steered into making one), never reads
@@ -314,19 +339,22 @@ def read_capped(path: Path, cap: int) -> tuple[bytes | None, str | None]:
     except FileNotFoundError:
         return None, None
     except OSError as err:
-        return None, f"{SCORES_FILE} cannot be opened ({os.strerror(err.errno or 0)})"
+        return None, f"{name} cannot be opened ({os.strerror(err.errno or 0)})"
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        return None, f"{SCORES_FILE} is not a regular file"
+        return None, f"{name} is not a regular file"
     with os.fdopen(fd, "rb") as stream:
         data = stream.read(cap + 1)
     if len(data) > cap:
-        return None, f"{SCORES_FILE} is over {cap} bytes"
+        return None, f"{name} is over {cap} bytes"
     return data, None
 
 
 def _result(
-    outcome: Outcome, data: bytes | None = None, problem: str | None = None
+    outcome: Outcome,
+    data: bytes | None = None,
+    problem: str | None = None,
+    name: str = SCORES_FILE,
 ) -> ProgramResult:
     return ProgramResult(
         exit_status=outcome.exit_status,
@@ -338,4 +366,5 @@ def _result(
         stderr=outcome.stderr,
         scores_file=data,
         scores_problem=problem,
+        scores_name=name,
     )

@@ -258,3 +258,6 @@ def keep_full_scores(folder: RunFolder, task: str, scored: TaskScores) -> None:
     path = folder.full_scores(task)
     data = {"summary": scored.summary, "per_record": scored.per_record}
     path.write_text(json.dumps(data, sort_keys=True, allow_nan=True))
+    for name, html in scored.pages.items():  # e.g. detailed_results-TASK.html
+        stem, _, suffix = name.rpartition(".")
+        (folder.root / f"{stem}-{task}.{suffix}").write_text(html, encoding="utf-8")

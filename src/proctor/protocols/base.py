@@ -233,10 +233,13 @@ class FilesDriver(ProtocolDriver):
     """A protocol where no code runs: the upload holds the predictions themselves.
 
     The inputs are public (participants make their predictions from them) and only the
-    references are hidden. ``split`` is ``"public"`` or ``"hidden"``.
+    references are hidden. ``split`` is ``"public"`` or ``"hidden"``. ``scores_public_split``:
+    the quiz scores the public split's predictions against its public references (False: the
+    protocol has no public references, the quiz is skipped).
     """
 
     runs_code: ClassVar[bool] = False
+    scores_public_split: ClassVar[bool] = True
 
     def __init__(self, context: FilesContext) -> None:
         self.context = context

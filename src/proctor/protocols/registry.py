@@ -15,6 +15,7 @@ from proctor.protocols.command import CommandDriver
 from proctor.protocols.predictions import PredictionsDriver
 from proctor.protocols.python_model import PythonModelDriver
 from proctor.protocols.records import RecordsDriver
+from proctor.protocols.results import ResultsDriver
 from proctor.protocols.single_file import SingleFileDriver
 from proctor.types import ProtocolDeclaration, declare_protocol, withdraw_protocol
 
@@ -24,6 +25,7 @@ _BUILTIN: dict[str, type[ProtocolDriver]] = {
     PredictionsDriver.kind: PredictionsDriver,
     PythonModelDriver.kind: PythonModelDriver,
     SingleFileDriver.kind: SingleFileDriver,
+    ResultsDriver.kind: ResultsDriver,
 }
 _DRIVERS: dict[str, type[ProtocolDriver]] = dict(_BUILTIN)
 _LOCK = threading.Lock()

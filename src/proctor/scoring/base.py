@@ -21,6 +21,9 @@ class TaskScores:
     metric → organ → empty, count, min, max, median, mean); empty for most scorers."""
     log: str = ""
     """For the organizer only (a scoring program's warnings and output): never shown."""
+    pages: dict[str, str] = field(default_factory=dict)
+    """Pages the scorer made for this submission (a Codabench ``detailed_results.html``): name
+    → HTML, kept in the run folder; shown only where the phase's disclosure allows."""
 
 
 ScoreFunction = Callable[[Path, Path, Sequence[str], str], TaskScores]

@@ -13,7 +13,7 @@ from proctor.spec.bundled_environments import bundled_declaration
 from proctor.spec.environment import HOST, Environment
 from proctor.spec.model import Challenge, Task
 from proctor.spec.protocols import describe_error, is_other_branch
-from proctor.spec.scorer import ScoringProgram
+from proctor.spec.scorer import IngestionProgram, ScoringProgram
 
 CHALLENGE_FILE = "challenge.yaml"
 
@@ -158,7 +158,30 @@ def _resolve_program(program: ScoringProgram, index: int, root: Path, path: Path
             location=where,
         )
     environment = _resolve_environment(program.environment, root, path, f"tasks[{index}].scorer")
-    return program.model_copy(update={"program": folder, "environment": environment})
+    update: dict[str, object] = {"program": folder, "environment": environment}
+    if program.ingestion is not None:
+        update["ingestion"] = _resolve_ingestion(program.ingestion, index, root, path)
+    return program.model_copy(update=update)
+
+
+def _resolve_ingestion(
+    ingestion: IngestionProgram, index: int, root: Path, path: Path
+) -> IngestionProgram:
+    """The ingestion program with its folders made absolute: folders inside the challenge."""
+    update: dict[str, object] = {}
+    for key in ("program", "input_data"):
+        relative = getattr(ingestion, key)
+        if relative is None:
+            continue
+        folder = (root / relative).resolve()
+        if not folder.is_relative_to(root) or not folder.is_dir():
+            raise ConfigError(
+                f"{folder} is not a folder inside the challenge folder: fix the path",
+                path=path,
+                location=f"tasks[{index}].scorer.ingestion.{key}",
+            )
+        update[key] = folder
+    return ingestion.model_copy(update=update)
 
 
 def load_challenge(location: Path) -> Challenge:

@@ -187,11 +187,13 @@ class Phase(Strict):
     (absent: always open); after ``closes`` submissions are refused and queued jobs finish.
     ``quota``: submission limits per team (absent: unlimited). ``final_entries``: how many
     submissions a team may choose for the final ranking (its last N scored when it chooses none).
+    ``aliases``: other names ``proctor run --phase`` takes (an imported bundle's phase index).
     """
 
     name: Identifier
     tasks: tuple[str, ...]
     title: str = ""
+    aliases: tuple[str, ...] = ()
     determinism_cases: int = Field(default=0, ge=0, strict=True)
     disclosure: DisclosureOverride | None = None
     opens: datetime | None = None
@@ -357,11 +359,17 @@ class Challenge(Strict):
         return next(t for t in self.tasks if t.name == name)
 
     def phase(self, name: str | None) -> Phase:
-        """The phase called ``name``; the last phase (the final one) when ``name`` is None."""
+        """The phase called ``name`` (its title or an alias too); the last one when None.
+
+        An imported bundle's phase has its bundle index as an alias (``--phase 0``).
+        """
         if name is None:
             return self.phases[-1]
         for phase in self.phases:
             if phase.name == name:
+                return phase
+        for phase in self.phases:
+            if name == phase.title or name in phase.aliases:
                 return phase
         known = ", ".join(p.name for p in self.phases)
         raise KeyError(f"no phase {name!r} in challenge {self.name!r} (phases: {known})")

@@ -38,6 +38,12 @@ class ProgramRequest:
     wall_s: float
     files: Mapping[str, bytes] = field(default_factory=dict)
     scores: str | None = None
+    scores_names: tuple[str, ...] = (SCORES_FILE,)
+    """The files read back from ``scores``, the first present one (``scores.txt`` too)."""
+    seed: Path | None = None
+    """A host folder copied into ``scores`` before the run (plain files only)."""
+    collect: Path | None = None
+    """A new host folder where everything ``scores`` holds after the run is copied."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +62,7 @@ class ProgramResult:
     stderr: str = ""
     scores_file: bytes | None = None
     scores_problem: str | None = None
+    scores_name: str = SCORES_FILE
 
     def problem(self) -> str | None:
         """Why the run failed, or None when it exited 0 within its limits."""

@@ -290,7 +290,20 @@ class SingleFileProtocol(ProtocolSettings):
     file_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
 
 
+class ResultsProtocol(ProtocolSettings):
+    """Codabench/CodaLab result submissions: the whole upload is the predictions folder.
+
+    No code runs. There is no public split to score: the scoring program sees the upload as
+    its outputs folder (Codabench's ``/app/input/res``) for every task of the phase. The
+    upload is at most ``upload_bytes``.
+    """
+
+    kind: Literal["results"]
+    upload_bytes: int = Field(default=256 * 1024**2, gt=0, strict=True)
+
+
 BUILTIN_SETTINGS: dict[str, type[ProtocolSettings]] = {
+    "results": ResultsProtocol,
     "records": RecordsProtocol,
     "command": CommandProtocol,
     "python_model": PythonModelProtocol,

@@ -10,6 +10,9 @@
       limits: {wall_s: 600, memory_bytes: 4294967296}   # optional
       environment: ...             # optional; default: the task's environment
       check: [python3, check.py]   # optional: is one case's output valid?
+      scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
+      computed:                    # optional: metrics Proctor computes from written ones
+        mean_score: {operation: avg, of: [score_a, score_b]}
 
 The program runs in the sandbox after the exam (or on the uploaded predictions) and writes
 ``scores.json``; :mod:`proctor.scoring.program` runs it and checks what it wrote. Where things
@@ -42,6 +45,16 @@ class ProgramMetric(Strict):
 
     direction: Direction
     description: str = ""
+
+
+Operation = Literal["avg", "sum", "min", "max"]
+
+
+class ComputedMetric(Strict):
+    """A metric Proctor computes from others the program wrote (a Codabench ``computation``)."""
+
+    operation: Operation
+    of: tuple[str, ...] = Field(min_length=1)
 
 
 class ProgramLimits(Strict):
@@ -117,6 +130,21 @@ class ScorerSettings(Strict):
         raise NotImplementedError
 
 
+class IngestionProgram(Strict):
+    """A Codabench ingestion program: it runs the participant's code before scoring.
+
+    Inside: ``/app/program`` (this folder, the working folder), ``/app/input_data`` (the
+    ``input_data`` folder), ``/app/ingested_program`` (the upload), ``/app/output`` (writable:
+    what it writes becomes the scoring program's outputs). An upload without a ``metadata``
+    file is copied into ``/app/output`` first (a result submission passes through).
+    """
+
+    program: Path
+    command: tuple[str, ...] = Field(min_length=1)
+    input_data: Path | None = None
+    wall_s: float = Field(default=600.0, gt=0)
+
+
 class ScoringProgram(ScorerSettings):
     """The organizer's scoring program (see the module docstring)."""
 
@@ -128,6 +156,31 @@ class ScoringProgram(ScorerSettings):
     environment: Environment | None = None
     check: tuple[str, ...] | None = Field(default=None, min_length=1)
     mounts: ProgramMounts = ProgramMounts()
+    scores_files: tuple[str, ...] = Field(default=("scores.json",), min_length=1)
+    computed: dict[str, ComputedMetric] = Field(default_factory=dict)
+    ingestion: IngestionProgram | None = None
+
+    @field_validator("scores_files")
+    @classmethod
+    def _plain_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if "/" in name or name in ("", ".", "..") or not name.endswith((".json", ".txt")):
+                raise LocatedError(
+                    f"{name!r} must be a file name ending in .json or .txt (no folder)", name
+                )
+        return names
+
+    @model_validator(mode="after")
+    def _computed_from_metrics(self) -> ScoringProgram:
+        for name, computed in self.computed.items():
+            if name not in self.metrics:
+                raise LocatedError(f"{name!r} must be declared under metrics too", "computed")
+            for source in computed.of:
+                if source not in self.metrics or source in self.computed:
+                    raise LocatedError(
+                        f"{source!r} is not a metric the program writes", f"computed.{name}.of"
+                    )
+        return self
 
     @field_validator("metrics")
     @classmethod

@@ -249,13 +249,15 @@ def _copy_item(source: Path, target: Path) -> None:
 def _copy_data(challenge: Challenge, dest: Path) -> list[Path]:
     """The public data of every task into ``DEST/data``.
 
-    Where code runs, the public inputs (``data/``, or ``data/TASK/`` with several tasks).
+    Where code runs, or where a files protocol has no public split (``results``: the hidden
+    inputs may be an ingestion program's), the public inputs (``data/``, or ``data/TASK/``
+    with several tasks).
     Where the upload is predictions, the inputs of both splits are public: each case's
     folder goes under ``data/PUBLIC_FOLDER/`` and ``data/HIDDEN_FOLDER/``, as the upload lays
     them out (the hidden references stay behind).
     """
     driver = driver_for(challenge.protocol.kind)
-    if not issubclass(driver, FilesDriver):
+    if not issubclass(driver, FilesDriver) or not driver.scores_public_split:
         return _copy_public_inputs(challenge, dest)
     written = []
     for task in challenge.tasks:

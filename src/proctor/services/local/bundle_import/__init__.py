@@ -1,42 +1,153 @@
-"""``proctor challenge import``: another platform's challenge becomes a Proctor challenge folder.
+"""``proctor challenge import``: a Codabench, CodaLab or EvalAI bundle → a Proctor challenge.
 
-Each format has a detector (does this unpacked source look like it?) and an importer; the
-first format whose detector accepts the source imports it.
+The dispatcher reads the bundle's YAML, picks the first format whose ``detect`` accepts it
+(:data:`FORMATS`, a small table: one row per format module) and imports it: a row either
+maps the YAML to a plan (``build_plan``; :mod:`.plan` writes the ``challenge.yaml``) or
+writes the challenge folder itself (``importer``, EvalAI's). See docs/import-bundles.md.
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from proctor.errors import ConfigError
-from proctor.services.local.bundle_import import evalai
-from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+import yaml
 
-Importer = Callable[[Path, Path, "str | None"], ImportResult]
-FORMATS: tuple[tuple[str, Callable[[Path], bool], Importer], ...] = (
-    ("evalai", evalai.detect, evalai.import_evalai),
+from proctor.errors import ConfigError, UsageError
+from proctor.services.local.bundle_import import codabench, codalab, evalai
+from proctor.services.local.bundle_import.common import (
+    BundleRefusedError,
+    ImportResult,
+    environment_for_image,
+    read_yaml,
+    unpack_source,
 )
+from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
+
+__all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
+
+PlanBuilder = Callable[[dict[str, Any], Path, Path, Any], BundlePlan]
+"""(YAML, bundle folder, DEST, environment) → the plan; the files are copied under DEST."""
+Importer = Callable[[Path, Path, Any], ImportResult]
+"""(bundle folder, DEST, the chosen environment or None) → the result; it writes DEST itself."""
+
+
+@dataclass(frozen=True)
+class BundleFormat:
+    """One bundle format: its YAML file, how to recognize it, and a plan builder or importer."""
+
+    name: str
+    yaml_file: str
+    detect: Callable[[Any], bool]
+    build_plan: PlanBuilder | None = None
+    importer: Importer | None = None
+
+
+FORMATS: tuple[BundleFormat, ...] = (
+    BundleFormat(codabench.FORMAT, "competition.yaml", codabench.detect, codabench.build_plan),
+    BundleFormat(codalab.FORMAT, "competition.yaml", codalab.detect, codalab.build_plan),
+    BundleFormat(evalai.FORMAT, evalai.CONFIG, evalai.detect, importer=evalai.import_evalai),
+)
+"""Tried in order; the first whose YAML file exists and whose ``detect`` accepts it maps it."""
+
+
+def _environment(choice: str | None, default: str, dest: Path) -> Any:
+    """``host``, a bundled environment's name, or a folder holding ``environment.yaml``."""
+    if choice is None:
+        return default
+    folder = Path(choice)
+    if not folder.is_dir():
+        return choice
+    declaration = folder / "environment.yaml"
+    if not declaration.is_file():
+        raise UsageError(f"{folder}: no environment.yaml: give a folder that declares one")
+    shutil.copytree(folder, dest / "environment")
+    data = yaml.safe_load(declaration.read_text(encoding="utf-8"))
+    return _rebased(data, "environment")
+
+
+def _rebased(data: Any, prefix: str) -> Any:
+    """The declaration's relative file paths, made relative to the challenge folder."""
+    if not isinstance(data, dict):
+        return data
+    rebased = dict(data)
+    for key in ("lock",):
+        if isinstance(rebased.get(key), str) and not Path(rebased[key]).is_absolute():
+            rebased[key] = f"{prefix}/{rebased[key]}"
+    python = rebased.get("python")
+    if isinstance(python, dict):
+        rebased["python"] = {
+            key: f"{prefix}/{value}"
+            if key in ("requirements", "lock")
+            and isinstance(value, str)
+            and not Path(value).is_absolute()
+            else value
+            for key, value in python.items()
+        }
+    return rebased
 
 
 def import_challenge(source: Path, dest: Path, environment: str | None = None) -> ImportResult:
-    """Import ``source`` (a folder or a zip) into the new folder ``dest``.
+    """Import the bundle at ``source`` (a folder or a zip) into the new folder ``dest``.
 
-    ``environment``: the scoring environment (a bundled name or a folder holding
-    ``environment.yaml``) instead of the format's default.
+    ``environment``: ``host``, a bundled environment's name or a folder holding
+    ``environment.yaml``, instead of the format's default.
     """
+    if not source.exists():
+        raise UsageError(f"{source}: no such file or folder")
     if dest.exists() and any(dest.iterdir()):
-        raise ConfigError(f"{dest} exists and is not empty: choose a new folder", path=dest)
+        raise UsageError(f"{dest}: not empty: give a new folder for the challenge")
     with tempfile.TemporaryDirectory(prefix="proctor-import-") as scratch:
-        root = source
-        if source.is_file():
-            root = Path(scratch) / "source"
-            safe_extract(source, root)
-        elif not source.is_dir():
-            raise ConfigError("no such folder or zip archive", path=source)
-        for _name, detect, importer in FORMATS:
-            if detect(root):
-                return importer(root, dest, environment)
-    known = ", ".join(name for name, _detect, _importer in FORMATS)
-    raise ConfigError(f"not a challenge bundle this version imports ({known})", path=source)
+        bundle = unpack_source(source, Path(scratch))
+        for form in FORMATS:
+            found = bundle / form.yaml_file
+            if not found.is_file():
+                continue
+            spec = read_yaml(found)
+            if not form.detect(spec):
+                continue
+            dest.mkdir(parents=True, exist_ok=True)
+            try:
+                return _import(form, spec, bundle, dest, environment)
+            except ConfigError as err:
+                shutil.rmtree(dest, ignore_errors=True)
+                raise ConfigError(err.message, path=found, location=err.location) from None
+            except BaseException:
+                shutil.rmtree(dest, ignore_errors=True)
+                raise
+    names = ", ".join(sorted({form.yaml_file for form in FORMATS}))
+    raise UsageError(f"{source}: not a bundle Proctor imports (no {names} it recognizes)")
+
+
+def _import(
+    form: BundleFormat, spec: Any, bundle: Path, dest: Path, environment: str | None
+) -> ImportResult:
+    """One format's import of the unpacked ``bundle`` into ``dest``."""
+    if form.importer is not None:
+        chosen = None if environment is None else _environment(environment, environment, dest)
+        return form.importer(bundle, dest, chosen)
+    if form.build_plan is None:
+        raise TypeError(f"the {form.name} row has neither a plan builder nor an importer")
+    chosen = _environment(environment, _default_environment(spec), dest)
+    result = write_challenge(form.build_plan(spec, bundle, dest, chosen), dest)
+    result.warnings.insert(0, f"environment: {_describe(chosen)} ({_image(spec)})")
+    return result
+
+
+def _image(spec: dict[str, Any]) -> str:
+    image = spec.get("docker_image") or spec.get("competition_docker_image")
+    return f"docker_image {image}" if image else "no docker_image: Codabench's default"
+
+
+def _default_environment(spec: dict[str, Any]) -> str:
+    return environment_for_image(spec.get("docker_image") or spec.get("competition_docker_image"))
+
+
+def _describe(chosen: Any) -> str:
+    if isinstance(chosen, dict):
+        return f"the declared environment {chosen.get('name', '')!r} (environment/)"
+    return str(chosen)

@@ -1,61 +1,304 @@
-"""What every bundle importer shares: the result it reports and unpacking a zipped source."""
+"""What the bundle importers share: reading a bundle, dates, names, programs, the result.
+
+A bundle (Codabench v2, CodaLab v1/v1.5, EvalAI) is read from a folder or a zip, untidy as
+real bundles are (CRLF line endings, duplicate YAML keys: the last wins, as PyYAML reads them).
+Each importer maps it to a ``challenge.yaml`` mapping plus files copied under DEST; what it
+cannot map is a warning, or a :class:`BundleRefusedError` naming the YAML key when it would change
+results.
+"""
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
+import stat
 import zipfile
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import yaml
+
 from proctor.errors import ConfigError
+from proctor.spec.display import PAGE_SUFFIXES, PageName
+
+LEGACY_ENVIRONMENT = "codabench-legacy"
+"""The environment of ``codalab/codalab-legacy:py37`` (numpy < 1.24), and of no image."""
+MODERN_ENVIRONMENT = "codabench"
+"""The environment of ``codalab/codalab-legacy:py312`` and newer images."""
+LEGACY_IMAGES = ("py37", "py3", "py36", "py38", "py39", "legacy:latest")
+
+CODABENCH_MOUNTS = {
+    "program": "/app/program",
+    "reference": "/app/input/ref",
+    "outputs": "/app/input/res",
+    "scores": "/app/output",
+    "cases": "/app/cases.txt",
+    "output": "/app/check/output",
+}
+"""A scoring program's mount points as Codabench's compute worker lays the container out."""
+SCORES_FILES = ("scores.json", "scores.txt")
+"""What a Codabench scoring program writes, tried in this order (as the worker reads them)."""
 
 
-@dataclass(frozen=True, slots=True)
+class BundleRefusedError(ConfigError):
+    """The bundle cannot run on Proctor as it would on its platform: ``location`` names the key."""
+
+
+@dataclass
 class ImportResult:
-    """One imported challenge: what ``proctor challenge import --json`` prints."""
+    """What an import made: the ``--json`` answer of ``proctor challenge import``."""
 
     challenge: str
     path: Path
     format: str
-    phases: tuple[str, ...]
-    tasks: tuple[str, ...]
-    leaderboards: tuple[str, ...]
-    warnings: tuple[str, ...] = field(default=())
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    leaderboards: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The result as JSON-ready data."""
+        """The JSON object the CLI prints."""
         return {
             "challenge": self.challenge,
             "path": str(self.path),
             "format": self.format,
-            "phases": list(self.phases),
-            "tasks": list(self.tasks),
-            "leaderboards": list(self.leaderboards),
-            "warnings": list(self.warnings),
+            "phases": self.phases,
+            "tasks": self.tasks,
+            "leaderboards": self.leaderboards,
+            "warnings": self.warnings,
         }
 
 
+def read_yaml(path: Path) -> Any:
+    """A bundle's YAML file: UTF-8 (a BOM allowed), CRLF accepted, duplicate keys: the last wins."""
+    text = path.read_bytes().decode("utf-8-sig").replace("\r\n", "\n")
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"not a YAML document: {err}", path=path) from None
+
+
+def unpack_source(source: Path, scratch: Path) -> Path:
+    """The bundle's folder: ``source`` itself, or ``source`` (a zip) unpacked under ``scratch``.
+
+    A folder or zip whose content is one folder is that folder (bundles are often zipped
+    that way).
+    """
+    if source.is_dir():
+        return _descend(source)
+    if not zipfile.is_zipfile(source):
+        raise ConfigError("not a bundle: give a folder or a zip file", path=source)
+    safe_extract(source, scratch)
+    return _descend(scratch)
+
+
+def _descend(folder: Path) -> Path:
+    """``folder``, or its only sub-folder when it holds nothing else (a zipped folder)."""
+    items = [item for item in folder.iterdir() if item.name != "__MACOSX"]
+    if len(items) == 1 and items[0].is_dir():
+        return items[0]
+    return folder
+
+
 def safe_extract(archive: Path, dest: Path) -> None:
-    """Unpack ``archive`` into ``dest``: plain files and folders, nothing outside ``dest``."""
+    """Unpack ``archive`` into ``dest``: plain files and folders only, nothing outside it."""
+    dest.mkdir(parents=True, exist_ok=True)
     try:
         with zipfile.ZipFile(archive) as zipped:
             for info in zipped.infolist():
-                parts = PurePosixPath(info.filename.replace("\\", "/")).parts
-                if not parts or info.filename.startswith("/") or ".." in parts:
-                    raise ConfigError(
-                        f"{info.filename!r} would land outside the folder", path=archive
-                    )
-                if parts[0] == "__MACOSX":
-                    continue
-                target = dest.joinpath(*parts)
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with zipped.open(info) as source, target.open("wb") as out:
-                    shutil.copyfileobj(source, out)
+                _extract_one(zipped, info, archive, dest)
     except zipfile.BadZipFile as err:
         raise ConfigError(
             f"not a readable zip archive ({err}): re-create it", path=archive
         ) from None
+
+
+def _extract_one(zipped: zipfile.ZipFile, info: zipfile.ZipInfo, archive: Path, dest: Path) -> None:
+    name = PurePosixPath(info.filename.replace("\\", "/"))
+    if name.is_absolute() or ".." in name.parts or not name.parts:
+        raise ConfigError(f"{info.filename!r} would land outside the folder", path=archive)
+    if name.parts[0] == "__MACOSX" or stat.S_ISLNK(info.external_attr >> 16):
+        return
+    target = dest.joinpath(*name.parts)
+    if info.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipped.open(info) as reading, target.open("wb") as writing:
+        shutil.copyfileobj(reading, writing)
+
+
+def materialize(bundle: Path, reference: str, dest: Path, key: str) -> Path:
+    """Copy the folder (or unpack the zip) ``reference`` names in the bundle to ``dest``.
+
+    A name without ``.zip`` found only as ``NAME.zip`` (or the reverse) is accepted.
+    """
+    relative = PurePosixPath(str(reference).replace("\\", "/"))
+    if relative.is_absolute() or ".." in relative.parts:
+        raise BundleRefusedError(f"{reference!r} must be a path inside the bundle", location=key)
+    found = bundle.joinpath(*relative.parts)
+    candidates = [found, found.with_name(found.name + ".zip")]
+    if found.suffix == ".zip":
+        candidates.append(found.with_suffix(""))
+    for candidate in candidates:
+        if candidate.is_dir():
+            shutil.copytree(candidate, dest, symlinks=False, ignore_dangling_symlinks=True)
+            return dest
+        if candidate.is_file() and zipfile.is_zipfile(candidate):
+            safe_extract(candidate, dest)
+            return dest
+    raise BundleRefusedError(
+        f"{reference!r} is neither a folder nor a zip of the bundle (a dataset stored on the "
+        "platform is not part of the bundle: add it to the bundle)",
+        location=key,
+    )
+
+
+def program_command(
+    folder: Path, key: str, *, scoring: bool, input_data: bool = False
+) -> list[str]:
+    """The argv of a program folder's ``metadata``/``metadata.yaml`` ``command``, substituted.
+
+    The variables are replaced as Codabench's compute worker replaces them, then the line is
+    split without a shell. A ``python`` command runs ``python3``.
+    """
+    for name in ("metadata.yaml", "metadata"):
+        if (folder / name).is_file():
+            metadata = read_yaml(folder / name)
+            break
+    else:
+        raise BundleRefusedError(f"the program in {folder.name} has no metadata file", location=key)
+    command = metadata.get("command") if isinstance(metadata, dict) else None
+    if not isinstance(command, str) or not command.strip():
+        raise BundleRefusedError(f"{folder.name}/metadata has no `command`", location=key)
+    line = substitute(command, scoring=scoring, input_data=input_data)
+    argv = shlex.split(line)
+    if argv and argv[0] == "python":
+        argv[0] = "python3"
+    return argv
+
+
+def substitute(command: str, *, scoring: bool, input_data: bool = False) -> str:
+    """``command`` with the compute worker's ``$program``, ``$input``... paths (longest first)."""
+    table = {
+        "$ingestion_program": "/app/program",
+        "$submission_program": "/app/ingested_program",
+        "$predictions": "/app/input/res" if scoring else "/app/output",
+        "$program": "/app/program",
+        "$hidden": "/app/input/ref",
+        "$shared": "/app/shared",
+        "$output": "/app/output",
+        "$input": "/app/input_data" if input_data or not scoring else "/app/input",
+        "$tmp": "/app/output",
+    }
+    pattern = re.compile("|".join(re.escape(key) for key in table))
+    return pattern.sub(lambda match: table[match.group(0)], command)
+
+
+def parse_date(value: Any, key: str) -> datetime | None:
+    """A bundle's date or datetime (``2026-01-01``, ``1-1-2026``, ISO 8601), in UTC if naive."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        found = value
+    elif isinstance(value, date):
+        found = datetime.combine(value, time())
+    else:
+        found = _date_text(str(value).strip(), key)
+    return found if found.utcoffset() is not None else found.replace(tzinfo=UTC)
+
+
+def _date_text(text: str, key: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        pass
+    for pattern in ("%m-%d-%Y", "%d-%m-%Y", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y %H:%M"):
+        try:
+            return datetime.strptime(text, pattern)
+        except ValueError:
+            continue
+    raise BundleRefusedError(f"{text!r} is not a date (write 2026-01-01)", location=key)
+
+
+def derive_name(title: str, taken: set[str], fallback: str) -> str:
+    """A Proctor name from a bundle's title (``Development Phase`` → ``development-phase``)."""
+    base = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:56] or fallback
+    name, number = base, 2
+    while name in taken:
+        name, number = f"{base}-{number}", number + 1
+    taken.add(name)
+    return name
+
+
+def environment_for_image(image: Any) -> str:
+    """The bundled environment standing for a Docker image (no image: Codabench's default)."""
+    text = str(image or "")
+    if not text or any(tag in text for tag in LEGACY_IMAGES):
+        return LEGACY_ENVIRONMENT
+    return MODERN_ENVIRONMENT
+
+
+def metric_key_problem(key: str) -> str | None:
+    """Why a column key cannot be a Proctor metric name, or None."""
+    if re.match(r"^[A-Za-z][A-Za-z0-9_]{0,63}$", key) and key != "cases":
+        return None
+    return f"{key!r} is not a metric name Proctor takes (letters, digits, '_')"
+
+
+PAGE_WORDS: tuple[tuple[PageName, tuple[str, ...]], ...] = (
+    ("terms", ("terms", "rules", "condition")),
+    ("evaluation", ("evaluat", "scoring", "metric")),
+    ("data", ("data",)),
+    ("overview", ("overview", "description", "home", "welcome", "about")),
+)
+"""The words of a bundle page's title (or CodaLab ``html:`` key) that name Proctor's page."""
+
+
+def page_name(title: str) -> PageName | None:
+    """Which of Proctor's pages (``spec.display``) a bundle page of this title is, or None."""
+    lowered = title.lower()
+    for name, words in PAGE_WORDS:
+        if any(word in lowered for word in words):
+            return name
+    return None
+
+
+def copy_pages(
+    bundle: Path, pages: list[tuple[str, str]], dest: Path, warnings: list[str]
+) -> dict[PageName, str]:
+    """Copy the bundle's pages (title, file) under ``dest/pages``; the ``pages:`` mapping.
+
+    A page is shown as the overview, data, evaluation or terms page its title names (the
+    first unnamed one as the overview when no page is called so); any other page is copied
+    and left out of the mapping with a warning.
+    """
+    found: dict[PageName, str] = {}
+    unnamed: list[tuple[str, str]] = []
+    for title, reference in pages:
+        relative = PurePosixPath(str(reference).replace("\\", "/"))
+        source = bundle.joinpath(*relative.parts)
+        if relative.is_absolute() or ".." in relative.parts or not source.is_file():
+            continue
+        if relative.suffix.lower() not in PAGE_SUFFIXES:
+            warnings.append(f"page {title!r} ({reference}): neither Markdown nor HTML, left out")
+            continue
+        target = dest / "pages" / relative.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        name = page_name(title)
+        if name is None or name in found:
+            unnamed.append((title, f"pages/{relative.name}"))
+        else:
+            found[name] = f"pages/{relative.name}"
+    if unnamed and "overview" not in found:
+        found["overview"] = unnamed.pop(0)[1]
+    for title, path in unnamed:
+        warnings.append(
+            f"page {title!r}: copied to {path} but not shown (Proctor shows the overview, "
+            "data, evaluation and terms pages)"
+        )
+    return found

@@ -11,7 +11,12 @@ EvalAI's configuration links phases, dataset splits and leaderboards through
   ``default_order_by`` first, directions from ``metadata.LABEL.sort_ascending`` (else the
   split's ``is_leaderboard_order_descending``);
 - the upload is the file a participant gives EvalAI, zipped (the ``single_file`` protocol);
-  EvalAI publishes no annotations, so the quiz scores nothing.
+  EvalAI publishes no annotations, so the quiz scores nothing;
+- ``templates/`` is copied to ``pages/``; the ``description``, ``evaluation_details`` and
+  ``terms_and_conditions`` templates are the overview, evaluation and terms pages.
+
+The dispatcher (:mod:`proctor.services.local.bundle_import`) finds ``challenge_config.yaml``
+and calls :func:`import_evalai`, which writes the challenge folder itself.
 """
 
 from __future__ import annotations
@@ -19,33 +24,32 @@ from __future__ import annotations
 import re
 import shutil
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
 from proctor.errors import ConfigError
 from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+from proctor.spec.display import MAX_PRECISION
 
+FORMAT = "evalai"
 CONFIG = "challenge_config.yaml"
 PACKAGE = "evaluation_script"
 CASE = "submission"
 DEFAULT_ENVIRONMENT = "codabench"
 IGNORED_PHASE_KEYS = ("max_submissions_per_month", "submission_meta_attributes")
+PAGE_KEYS = (
+    ("description", "overview"),
+    ("evaluation_details", "evaluation"),
+    ("terms_and_conditions", "terms"),
+)
+"""EvalAI's template keys and the Proctor page (``spec.display``) each one is."""
 
 
-def detect(root: Path) -> bool:
-    """Whether ``root`` (or its one sub-folder) holds ``challenge_config.yaml``."""
-    return _config_folder(root) is not None
-
-
-def _config_folder(root: Path) -> Path | None:
-    if (root / CONFIG).is_file():
-        return root
-    folders = [path for path in root.iterdir() if path.is_dir() and path.name != "__MACOSX"]
-    if len(folders) == 1 and (folders[0] / CONFIG).is_file():
-        return folders[0]
-    return None
+def detect(config: Any) -> bool:
+    """Whether the parsed ``challenge_config.yaml`` is a mapping (EvalAI's configuration)."""
+    return isinstance(config, dict)
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -98,13 +102,14 @@ def _when(value: Any, where: str, path: Path) -> str | None:
 class EvalaiImport:
     """One import: the source folder, the destination, and what was noticed on the way."""
 
-    def __init__(self, root: Path, dest: Path, environment: str | None) -> None:
+    def __init__(self, root: Path, dest: Path, environment: Any) -> None:
         self.root = root
         self.dest = dest
         self.config_path = root / CONFIG
         self.config = read_config(self.config_path)
         self.environment = environment or DEFAULT_ENVIRONMENT
         self.warnings: list[str] = []
+        self.precision: dict[str, int] = {}
 
     def by_id(self, key: str) -> dict[Any, dict[str, Any]]:
         """The items of a list key (``leaderboard``, ``challenge_phases``...) by their ``id``."""
@@ -215,6 +220,17 @@ class EvalaiImport:
             found["leaderboards"] = boards
         return found
 
+    def note_precision(self, link: dict[str, Any], metrics: dict[str, Any], where: str) -> None:
+        """A split's ``leaderboard_decimal_precision``: the digits its board's metrics show."""
+        digits = link.get("leaderboard_decimal_precision")
+        if digits is None:
+            return
+        if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+            self.warnings.append(f"{where}.leaderboard_decimal_precision {digits!r}: left out")
+            return
+        for metric in metrics:
+            self.precision.setdefault(metric, min(digits, MAX_PRECISION))
+
     def protocol(self) -> dict[str, Any]:
         """One uploaded file; ``allowed_submission_file_types`` of every phase as its names."""
         types: set[str] = set()
@@ -265,10 +281,7 @@ class EvalaiImport:
             board_metrics[link["leaderboard_id"]] = list(metrics)
             if link.get("visibility", 3) != 3:
                 hidden_boards.add((link["challenge_phase_id"], link["leaderboard_id"]))
-            if "leaderboard_decimal_precision" in link:
-                self.warnings.append(
-                    f"{where}.leaderboard_decimal_precision: shown at full precision"
-                )
+            self.note_precision(link, metrics, where)
         if not tasks:
             raise ConfigError(
                 "no phase is linked to a split and a leaderboard",
@@ -302,34 +315,64 @@ class EvalaiImport:
             "leaderboard": {"metric": next(iter(tasks[0]["scorer"]["metrics"]))},
             "environment": "host",
             "phases": proctor_phases,
+            **({"precision": self.precision} if self.precision else {}),
         }
 
 
-def import_evalai(root: Path, dest: Path, environment: str | None) -> ImportResult:
-    """Import the EvalAI challenge folder ``root`` into ``dest`` (see the module docstring)."""
-    folder = _config_folder(root)
-    if folder is None:
-        raise ConfigError(f"no {CONFIG} in the folder", path=root)
+def _pages(config: dict[str, Any], dest: Path) -> dict[str, str]:
+    """The templates copied to ``dest/pages`` that are Proctor's overview, evaluation, terms."""
+    found = {}
+    for key, name in PAGE_KEYS:
+        named = PurePosixPath(str(config.get(key) or ""))
+        if named.parts[:1] != ("templates",) or ".." in named.parts:
+            continue
+        path = PurePosixPath("pages", *named.parts[1:])
+        if (dest / path).is_file() and path.suffix.lower() in (".html", ".htm", ".md"):
+            found[name] = str(path)
+    return found
+
+
+def import_evalai(root: Path, dest: Path, environment: Any) -> ImportResult:
+    """Import the EvalAI challenge folder ``root`` into ``dest`` (see the module docstring).
+
+    ``environment``: the scoring programs' (a bundled name, ``host``, a declaration mapping);
+    None: ``codabench``.
+    """
     dest.mkdir(parents=True, exist_ok=True)
-    job = EvalaiImport(folder, dest, environment)
+    job = EvalaiImport(root, dest, environment)
     spec = job.build()
-    templates = folder / "templates"
+    templates = root / "templates"
     if templates.is_dir():
         shutil.copytree(templates, dest / "pages")
-        job.warnings.append("templates/: copied to pages/ (not shown by the service)")
+        pages = _pages(job.config, dest)
+        if pages:
+            spec["pages"] = pages
     (dest / "challenge.yaml").write_text(
         yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8"
     )
+    return _result(spec, dest, job.warnings)
+
+
+def _result(spec: dict[str, Any], dest: Path, warnings: list[str]) -> ImportResult:
+    """The import's answer, in the shape every format gives (``ImportResult``)."""
     return ImportResult(
         challenge=spec["name"],
         path=dest,
-        format="evalai",
-        phases=tuple(phase["name"] for phase in spec["phases"]),
-        tasks=tuple(task["name"] for task in spec["tasks"]),
-        leaderboards=tuple(
-            f"{phase['name']}/{board['name']}"
+        format=FORMAT,
+        phases=[
+            {key: phase.get(key) for key in ("name", "title", "tasks", "opens", "closes")}
+            for phase in spec["phases"]
+        ],
+        tasks=[{"name": task["name"], "title": task["name"]} for task in spec["tasks"]],
+        leaderboards=[
+            {
+                "phase": phase["name"],
+                "name": board["name"],
+                "metric": board["metrics"][0],
+                "columns": [{"key": metric} for metric in board["metrics"]],
+            }
             for phase in spec["phases"]
             for board in phase.get("leaderboards", [])
-        ),
-        warnings=tuple(job.warnings),
+        ],
+        warnings=warnings,
     )

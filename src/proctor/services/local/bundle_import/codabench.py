@@ -1,0 +1,174 @@
+"""Codabench (``competition.yaml`` with ``version: 2``) → a Proctor challenge plan.
+
+Phases reference tasks by index; a task names its ``scoring_program``, ``reference_data`` and
+``input_data`` (folders or zips of the bundle); the leaderboard's columns name the score keys.
+A phase with several tasks becomes several Proctor tasks of one phase.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from proctor.services.local.bundle_import.common import (
+    BundleRefusedError,
+    copy_pages,
+    derive_name,
+    parse_date,
+)
+from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
+from proctor.services.local.bundle_import.programs import (
+    copy_kit_folders,
+    copy_solutions,
+    note_ingestion,
+    read_columns,
+    task_plan,
+)
+
+FORMAT = "codabench-v2"
+RULES_KEPT = (None, "", "Force_Best")
+"""``submission_rule`` values Proctor's board (each team's best submission) equals."""
+
+
+def detect(spec: Any) -> bool:
+    """True for a Codabench bundle's YAML (``version: 2``)."""
+    return isinstance(spec, dict) and str(spec.get("version", "")).strip() in ("2", "2.0")
+
+
+def _list(spec: dict[str, Any], key: str) -> list[Any]:
+    value = spec.get(key) or []
+    if not isinstance(value, list):
+        raise BundleRefusedError("must be a list", location=key)
+    return value
+
+
+def _by_index(items: list[Any], key: str) -> dict[int, dict[str, Any]]:
+    found: dict[int, dict[str, Any]] = {}
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise BundleRefusedError("must be a mapping", location=f"{key}[{position}]")
+        found[int(item.get("index", position))] = item
+    return found
+
+
+def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any) -> BundlePlan:
+    """Map the bundle's YAML, copying its programs, data, pages and solutions under ``dest``."""
+    title = str(spec.get("title") or bundle.name)
+    plan = BundlePlan(
+        format=FORMAT,
+        name=derive_name(title, set(), "imported"),
+        title=title,
+        environment=environment,
+        description=str(spec.get("description") or "")[:2000],
+    )
+    tasks = _by_index(_list(spec, "tasks"), "tasks")
+    phases = _list(spec, "phases")
+    if not phases:
+        raise BundleRefusedError("the bundle declares no phase", location="phases")
+    limits = _time_limits(phases)
+    task_names: dict[int, str] = {}
+    taken: set[str] = set()
+    for index, task in sorted(tasks.items()):
+        key = f"tasks[{index}]"
+        note_ingestion(task, key, plan.warnings)
+        name = derive_name(str(task.get("name") or f"task-{index}"), taken, f"task-{index}")
+        task_names[index] = name
+        plan.tasks.append(
+            task_plan(
+                bundle,
+                dest,
+                task,
+                key=key,
+                name=name,
+                wall_s=limits.get(index),
+                warnings=plan.warnings,
+            )
+        )
+    _phases(plan, phases, task_names)
+    read_columns(plan, _list(spec, "leaderboards"), _columns_v2, "leaderboards")
+    rule = next((board.get("submission_rule") for board in _list(spec, "leaderboards")), None)
+    if rule not in RULES_KEPT:
+        plan.warnings.append(
+            f"leaderboards[0].submission_rule {rule!r}: Proctor's board shows each team's best "
+            "submission (Force_Best); participants choose their final entries with "
+            "`proctor final`"
+        )
+    pages = [
+        (str(page.get("title") or page.get("file")), str(page.get("file")))
+        for page in _list(spec, "pages")
+        if isinstance(page, dict) and page.get("file")
+    ]
+    if spec.get("terms"):
+        pages.append(("Terms", str(spec["terms"])))
+    plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
+    kit = {
+        key: str(phase[key])
+        for phase in phases
+        if isinstance(phase, dict)
+        for key in ("starting_kit", "public_data")
+        if phase.get(key)
+    }
+    copy_kit_folders(bundle, dest, kit, plan.warnings)
+    copy_solutions(
+        bundle,
+        dest,
+        [str(item.get("path")) for item in _list(spec, "solutions") if isinstance(item, dict)],
+        plan.warnings,
+    )
+    return plan
+
+
+def _time_limits(phases: list[Any]) -> dict[int, float]:
+    """Per task index: the longest ``execution_time_limit`` of the phases running it."""
+    limits: dict[int, float] = {}
+    for phase in phases:
+        if not isinstance(phase, dict) or phase.get("execution_time_limit") in (None, ""):
+            continue
+        seconds = float(phase["execution_time_limit"])
+        for index in phase.get("tasks") or []:
+            limits[int(index)] = max(seconds, limits.get(int(index), 0.0))
+    return limits
+
+
+def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> None:
+    taken: set[str] = set()
+    for position, phase in enumerate(phases):
+        key = f"phases[{position}]"
+        if not isinstance(phase, dict):
+            raise BundleRefusedError("must be a mapping", location=key)
+        bundle_name = str(phase.get("name") or f"Phase {position + 1}")
+        names = []
+        for index in phase.get("tasks") or []:
+            if int(index) not in task_names:
+                raise BundleRefusedError(f"no task has index {index}", location=f"{key}.tasks")
+            names.append(task_names[int(index)])
+        if not names:
+            raise BundleRefusedError("the phase runs no task", location=f"{key}.tasks")
+        plan.phases.append(
+            PhasePlan(
+                name=derive_name(bundle_name, taken, f"phase-{position + 1}"),
+                title=bundle_name,
+                tasks=names,
+                opens=parse_date(phase.get("start"), f"{key}.start"),
+                closes=parse_date(phase.get("end"), f"{key}.end"),
+                per_day=_positive(phase.get("max_submissions_per_day")),
+                total=_positive(phase.get("max_submissions")),
+                bundle_name=bundle_name,
+                bundle_index=int(phase.get("index", position)),
+            )
+        )
+        if phase.get("hide_output"):
+            plan.warnings.append(
+                f"{key}.hide_output: kept as Proctor's rule (a scoring program's output is never "
+                "shown to participants)"
+            )
+
+
+def _positive(value: Any) -> int | None:
+    number = int(value) if value not in (None, "") else 0
+    return number if number > 0 else None
+
+
+def _columns_v2(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], str]]:
+    columns = board.get("columns") or []
+    return [(column, f"{key}.columns[{i}]") for i, column in enumerate(columns)]

@@ -1,0 +1,141 @@
+"""CodaLab v1/v1.5 (``competition.yaml`` without ``version: 2``) → a Proctor challenge plan.
+
+Each phase names its own ``scoring_program`` and ``reference_data`` (zips with a ``metadata``
+file), so each phase is one Proctor task of that phase. A phase ends where the next starts
+(the last at the competition's ``end_date``). Columns are a mapping under
+``leaderboard.columns``, ordered by ``rank``, ``numeric_format`` their precision.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from proctor.services.local.bundle_import.common import (
+    BundleRefusedError,
+    copy_pages,
+    derive_name,
+    parse_date,
+)
+from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
+from proctor.services.local.bundle_import.programs import note_ingestion, read_columns, task_plan
+
+FORMAT = "codalab-v1"
+
+
+def detect(spec: Any) -> bool:
+    """True for a CodaLab bundle's YAML: phases, and no ``version: 2``."""
+    return isinstance(spec, dict) and "phases" in spec and str(spec.get("version", "1")) != "2"
+
+
+def _phases(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    phases = spec.get("phases")
+    if isinstance(phases, dict):
+        items = [(f"phases.{key}", value) for key, value in phases.items()]
+    elif isinstance(phases, list):
+        items = [(f"phases[{i}]", value) for i, value in enumerate(phases)]
+    else:
+        raise BundleRefusedError("must be a mapping of phases", location="phases")
+    for key, phase in items:
+        if not isinstance(phase, dict):
+            raise BundleRefusedError("must be a mapping", location=key)
+    return sorted(items, key=lambda item: int(item[1].get("phasenumber", 0) or 0))
+
+
+def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any) -> BundlePlan:
+    """Map the bundle's YAML, copying its programs, data and pages under ``dest``."""
+    title = str(spec.get("title") or bundle.name)
+    plan = BundlePlan(
+        format=FORMAT,
+        name=derive_name(title, set(), "imported"),
+        title=title,
+        environment=environment,
+        description=str(spec.get("description") or "")[:2000],
+    )
+    phases = _phases(spec)
+    if not phases:
+        raise BundleRefusedError("the bundle declares no phase", location="phases")
+    end = parse_date(spec.get("end_date"), "end_date")
+    taken: set[str] = set()
+    for position, (key, phase) in enumerate(phases):
+        note_ingestion(phase, key, plan.warnings)
+        label = str(phase.get("label") or f"Phase {position + 1}")
+        name = derive_name(label, taken, f"phase-{position + 1}")
+        limit = phase.get("execution_time_limit")
+        wall_s = float(limit) if limit not in (None, "") else None
+        plan.tasks.append(
+            task_plan(
+                bundle,
+                dest,
+                {**phase, "name": label},
+                key=key,
+                name=name,
+                wall_s=wall_s,
+                warnings=plan.warnings,
+            )
+        )
+        following = phases[position + 1][1] if position + 1 < len(phases) else None
+        closes = (
+            parse_date(following.get("start_date"), "start_date") if following is not None else end
+        )
+        plan.phases.append(
+            PhasePlan(
+                name=name,
+                title=label,
+                tasks=[name],
+                opens=parse_date(phase.get("start_date"), f"{key}.start_date"),
+                closes=closes,
+                per_day=_positive(phase.get("max_submissions_per_day")),
+                total=_positive(phase.get("max_submissions")),
+                bundle_name=label,
+                bundle_index=int(phase.get("phasenumber", position + 1) or position + 1),
+            )
+        )
+    board = spec.get("leaderboard") or {}
+    if not isinstance(board, dict):
+        raise BundleRefusedError("must be a mapping", location="leaderboard")
+    read_columns(plan, [board], _columns_v1, "leaderboard")
+    html = spec.get("html") or {}
+    pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
+    plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
+    return plan
+
+
+def _positive(value: Any) -> int | None:
+    number = int(value) if value not in (None, "") else 0
+    return number if number > 0 else None
+
+
+def _fields(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return [str(part) for part in value or []]
+
+
+def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], str]]:
+    """The ``columns`` mapping in Codabench's form, ordered by ``rank``."""
+    columns = board.get("columns") or {}
+    if not isinstance(columns, dict):
+        raise BundleRefusedError("must be a mapping of columns", location=f"{key}.columns")
+    found = []
+    for position, (name, value) in enumerate(columns.items()):
+        column: dict[str, Any] = value if isinstance(value, dict) else {}
+        computed = column.get("computed") or {}
+        normalized = {
+            "index": position,
+            "key": name,
+            "title": column.get("label") or name,
+            "sorting": column.get("sort") or "desc",
+            "precision": column.get("numeric_format"),
+            "hidden": column.get("hidden", False),
+            "computation": computed.get("operation") if isinstance(computed, dict) else None,
+            "computation_keys": _fields(computed.get("fields"))
+            if isinstance(computed, dict)
+            else [],
+            "rank": column.get("rank", position + 1),
+        }
+        found.append((normalized, f"{key}.columns.{name}"))
+    found.sort(key=lambda item: int(item[0]["rank"] or 0))
+    for position, (column, _) in enumerate(found):
+        column["index"] = position
+    return found

@@ -1,0 +1,232 @@
+"""A bundle as Proctor sees it (tasks, phases, columns), and the ``challenge.yaml`` it becomes.
+
+Each importer fills a :class:`BundlePlan` from its own YAML; :func:`write_challenge` turns
+any plan into the challenge folder's ``challenge.yaml`` and the ``--json`` answer. The data
+and programs are already copied under DEST by then (``programs/``, ``data/``, ``pages/``,
+``baseline/`` and ``kit/solutions/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from proctor.services.local.bundle_import.common import (
+    CODABENCH_MOUNTS,
+    SCORES_FILES,
+    ImportResult,
+)
+from proctor.spec.display import MAX_PRECISION, PageName
+
+DEFAULT_WALL_S = 600.0
+"""A scoring program's seconds when the bundle names no ``execution_time_limit``."""
+
+
+@dataclass
+class Column:
+    """A leaderboard column: the score key, its order, its precision, whether it shows."""
+
+    key: str
+    title: str
+    direction: str = "higher"
+    precision: int | None = None
+    hidden: bool = False
+    computation: tuple[str, tuple[str, ...]] | None = None
+
+
+@dataclass
+class TaskPlan:
+    """One Proctor task: a bundle task (Codabench) or a phase's programs (CodaLab)."""
+
+    name: str
+    title: str
+    program: str
+    command: list[str]
+    public_inputs: str
+    hidden_inputs: str
+    references: str
+    wall_s: float = DEFAULT_WALL_S
+    ingestion: dict[str, Any] | None = None
+
+
+@dataclass
+class PhasePlan:
+    """One phase: its title as the bundle writes it, dates, quotas, tasks."""
+
+    name: str
+    title: str
+    tasks: list[str]
+    opens: datetime | None = None
+    closes: datetime | None = None
+    per_day: int | None = None
+    total: int | None = None
+    bundle_name: str = ""
+    bundle_index: int | None = None
+
+
+@dataclass
+class BundlePlan:
+    """Everything an importer mapped, and its warnings."""
+
+    format: str
+    name: str
+    title: str
+    environment: Any
+    description: str = ""
+    tasks: list[TaskPlan] = field(default_factory=list)
+    phases: list[PhasePlan] = field(default_factory=list)
+    columns: list[Column] = field(default_factory=list)
+    primary: str = ""
+    board_title: str = ""
+    pages: dict[PageName, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _metrics(plan: BundlePlan) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for column in plan.columns:
+        metrics[column.key] = {"direction": column.direction, "description": column.title}
+    return metrics
+
+
+def _precision(plan: BundlePlan) -> dict[str, int]:
+    """The columns' digits as the top-level ``precision:`` (``spec.display``) reads them."""
+    return {
+        column.key: min(max(column.precision, 0), MAX_PRECISION)
+        for column in plan.columns
+        if column.precision is not None
+    }
+
+
+def _computed(plan: BundlePlan) -> dict[str, Any]:
+    return {
+        column.key: {"operation": column.computation[0], "of": list(column.computation[1])}
+        for column in plan.columns
+        if column.computation is not None
+    }
+
+
+def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
+    scorer: dict[str, Any] = {
+        "program": task.program,
+        "command": task.command,
+        "metrics": _metrics(plan),
+        "limits": {"wall_s": task.wall_s},
+        "mounts": dict(CODABENCH_MOUNTS),
+        "scores_files": list(SCORES_FILES),
+    }
+    computed = _computed(plan)
+    if computed:
+        scorer["computed"] = computed
+    if task.ingestion is not None:
+        scorer["ingestion"] = task.ingestion
+    return {
+        "name": task.name,
+        "title": task.title,
+        "public_inputs": task.public_inputs,
+        "hidden_inputs": task.hidden_inputs,
+        "hidden_references": task.references,
+        "scorer": scorer,
+    }
+
+
+def _phase(plan: BundlePlan, phase: PhasePlan) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": phase.name, "title": phase.title, "tasks": phase.tasks}
+    if phase.bundle_index is not None:
+        entry["aliases"] = [str(phase.bundle_index)]
+    if phase.opens is not None:
+        entry["opens"] = phase.opens.isoformat()
+    if phase.closes is not None:
+        entry["closes"] = phase.closes.isoformat()
+    quota = {
+        key: value
+        for key, value in (("per_day", phase.per_day), ("total", phase.total))
+        if value is not None
+    }
+    if quota:
+        entry["quota"] = quota
+    shown = [column.key for column in plan.columns if not column.hidden]
+    if shown and plan.primary in shown:
+        ordered = [plan.primary, *(key for key in shown if key != plan.primary)]
+        entry["leaderboards"] = [
+            {"name": "results", "title": plan.board_title or "Results", "metrics": ordered}
+        ]
+    return entry
+
+
+def challenge_mapping(plan: BundlePlan) -> dict[str, Any]:
+    """The ``challenge.yaml`` mapping of a plan."""
+    mapping: dict[str, Any] = {
+        "name": plan.name,
+        "title": plan.title,
+        "description": plan.description,
+        "protocol": {"kind": "results"},
+        "tasks": [_task(plan, task) for task in plan.tasks],
+        "leaderboard": {"metric": plan.primary},
+        "environment": plan.environment,
+        "disclosure": {"per_record": "none"},
+        "phases": [_phase(plan, phase) for phase in plan.phases],
+    }
+    precision = _precision(plan)
+    if precision:
+        mapping["precision"] = precision
+    if plan.pages:
+        mapping["pages"] = plan.pages
+    return mapping
+
+
+HEADER = """\
+# Imported from a {format} bundle by `proctor challenge import` (docs/import-bundles.md).
+# The scoring programs run as Codabench's compute worker runs them: /app/program (the working
+# folder), /app/input/ref, /app/input/res (the upload), /app/output (scores.json or scores.txt).
+"""
+
+
+def write_challenge(plan: BundlePlan, dest: Path) -> ImportResult:
+    """Write ``dest/challenge.yaml`` and return the import's answer."""
+    mapping = challenge_mapping(plan)
+    text = HEADER.format(format=plan.format) + yaml.safe_dump(
+        mapping, sort_keys=False, allow_unicode=True, width=100
+    )
+    (dest / "challenge.yaml").write_text(text, encoding="utf-8")
+    return ImportResult(
+        challenge=plan.name,
+        path=dest,
+        format=plan.format,
+        phases=[
+            {
+                "name": phase.name,
+                "title": phase.title,
+                "bundle_name": phase.bundle_name,
+                "bundle_index": phase.bundle_index,
+                "tasks": phase.tasks,
+                "opens": phase.opens.isoformat() if phase.opens else None,
+                "closes": phase.closes.isoformat() if phase.closes else None,
+            }
+            for phase in plan.phases
+        ],
+        tasks=[
+            {"name": task.name, "title": task.title, "command": task.command} for task in plan.tasks
+        ],
+        leaderboards=[
+            {
+                "metric": plan.primary,
+                "columns": [
+                    {
+                        "key": column.key,
+                        "title": column.title,
+                        "direction": column.direction,
+                        "precision": column.precision,
+                        "hidden": column.hidden,
+                        "computed": list(column.computation[1]) if column.computation else None,
+                    }
+                    for column in plan.columns
+                ],
+            }
+        ],
+        warnings=plan.warnings,
+    )

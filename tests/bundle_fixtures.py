@@ -1,0 +1,293 @@
+"""Small Codabench (v2) and CodaLab (v1) competition bundles written for the import tests.
+
+Each scoring program compares ``res/predictions.txt`` (one label per line) with
+``ref/truth.txt`` and writes ``accuracy`` and ``error``: the v2 bundle as ``scores.json`` from
+fixed ``/app/...`` paths' arguments, the v1 bundle as ``scores.txt`` (``key: value`` lines)
+from ``$input``/``$output``. Tests run the same programs directly to get the expected scores.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import yaml
+
+SCORE_JSON = """\
+import json, sys
+from pathlib import Path
+inputs, output = Path(sys.argv[1]), Path(sys.argv[2])
+truth = (inputs / "ref" / "truth.txt").read_text().split()
+guess = (inputs / "res" / "predictions.txt").read_text().split()
+right = sum(a == b for a, b in zip(truth, guess))
+accuracy = right / len(truth)
+output.mkdir(parents=True, exist_ok=True)
+(output / "scores.json").write_text(json.dumps({"accuracy": accuracy, "error": 1 - accuracy,
+                                                "extra_label": 7}))
+(output / "detailed_results.html").write_text(f"<p>{right} right</p>")
+print("scored", len(truth))
+"""
+
+SCORE_TXT = SCORE_JSON.replace(
+    """(output / "scores.json").write_text(json.dumps({"accuracy": accuracy, "error": 1 - accuracy,
+                                                "extra_label": 7}))""",
+    """(output / "scores.txt").write_text(f"accuracy: {accuracy}\\nerror: {1 - accuracy}\\n")""",
+)
+
+TRUTH = {"alpha": "a b a b a b", "beta": "a a a b b b"}
+PREDICTIONS = "a b a a a b\n"
+
+V2_YAML = """\
+version: 2
+title: Toy Labels Challenge
+description: A two-task toy bundle
+docker_image: codalab/codalab-legacy:py37
+terms: pages/terms.md
+pages:
+  - title: Overview
+    file: pages/overview.md
+phases:
+  - index: 0
+    name: Development Phase
+    start: 1-1-2020
+    end: 2021-06-30
+    max_submissions_per_day: 5
+    max_submissions: 100
+    execution_time_limit: 60
+    tasks: [0, 1]
+  - index: 1
+    name: Final Phase
+    start: 2021-07-01 00:00:00
+    execution_time_limit: 120
+    tasks: [1]
+tasks:
+  - index: 0
+    name: Alpha Task
+    scoring_program: scoring_program
+    reference_data: reference_alpha
+  - index: 1
+    name: Beta Task
+    scoring_program: scoring_program
+    reference_data: reference_beta.zip
+solutions:
+  - index: 0
+    tasks: [0, 1]
+    path: solutions/sample.zip
+leaderboards:
+  - index: 0
+    title: Results
+    key: main
+    submission_rule: Force_Last
+    columns:
+      - title: Accuracy
+        key: accuracy
+        index: 0
+        sorting: desc
+        precision: 4
+      - title: Error
+        key: error
+        index: 1
+        sorting: asc
+        precision: 2
+      - title: Mean
+        key: mean
+        index: 2
+        computation: avg
+        computation_indexes: [0, 1]
+        hidden: true
+"""
+
+V1_YAML = """\
+title: Old Toy
+title: Old Toy Labels
+description: a CodaLab v1 bundle
+html:
+  overview: overview.html
+  terms: terms_and_conditions.html
+end_date: 2030-01-01
+phases:
+  1:
+    phasenumber: 1
+    label: "Development"
+    start_date: 2020-01-01
+    max_submissions: 20
+    execution_time_limit: 100
+    scoring_program: scoring_program.zip
+    reference_data: reference_data.zip
+  2:
+    phasenumber: 2
+    label: "Final"
+    start_date: 2029-01-01
+    max_submissions: 3
+    scoring_program: scoring_program.zip
+    reference_data: reference_data.zip
+leaderboard:
+  leaderboards:
+    RESULTS: &RESULTS
+      label: Results
+      rank: 1
+  columns:
+    error:
+      leaderboard: *RESULTS
+      label: Error
+      rank: 2
+      sort: asc
+      numeric_format: 3
+    accuracy:
+      leaderboard: *RESULTS
+      label: Accuracy
+      rank: 1
+      numeric_format: 4
+"""
+
+
+def _zip(folder: Path, archive: Path) -> Path:
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted(folder.rglob("*")):
+            zipped.write(path, path.relative_to(folder).as_posix())
+    return archive
+
+
+def make_v2_bundle(root: Path, *, score_py: str = SCORE_JSON, yaml_text: str = V2_YAML) -> Path:
+    """A Codabench v2 bundle folder: two tasks, a phase running both, a sample submission."""
+    program = root / "scoring_program"
+    program.mkdir(parents=True)
+    (program / "score.py").write_text(score_py)
+    (program / "metadata.yaml").write_text("command: python3 $program/score.py $input $output\n")
+    for name, truth in TRUTH.items():
+        folder = root / f"reference_{name}"
+        folder.mkdir()
+        (folder / "truth.txt").write_text(truth.replace(" ", "\n") + "\n")
+    _zip(root / "reference_beta", root / "reference_beta.zip")
+    for path in (root / "reference_beta").iterdir():
+        path.unlink()
+    (root / "reference_beta").rmdir()
+    (root / "pages").mkdir()
+    (root / "pages/terms.md").write_text("# Terms\nBe nice.\n")
+    (root / "pages/overview.md").write_text("# Overview\nLabels.\n")
+    sample = root / "solutions/sample"
+    sample.mkdir(parents=True)
+    (sample / "predictions.txt").write_text(PREDICTIONS)
+    _zip(sample, root / "solutions/sample.zip")
+    (sample / "predictions.txt").unlink()
+    sample.rmdir()
+    (root / "competition.yaml").write_text(yaml_text)
+    return root
+
+
+def make_v1_zip(root: Path) -> Path:
+    """A CodaLab v1 bundle as a zip: zipped programs with ``metadata``, CRLF, a duplicate key."""
+    work = root / "v1-work"
+    program = work / "program"
+    program.mkdir(parents=True)
+    (program / "evaluate.py").write_text(SCORE_TXT)
+    (program / "metadata").write_text("command: python $program/evaluate.py $input $output\n")
+    reference = work / "reference"
+    reference.mkdir()
+    (reference / "truth.txt").write_text(TRUTH["alpha"].replace(" ", "\n") + "\n")
+    bundle = root / "v1-bundle"
+    bundle.mkdir()
+    _zip(program, bundle / "scoring_program.zip")
+    _zip(reference, bundle / "reference_data.zip")
+    (bundle / "overview.html").write_text("<p>Old toy</p>")
+    (bundle / "terms_and_conditions.html").write_text("<p>Terms</p>")
+    (bundle / "competition.yaml").write_bytes(V1_YAML.replace("\n", "\r\n").encode())
+    return _zip(bundle, root / "v1-bundle.zip")
+
+
+def submission_zip(root: Path, predictions: str = PREDICTIONS) -> Path:
+    """A result submission as participants upload it to Codabench: predictions.txt at the root."""
+    folder = root / "submission"
+    folder.mkdir(parents=True)
+    (folder / "predictions.txt").write_text(predictions)
+    return _zip(folder, root / "submission.zip")
+
+
+def run_directly(
+    program: Path, reference: Path, predictions: str, work: Path, command: list[str]
+) -> dict[str, float]:
+    """The scores the program writes when run as Codabench runs it, outside any sandbox."""
+    inputs = work / "input"
+    (inputs / "res").mkdir(parents=True)
+    (inputs / "res" / "predictions.txt").write_text(predictions)
+    (inputs / "ref").symlink_to(reference)
+    output = work / "output"
+    argv = [sys.executable if part.startswith("python") else part for part in command]
+    argv = [
+        part.replace("/app/program", str(program))
+        .replace("/app/input", str(inputs))
+        .replace("/app/output", str(output))
+        for part in argv
+    ]
+    subprocess.run(argv, cwd=program, check=True, timeout=60)
+    if (output / "scores.json").is_file():
+        found = json.loads((output / "scores.json").read_text())
+    else:
+        found = yaml.safe_load((output / "scores.txt").read_text())
+    return {key: float(value) for key, value in found.items()}
+
+
+INGESTION_PY = """\
+import sys
+from pathlib import Path
+inputs, output, code = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, code)
+from model import predict
+xs = (inputs / "x.txt").read_text().split()
+(output / "predictions.txt").write_text("".join(predict(x) + "\\n" for x in xs))
+"""
+
+MODEL_PY = """\
+def predict(x):
+    return "a" if int(x) % 2 == 0 else "b"
+"""
+
+CODE_YAML = """\
+version: 2
+title: Toy Code Challenge
+phases:
+  - index: 0
+    name: Only Phase
+    start: 2020-01-01
+    execution_time_limit: 60
+    tasks: [0]
+tasks:
+  - index: 0
+    name: Alpha Task
+    scoring_program: scoring_program
+    ingestion_program: ingestion_program
+    input_data: input_data
+    reference_data: reference_alpha
+solutions:
+  - {index: 0, tasks: [0], path: solutions/sample.zip}
+leaderboards:
+  - title: Results
+    columns:
+      - {title: Accuracy, key: accuracy, index: 0, sorting: desc}
+      - {title: Error, key: error, index: 1, sorting: asc}
+"""
+
+
+def make_code_bundle(root: Path) -> Path:
+    """A Codabench v2 bundle whose ingestion program imports the participant's ``model.py``."""
+    make_v2_bundle(root, yaml_text=CODE_YAML)
+    ingestion = root / "ingestion_program"
+    ingestion.mkdir()
+    (ingestion / "ingestion.py").write_text(INGESTION_PY)
+    (ingestion / "metadata.yaml").write_text(
+        "command: python $ingestion_program/ingestion.py $input $output $submission_program\n"
+    )
+    (root / "input_data").mkdir()
+    (root / "input_data/x.txt").write_text("0\n1\n2\n3\n4\n5\n")
+    return root
+
+
+def code_zip(root: Path, model_py: str = MODEL_PY) -> Path:
+    """A code submission: ``model.py`` at the root of the zip."""
+    folder = root / "code"
+    folder.mkdir(parents=True)
+    (folder / "model.py").write_text(model_py)
+    return _zip(folder, root / "code.zip")
