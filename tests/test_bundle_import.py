@@ -29,7 +29,7 @@ from bundle_fixtures import (
 from proctor.errors import ConfigError
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
-from proctor.services.local.bundle_import.common import parse_date, substitute
+from proctor.services.local.bundle_import.common import copy_pages, parse_date, substitute
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
@@ -318,3 +318,27 @@ def test_the_kit_holds_the_sample_and_public_data_never_the_code_inputs(tmp_path
     import_challenge(make_code_bundle(tmp_path / "code-bundle"), code, "host")
     write_kit(str(code), tmp_path / "code-kit")
     assert not list((tmp_path / "code-kit").rglob("x.txt"))  # the ingestion's input data
+
+
+def test_bundle_pages_map_to_the_pages_proctor_shows_by_their_titles(tmp_path: Path) -> None:
+    bundle, dest = tmp_path / "bundle", tmp_path / "dest"
+    bundle.mkdir()
+    for name in ("welcome.md", "get_data.html", "rules.md", "faq.md", "logo.png"):
+        (bundle / name).write_text("x")
+    warnings: list[str] = []
+    pages = [
+        ("Welcome aboard", "welcome.md"),
+        ("Get the data", "get_data.html"),
+        ("Rules", "rules.md"),
+        ("FAQ", "faq.md"),
+        ("Logo", "logo.png"),
+    ]
+    found = copy_pages(bundle, pages, dest, warnings)
+    assert found == {
+        "overview": "pages/welcome.md",
+        "data": "pages/get_data.html",
+        "terms": "pages/rules.md",
+    }
+    assert (dest / "pages/faq.md").is_file()  # copied, not shown
+    assert any("'FAQ'" in warning and "not shown" in warning for warning in warnings)
+    assert any("'Logo'" in warning for warning in warnings)
