@@ -150,7 +150,10 @@ def deep_entry(root: Path, depth: int) -> Path:
 def test_an_entry_with_a_deep_tree_in_setup_and_exam_is_scored(
     tmp_path: Path, deep_dir: Path, depth: int
 ) -> None:
-    challenge = make_challenge(tmp_path / "challenge", determinism_cases=3)
+    # limits generous enough that a loaded machine still makes (and restores) 10,000 levels
+    challenge = make_challenge(
+        tmp_path / "challenge", case_s=120, stage_s=600, setup_s=120, determinism_cases=3
+    )
     settings = Settings(work_root=deep_dir / "runs", slot_uid_base=SLOT_BASE)
     report = run_entry(RunRequest(deep_entry(tmp_path / "entry", depth), str(challenge)), settings)
     assert report.status is RunStatus.SCORED, report.to_json()

@@ -163,7 +163,7 @@ def test_a_rescore_after_an_updated_bundle_reports_what_changed_and_keeps_the_ol
     svc.scored("b1", "blue", "open", {"auprc": 0.5, "auroc": 0.5}, run_artifact=good)
     svc.scored("r1", "red", "open", {"auprc": 0.9, "auroc": 0.9}, run_artifact=poor)
     status, _ = svc.post("/challenges/toy/phases/open/rescore", "bob")
-    assert status == 403
+    assert status == 404  # an organizer's route: a participant is told it does not exist
     status, answer = svc.post("/challenges/toy/phases/open/rescore", "olga")
     assert status == 200, answer
     changes = {job["submission"]: job["changes"] for job in answer["jobs"]}
