@@ -10,6 +10,9 @@ Every executor (the local pool, Celery workers) speaks only this API::
     sweep(db, send)                -> int         # queued jobs no broker has seen yet are sent
     reconcile(db, worker)          -> [job ids]   # a restarted worker's leftovers re-queued
 
+The upkeep calls (``reap``, ``sweep``, ``reconcile``, ``cancel_jobs``) live in
+``store.job_upkeep`` and are re-exported here; the row writes both share in ``store.job_rows``.
+
 Each call is one short transaction whose write is conditional on the row's state (and, for a
 lease holder, on its token), so two workers can never both run or both commit one job: the
 loser's ``UPDATE`` matches no row. A result is keyed by ``(job, attempt)`` and a job has at most
@@ -26,9 +29,8 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
 
-from sqlalchemy import ColumnElement, CursorResult, Update, and_, func, select, update
+from sqlalchemy import ColumnElement, and_, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from proctor.store.fair_queue import (
@@ -39,7 +41,11 @@ from proctor.store.fair_queue import (
     queue_position,
     record_turn,
 )
-from proctor.store.models import Attempt, CaseResult, Job, Result, Score, SubmissionRow
+from proctor.store.job_rows import changed as _changed
+from proctor.store.job_rows import end_attempt as _end_attempt
+from proctor.store.job_rows import flag_and_refund as _flag_and_refund
+from proctor.store.job_upkeep import Reaped, cancel_jobs, reap, reconcile, reconcile_dead, sweep
+from proctor.store.models import Attempt, CaseResult, Job, Result, Score
 from proctor.types import Failure, JobState
 
 Database = sessionmaker[Session]
@@ -75,15 +81,6 @@ class Outcome:
     scores: Mapping[str, float] = field(default_factory=dict)
     cases: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     run_artifact: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Reaped:
-    """A job the reaper took back: re-queued, or failed for good after its last attempt."""
-
-    job_id: int
-    attempt: int
-    failed: bool
 
 
 def claim(
@@ -140,12 +137,6 @@ def _held(lease: Lease) -> ColumnElement[bool]:
     return and_(
         Job.id == lease.job_id, Job.lease_token == lease.token, Job.state == JobState.RUNNING
     )
-
-
-def _changed(session: Session, statement: Update) -> int:
-    """Run an ``UPDATE`` and return how many rows it changed."""
-    result = cast("CursorResult[Any]", session.execute(statement))
-    return int(result.rowcount)
 
 
 def heartbeat(db: Database, lease: Lease, lease_s: float, *, now: float | None = None) -> bool:
@@ -217,23 +208,7 @@ def commit(
         )
         if done != 1:
             return False
-        session.add(
-            Result(
-                job_id=lease.job_id,
-                attempt=lease.attempt,
-                status=outcome.status,
-                report=outcome.report,
-                run_artifact=outcome.run_artifact,
-                created=at,
-            )
-        )
-        for metric, value in outcome.scores.items():
-            session.add(Score(job_id=lease.job_id, metric=metric, value=_finite(value)))
-        for case, row in outcome.cases.items():
-            for metric, value in row.items():
-                session.add(
-                    CaseResult(job_id=lease.job_id, case=case, metric=metric, value=_finite(value))
-                )
+        _add_result(session, lease, outcome, at)
         _end_attempt(session, lease.job_id, lease.attempt, outcome.status, at)
         if outcome.failure == Failure.PLATFORM:
             _flag_if_hidden(session, lease.job_id)
@@ -241,6 +216,27 @@ def commit(
         if keep is not None:
             keep()
     return True
+
+
+def _add_result(session: Session, lease: Lease, outcome: Outcome, at: float) -> None:
+    """The result row of the lease's attempt, with its scores and per-case values."""
+    session.add(
+        Result(
+            job_id=lease.job_id,
+            attempt=lease.attempt,
+            status=outcome.status,
+            report=outcome.report,
+            run_artifact=outcome.run_artifact,
+            created=at,
+        )
+    )
+    for metric, value in outcome.scores.items():
+        session.add(Score(job_id=lease.job_id, metric=metric, value=_finite(value)))
+    for case, row in outcome.cases.items():
+        for metric, value in row.items():
+            session.add(
+                CaseResult(job_id=lease.job_id, case=case, metric=metric, value=_finite(value))
+            )
 
 
 def _flag_if_hidden(session: Session, job_id: int) -> None:
@@ -257,15 +253,6 @@ def _flag_if_hidden(session: Session, job_id: int) -> None:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
-
-
-def _end_attempt(session: Session, job_id: int, attempt: int, outcome: str, at: float) -> None:
-    _changed(
-        session,
-        update(Attempt)
-        .where(Attempt.job_id == job_id, Attempt.attempt == attempt)
-        .values(ended=at, outcome=outcome),
-    )
 
 
 def release(db: Database, lease: Lease) -> bool:
@@ -286,149 +273,3 @@ def release(db: Database, lease: Lease) -> bool:
         )
         _end_attempt(session, lease.job_id, lease.attempt, "released", time.time())
     return bool(changed == 1)
-
-
-def reap(db: Database, max_attempts: int, *, now: float | None = None) -> list[Reaped]:
-    """Take back every job whose lease expired: re-queued, or failed after ``max_attempts``."""
-    at = time.time() if now is None else now
-    reaped: list[Reaped] = []
-    with db.begin() as session:
-        expired = session.execute(
-            select(Job.id, Job.attempt, Job.lease_token).where(
-                Job.state == JobState.RUNNING, Job.lease_expires < at
-            )
-        ).all()
-        for job_id, attempt, token in expired:
-            failed = attempt >= max_attempts
-            values: dict[str, object] = {
-                "lease_token": None,
-                "lease_owner": None,
-                "lease_expires": None,
-                "stage": None,
-            }
-            if failed:
-                values |= {
-                    "state": JobState.FAILED,
-                    "failure": Failure.INFRASTRUCTURE,
-                    "flagged": True,
-                }
-            else:
-                values |= {"state": JobState.QUEUED, "enqueued": False}
-            changed = _changed(
-                session,
-                update(Job)
-                .where(Job.id == job_id, Job.lease_token == token, Job.state == JobState.RUNNING)
-                .values(**values),
-            )
-            if changed == 1:
-                _end_attempt(session, job_id, attempt, "lost", at)
-                if failed:
-                    _flag_and_refund(session, job_id)
-                reaped.append(Reaped(job_id, attempt, failed))
-    return reaped
-
-
-def _flag_and_refund(session: Session, job_id: int) -> None:
-    """Flag the job's submission; refund it when it is its team's first in the phase."""
-    submission = session.get(SubmissionRow, session.get(Job, job_id).submission_id)  # type: ignore[union-attr]
-    if submission is None or submission.flagged:
-        return
-    submission.flagged = True
-    earlier = session.scalar(
-        select(SubmissionRow.id).where(
-            SubmissionRow.team_id == submission.team_id,
-            SubmissionRow.challenge == submission.challenge,
-            SubmissionRow.phase == submission.phase,
-            SubmissionRow.flagged,
-            SubmissionRow.refunded,
-            SubmissionRow.id != submission.id,
-        )
-    )
-    submission.refunded = earlier is None
-
-
-def sweep(db: Database, send: Callable[[int], None]) -> int:
-    """Hand every queued job no broker has seen to ``send``; the count sent.
-
-    Each job is marked sent *before* ``send`` (a conditional write, so two sweepers never both
-    send it, and a reap that re-queues it while the message travels is never overwritten);
-    when ``send`` raises, the mark is undone so the next sweep tries again.
-    """
-    with db() as session:
-        waiting = session.scalars(
-            select(Job.id)
-            .where(Job.state == JobState.QUEUED, Job.enqueued.is_(False))
-            .order_by(Job.queued_at, Job.id)
-        ).all()
-    sent = 0
-    for job_id in waiting:
-        with db.begin() as session:
-            unsent = and_(Job.id == job_id, Job.state == JobState.QUEUED)
-            mark = update(Job).where(unsent, Job.enqueued.is_(False)).values(enqueued=True)
-            if _changed(session, mark) != 1:
-                continue
-        try:
-            send(job_id)
-        except Exception:
-            with db.begin() as session:
-                _changed(session, update(Job).where(unsent).values(enqueued=False))
-            raise
-        sent += 1
-    return sent
-
-
-def reconcile(db: Database, worker: str) -> list[int]:
-    """Re-queue the jobs ``worker`` (a restarted worker with the same id) held; their ids.
-
-    Their attempts count as lost, as the reaper would have found them.
-    """
-    with db.begin() as session:
-        held = session.execute(
-            select(Job.id, Job.attempt).where(
-                Job.state == JobState.RUNNING, Job.lease_owner == worker
-            )
-        ).all()
-        for job_id, attempt in held:
-            _changed(
-                session,
-                update(Job)
-                .where(Job.id == job_id, Job.state == JobState.RUNNING)
-                .values(lease_expires=0.0),
-            )
-            _end_attempt(session, job_id, attempt, "lost", time.time())
-    return [job_id for job_id, _ in held]
-
-
-def cancel_jobs(db: Database, submission_id: str) -> int:
-    """Cancel the submission's unfinished jobs (a running one loses its lease); the count."""
-    with db.begin() as session:
-        changed = _changed(
-            session,
-            update(Job)
-            .where(
-                Job.submission_id == submission_id,
-                Job.state.in_([JobState.QUEUED, JobState.RUNNING]),
-            )
-            .values(state=JobState.CANCELLED, lease_token=None, lease_expires=None),
-        )
-    return int(changed)
-
-
-def reconcile_dead(db: Database, host: str, alive: Callable[[int], bool]) -> list[int]:
-    """Re-queue jobs leased by workers of ``host`` whose process (``HOST:PID:N``) is gone.
-
-    A server restarted on the same host takes back what its predecessor held at once, instead
-    of waiting for the leases to expire.
-    """
-    with db() as session:
-        owners = set(session.scalars(
-            select(Job.lease_owner).where(Job.state == JobState.RUNNING,
-                                          Job.lease_owner.like(f"{host}:%"))))  # fmt: skip
-    taken: list[int] = []
-    for owner in owners:
-        if owner is None:
-            continue
-        pid = owner.split(":")[1] if owner.count(":") >= 2 else ""
-        if pid.isdigit() and not alive(int(pid)):
-            taken.extend(reconcile(db, owner))
-    return taken
