@@ -127,19 +127,25 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
             report = run_entry(request, settings, display, builds=builds)
     if report.run_dir is not None:
         typer.echo(f"run folder kept: {report.run_dir}", err=True)
-    if report.failure is Failure.SCORER:
-        where = report.run_dir or "the run folder (rerun with --keep)"
-        typer.echo(
-            f"organizers: why scoring failed is in {where}: score-error.txt and, for a "
-            "scoring program, scoring-TASK.log (its output: never show it to participants)",
-            err=True,
-        )
+    print_scorer_failure(report)
     print_platform_faults(report)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2, allow_nan=False))
     else:
         print_report(report, Console())
     raise typer.Exit(exit_status(report))
+
+
+def print_scorer_failure(report: EvaluationReport) -> None:
+    """On stderr, where an organizer reads why scoring failed (never shown to participants)."""
+    if report.failure is not Failure.SCORER:
+        return
+    where = report.run_dir or "the run folder (rerun with --keep)"
+    typer.echo(
+        f"organizers: why scoring failed is in {where}: score-error.txt and, for a "
+        "scoring program, scoring-TASK.log (its output: never show it to participants)",
+        err=True,
+    )
 
 
 def print_platform_faults(report: EvaluationReport) -> None:
