@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import partial
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -131,9 +132,11 @@ def cancel_page(
     sent: CsrfField = "",
 ) -> Response:
     """Cancel the submission, then show its page again."""
-    return act(
-        request, platform, token, lambda me: submissions.cancel(platform, me, sid), sid, sent=sent
-    )
+
+    def cancel(me: Principal) -> None:
+        submissions.cancel(platform, me, sid)
+
+    return act(request, platform, token, sent, cancel, role="member", then=_back(sid))
 
 
 @router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
@@ -152,7 +155,7 @@ def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
     def publish(me: Principal) -> None:
         publications.publish(platform, me, sid, task, part=part, published=published)
 
-    return act(request, platform, token, publish, sid, sent=sent)
+    return act(request, platform, token, sent, publish, role="member", then=_back(sid))
 
 
 @router.post("/submissions/{sid}/final", response_class=HTMLResponse)
@@ -165,7 +168,12 @@ def final_page(
 ) -> Response:
     """Choose the submission as a final entry of its team, then show it again."""
     choose = partial(publications.choose_final, platform, sid=sid)
-    return act(request, platform, token, choose, sid, sent=sent)
+    return act(request, platform, token, sent, choose, role="member", then=_back(sid))
+
+
+def _back(sid: str) -> str:
+    """The submission's page, to see after one of its forms."""
+    return f"/submissions/{quote(sid)}"
 
 
 __all__ = ["router"]
