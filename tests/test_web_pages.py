@@ -68,6 +68,7 @@ def test_a_participant_submits_watches_the_evaluation_and_finds_the_board(
 
     page.click("text=back to toy")
     expect(page.locator("#submissions")).to_contain_text("scored")
+    assert "/console" not in page.content()  # the console's links are for organizers only
     page.click("a:text-is('default')")
     expect(page.locator("#board")).to_contain_text("amber")
 
@@ -96,6 +97,36 @@ def test_a_wrong_token_is_refused_with_what_to_do(site: tuple[Seeded, str], watc
     page.click("form[action='/login'] button[type=submit]")
     expect(page.locator(".error")).to_contain_text("ask an organizer for a new one")
     expect(page.locator("#me")).to_have_count(0)
+
+
+def test_signing_in_over_another_session_keeps_the_header_true(
+    site: tuple[Seeded, str], watched: Pages
+) -> None:
+    """Another user's token replaces the session; a refused one (a wrong token, a login form
+    shown before another tab signed in) changes nothing and the header names who is still
+    signed in (it once showed nobody signed in)."""
+    seeded, url = site
+    page = watched.open(url, seeded.tokens["alice"])
+    watched.expect_error(page, "40[13] \\((Unauthorized|Forbidden)\\)")
+    page.goto(f"{url}/login")
+    expect(page.locator("#signed-in-note")).to_contain_text("alice")
+    page.fill("form[action='/login'] input[name=token]", "not-a-token")
+    page.click("form[action='/login'] button[type=submit]")
+    expect(page.locator(".error")).to_contain_text("not valid")
+    expect(page.locator("#me")).to_have_text("alice")
+
+    page.goto(f"{url}/login")  # its form's token belongs to alice's session
+    other_tab = page.context.new_page()
+    sign_in(other_tab, url, seeded.tokens["bob"])
+    page.fill("form[action='/login'] input[name=token]", seeded.tokens["olga"])
+    page.click("form[action='/login'] button[type=submit]")
+    expect(page.locator(".error")).to_contain_text("reload Proctor's page")
+    expect(page.locator("#me")).to_have_text("bob")
+
+    sign_in(page, url, seeded.tokens["olga"])
+    expect(page.locator("#me")).to_have_text("olga")
+    page.goto(f"{url}/challenges/toy")
+    expect(page.locator("#me")).to_have_text("olga")
 
 
 def test_a_form_from_another_site_is_refused_and_text_stays_text(
