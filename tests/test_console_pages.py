@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from playwright.sync_api import expect
+from sqlalchemy import select
 
 from browser_fixtures import Pages, sign_in
 from proctor.errors import RefusedError
@@ -27,6 +29,7 @@ from proctor.services.platform import installs, submissions
 from proctor.services.platform.accounts import authenticate
 from proctor.settings import Settings
 from proctor.store import jobs
+from proctor.store.models import Score
 from service_seed import Seeded, archive, run_queued
 from toy_challenge import HIDDEN, LENGTH, make_challenge, make_entry, make_exam_entry
 
@@ -52,9 +55,12 @@ def _lost(seeded: Seeded, data: bytes) -> str:
     return sid
 
 
-def _new_bundle(root: Path) -> Path:
+def _new_bundle(root: Path, **changes: str) -> Path:
     """The toy bundle with corrected references (a rescore changes the scores), archived."""
     bundle = make_challenge(root / "toy")
+    if changes:
+        spec = yaml.safe_load((bundle / "challenge.yaml").read_text())
+        (bundle / "challenge.yaml").write_text(yaml.safe_dump({**spec, **changes}))
     labels = np.zeros(LENGTH)
     labels[LENGTH // 4 :] = 1
     for record in HIDDEN:
@@ -62,6 +68,19 @@ def _new_bundle(root: Path) -> Path:
     path = root / "toy-v2.tar.gz"
     path.write_bytes(archive(bundle))
     return path
+
+
+def _install(seeded: Seeded, archived: Path) -> None:
+    """Install a bundle archive as another organizer would meanwhile."""
+    olga = authenticate(seeded.platform, seeded.tokens["olga"])
+    with archived.open("rb") as stream:
+        installs.install_archive(seeded.platform, olga, stream)
+
+
+def _auprc(seeded: Seeded) -> list[float | None]:
+    """Every stored AUPRC, as the boards read them."""
+    with seeded.platform.db() as session:
+        return sorted(session.scalars(select(Score.value).where(Score.metric == "auprc")).all())
 
 
 def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_phase(
@@ -119,6 +138,7 @@ def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_p
     expect(row.locator("button")).to_have_count(0)
     watched.shoot(page, "console-flagged")
 
+    before = _auprc(seeded)
     page.goto(f"{url}/console/install")
     page.set_input_files("input[name=bundle]", str(_new_bundle(shared_dir / "v2")))
     page.click("#install button")
@@ -126,9 +146,21 @@ def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_p
     watched.shoot(page, "console-install")
 
     page.goto(f"{url}/console/challenges/toy")
-    page.click("#rescore button")
+    page.click("#rescore button")  # a preview: nothing changes yet
     expect(page.locator("#summary")).to_contain_text("1 changed")
     expect(page.locator("#score-diff")).to_contain_text(scored)
+    assert _auprc(seeded) == before
+    watched.shoot(page, "console-rescore-preview")
+    _install(seeded, _new_bundle(shared_dir / "v3", title="corrected again"))  # v4 meanwhile
+    watched.expect_error(page, "409 \\(Conflict\\)")
+    page.click("#apply button")
+    expect(page.locator("#stale")).to_contain_text("version 4 of the bundle was installed since")
+    assert _auprc(seeded) == before
+    page.click("#preview-again button")
+    expect(page.locator("#summary")).to_contain_text("version 4")
+    page.click("#apply button")
+    expect(page.locator("#state")).to_contain_text("Applied")
+    assert _auprc(seeded) != before
     watched.shoot(page, "console-rescored")
 
     page.goto(f"{url}/console/challenges/toy")

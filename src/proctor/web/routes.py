@@ -201,3 +201,11 @@ def rescore_last_phase(
 ) -> schemas.Rescored:
     """Rescore the challenge's last phase (organizer): as ``/phases/{phase}/rescore``."""
     return schemas.Rescored(**rescore.rescore(platform, principal, name, None))
+
+
+@router.post("/challenges/{name}/rescore/preview")
+def rescore_last_phase_preview(
+    name: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.Rescored:
+    """Preview a rescore of the last phase (organizer): as ``/phases/{phase}/rescore/preview``."""
+    return schemas.Rescored(**rescore.preview(platform, principal, name, None))

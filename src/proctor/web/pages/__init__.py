@@ -3,11 +3,12 @@
 ``session`` (signing in and out), ``participant`` (challenges, their own pages, boards,
 submitting), ``submission`` (a submission's page, its live status, its forms), ``assets``
 (stylesheet, script, favicon); the organizer console: ``console`` (its lists, flagged,
-bundle upload), ``console_record`` (a submission's full record, its entry), ``console_admin``
-(phase dates, rescore, users and teams). ``common`` holds what they share (one set of
-templates, rendering, the signed-in user and their role, CSRF-checked forms). ``figures``
-words numbers and outcomes, ``charts`` chooses each page's plots and ``plots`` draws them as
-SVG; ``bundle_pages`` renders a challenge's own Markdown or HTML pages, sanitized.
+bundle upload), ``console_record`` (a submission's full record, its entry),
+``console_rescore`` (a rescore's preview, applied or cancelled), ``console_admin`` (phase
+dates, users and teams). ``common`` holds what they share (one set of templates, rendering,
+the signed-in user and their role, CSRF-checked forms). ``figures`` words numbers and
+outcomes, ``charts`` chooses each page's plots and ``plots`` draws them as SVG;
+``bundle_pages`` renders a challenge's own Markdown or HTML pages, sanitized.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from proctor.web.pages import (
     console,
     console_admin,
     console_record,
+    console_rescore,
     participant,
     session,
     submission,
@@ -33,5 +35,6 @@ router.include_router(submission.router)
 router.include_router(console.router)
 router.include_router(console_record.router)
 router.include_router(console_admin.router)
+router.include_router(console_rescore.router)
 
 __all__ = ["COOKIE", "router"]

@@ -1,8 +1,8 @@
-"""The organizer console's forms that change a challenge or the accounts.
+"""The organizer console's forms that change a challenge's phases or the accounts.
 
-A phase's dates (``phase_overrides``), a rescore with its diff (``rescore``), and the users
-and teams page (``users_admin``): add a user (the token shown once, on the answer only),
-disable one, move a member, a team's quota override. Organizers only, every form with its
+A phase's dates (``phase_overrides``), and the users and teams page (``users_admin``): add
+a user (the token shown once, on the answer only), disable one, move a member, a team's
+quota override. Organizers only, every form with its
 CSRF token (``pages.common``, role ``organizer``).
 """
 
@@ -16,7 +16,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
 from proctor.errors import UsageError
-from proctor.services.platform import phase_overrides, rescore, users_admin
+from proctor.services.platform import phase_overrides, users_admin
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.quota import QUOTA_LIMITS
 from proctor.web.deps import PlatformDep
@@ -66,26 +66,6 @@ def phase_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
         )
 
     then = f"/console/challenges/{quote(name)}"
-    return act(request, platform, token, sent, change, role="organizer", then=then)
-
-
-@router.post("/console/challenges/{name}/rescore", response_class=HTMLResponse)
-def rescore_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    name: str,
-    request: Request,
-    platform: PlatformDep,
-    phase: FormText = "",
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
-    """Rescore a phase and show what changed: each score and rank before and after."""
-
-    def change(me: Principal) -> dict[str, Any]:
-        return rescore.rescore(platform, me, name, phase or None)
-
-    def then(me: Principal, done: dict[str, Any]) -> Response:
-        return render(request, "console/rescored.html", me, done=done)
-
     return act(request, platform, token, sent, change, role="organizer", then=then)
 
 
