@@ -251,6 +251,13 @@ class TaskRecord(Answer):
     cases: list[dict[str, Any]] = Field(description="cases.jsonl's case lines (log tails)")
     cases_total: int
     efficiency: dict[str, Any] | None = Field(description="efficiency.json")
+    dashboard: dict[str, Any] | None = Field(
+        description="the scorer's whole dashboard (VISCERAL: metric → organ → statistic)"
+    )
+    pages: list[str] = Field(
+        description="the scorer's pages kept (detailed_results.html): GET "
+        "/submissions/{id}/detailed/{task} on the pages' side"
+    )
     logs: dict[str, str] = Field(description="score-error.txt, scoring-TASK.log, ...")
 
 

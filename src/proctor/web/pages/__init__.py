@@ -1,7 +1,8 @@
 """Server-rendered pages for people, one module per family, assembled into one router.
 
 ``session`` (signing in and out), ``participant`` (challenges, their own pages, boards,
-submitting), ``submission`` (a submission's page, its live status, its forms), ``assets``
+submitting), ``submission`` (a submission's page, its live status, its forms),
+``scorer_page`` (a scorer's page of a submission, sandboxed, which those pages frame), ``assets``
 (stylesheet, script, favicon); the organizer console: ``console`` (its lists, flagged,
 bundle upload), ``console_record`` (a submission's full record, its entry),
 ``console_rescore`` (a rescore's preview, applied or cancelled), ``console_admin`` (phase
@@ -22,6 +23,7 @@ from proctor.web.pages import (
     console_record,
     console_rescore,
     participant,
+    scorer_page,
     session,
     submission,
 )
@@ -32,6 +34,7 @@ router.include_router(assets.router)
 router.include_router(session.router)
 router.include_router(participant.router)
 router.include_router(submission.router)
+router.include_router(scorer_page.router)
 router.include_router(console.router)
 router.include_router(console_record.router)
 router.include_router(console_admin.router)

@@ -224,7 +224,7 @@ def dashboard_charts(report: dict[str, Any] | None, numbers: Numbers) -> list[Ch
             return float(value) if isinstance(value, int | float) else None
 
         def higher(metric: str) -> bool | None:
-            direction = numbers.direction(metric)
+            direction = numbers.direction(metric) or numbers.family_direction(metric)
             return None if direction is None else direction.higher_is_better
 
         svg = plots.heat_map(

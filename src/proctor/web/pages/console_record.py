@@ -2,7 +2,9 @@
 
 Each task's stages with their full diagnostics (what the participant never sees: the hidden
 cases' log tails, the setup output, ``cases.jsonl`` as a table, ``efficiency.json``, the
-scoring program's log). Organizers only (``pages.common``, role ``organizer``).
+scoring program's log), the scorer's whole dashboard as a heat map (VISCERAL's organ ×
+metric, whatever the participant is shown) and its detailed results page (framed from
+``scorer_page``). Organizers only (``pages.common``, role ``organizer``).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from proctor.errors import ProctorError
-from proctor.services.platform import records
+from proctor.services.platform import installs, records
 from proctor.services.platform.accounts import Principal
 from proctor.web.deps import PlatformDep
+from proctor.web.pages.charts import Chart, dashboard_charts
 from proctor.web.pages.common import TokenCookie, error_page, page, principal_of, signed_in_as
+from proctor.web.pages.figures import Numbers
 
 router = APIRouter(include_in_schema=False)
 
@@ -42,9 +46,23 @@ def record_page(
 
     def view(me: Principal) -> tuple[str, dict[str, Any]]:
         record = records.submission_record(platform, me, sid)
-        return "console/record.html", {"r": record, "case_columns": CASE_COLUMNS}
+        _, challenge = installs.current(platform, record["challenge"])
+        return "console/record.html", {
+            "r": record,
+            "case_columns": CASE_COLUMNS,
+            "charts": _dashboards(record, Numbers(challenge)),
+        }
 
     return page(request, platform, token, view, role="organizer")
+
+
+def _dashboards(record: dict[str, Any], numbers: Numbers) -> dict[str, list[Chart]]:
+    """Each task's whole dashboard as a heat map (VISCERAL: organ × metric), undisclosed."""
+    return {
+        task["task"]: dashboard_charts({"dashboard": {task["task"]: task["dashboard"]}}, numbers)
+        for task in record["tasks"]
+        if task["dashboard"]
+    }
 
 
 @router.get("/console/submissions/{sid}/entry")

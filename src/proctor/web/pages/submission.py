@@ -16,7 +16,13 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from proctor.errors import ProctorError
-from proctor.services.platform import installs, publications, standings, submissions
+from proctor.services.platform import (
+    installs,
+    publications,
+    scorer_pages,
+    standings,
+    submissions,
+)
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import HIDDEN_STAGE
@@ -98,9 +104,11 @@ def submission_page(
         _, challenge = installs.current(platform, shown["challenge"])
         chosen = None
         board = None
+        detailed: list[str] = []
         if shown["status"] == "scored":
             chosen = publications.choices(platform, signed_in(principal), sid)
             board = _default_board(platform, principal, shown)
+            detailed = scorer_pages.readable_tasks(platform, principal, sid)
     except ProctorError as error:
         return error_page(request, principal, error)
     numbers = Numbers(challenge)
@@ -116,6 +124,7 @@ def submission_page(
         nav=challenge_nav(platform, principal, challenge, ""),
         outcome=stage_outcome,
         case_summary=case_summary,
+        detailed=detailed,
         charts=[
             *dashboard_charts(shown["report"], numbers),
             *filter(None, [submission_interval_chart(board, shown["report"], sid, numbers)]),
