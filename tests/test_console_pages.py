@@ -106,6 +106,7 @@ def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_p
     second_lost = _lost(seeded, good)  # the first per team and phase was refunded at once
     page = watched.open(url, seeded.tokens["olga"], downloads=True)
     page.goto(f"{url}/challenges/toy")  # the participants' page links the console for organizers
+    watched.shoot(page, "challenge-organizer")
     page.click("#console-link a")
     expect(page.locator("#filters")).to_be_visible()
     page.click("#console")  # the header's link: the console's start

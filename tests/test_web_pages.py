@@ -110,6 +110,7 @@ def test_signing_in_over_another_session_keeps_the_header_true(
     watched.expect_error(page, "40[13] \\((Unauthorized|Forbidden)\\)")
     page.goto(f"{url}/login")
     expect(page.locator("#signed-in-note")).to_contain_text("alice")
+    watched.shoot(page, "login-signed-in")
     page.fill("form[action='/login'] input[name=token]", "not-a-token")
     page.click("form[action='/login'] button[type=submit]")
     expect(page.locator(".error")).to_contain_text("not valid")
