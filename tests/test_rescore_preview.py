@@ -8,18 +8,14 @@ reuses what did not change; cancelling drops it. Participants are told none of i
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.services.platform import rescore_jobs
-from proctor.services.platform.installs import install
 from proctor.services.platform.resources import Platform
 from proctor.store.models import AuditEvent, Result, Score, ScoreVersion
 from service_boards_fixtures import Svc, start
@@ -122,13 +118,7 @@ def test_a_preview_is_not_applied_after_a_newer_bundle_and_a_cancelled_one_is_go
 ) -> None:
     _two_teams(svc)
     _, shown = svc.post(PREVIEW, "olga")
-    updated = tmp_path / "updated"
-    shutil.copytree(svc.bundle, updated)
-    labels = np.ones(LENGTH)
-    labels[LENGTH // 2 :] = 0
-    for record in HIDDEN:
-        write_arousal_reference(updated / "refs" / f"{record}-arousal.mat", labels)
-    assert install(svc.platform, svc.principal("olga"), str(updated)).version == 2
+    assert svc.install_flipped(tmp_path) == 2
     status, refused = svc.post(f"/challenges/toy/rescores/{shown['preview']}/apply", "olga")
     assert (
         status == 409
