@@ -1,3 +1,3 @@
 """Fixtures shared by every test module."""
 
-pytest_plugins = ["sandbox_fixtures", "environment_fixtures", "db_fixtures"]
+pytest_plugins = ["sandbox_fixtures", "environment_fixtures", "db_fixtures", "browser_fixtures"]

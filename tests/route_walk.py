@@ -51,6 +51,11 @@ ACCESS: Mapping[str, str] = {
     "GET /api/v1/challenges/{name}/leaderboards/{board}": "public",
     "POST /api/v1/challenges/{name}/phases/{phase}/rescore": "console",
     "POST /api/v1/challenges/{name}/rescore": "console",
+    "POST /api/v1/challenges/{name}/phases/{phase}/rescore/preview": "console",
+    "POST /api/v1/challenges/{name}/rescore/preview": "console",
+    "GET /api/v1/challenges/{name}/rescores/{preview}": "console",
+    "POST /api/v1/challenges/{name}/rescores/{preview}/apply": "console",
+    "DELETE /api/v1/challenges/{name}/rescores/{preview}": "console",
     "GET /api/v1/flagged": "console",
     "POST /api/v1/teams/invites": "user",
     "POST /api/v1/teams/join": "user",
@@ -124,7 +129,7 @@ def walk(clients: Mapping[str, httpx.Client], target: Target) -> int:
         for method, path in operations:
             url = path.replace("{sid}", target.submission).replace("{name}", target.challenge)
             url = url.replace("{board}", "default").replace("{phase}", "final")
-            url = url.replace("{team}", "amber")
+            url = url.replace("{team}", "amber").replace("{preview}", "0" * 16)
             answer = _request(client, method, url, target)
             where = f"{role} {method} {url}: {answer.status_code} {answer.text[:300]}"
             _check_status(ACCESS[f"{method} {path}"], role, answer.status_code, where)

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tarfile
 import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import yaml
 from sqlalchemy import select
 
+from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.pipeline.report import TaskReport
 from proctor.pipeline.report_codec import to_data
 from proctor.services.platform.accounts import Principal, add_user, authenticate
@@ -34,7 +37,7 @@ from proctor.store.models import (
 )
 from proctor.types import JobState, RunStatus
 from proctor.web.app import create_app
-from toy_challenge import make_challenge
+from toy_challenge import HIDDEN, LENGTH, make_challenge
 
 with warnings.catch_warnings():  # starlette asks for httpx2, which this environment lacks
     warnings.simplefilter("ignore")
@@ -149,6 +152,17 @@ class Svc:
                                    created=self.clock))  # fmt: skip
                 session.add_all(Score(job_id=job.id, metric=m, value=v) for m, v in scores.items())
         return sid
+
+    def install_flipped(self, root: Path) -> int:
+        """Install the bundle again with its reference labels flipped (the same outputs score
+        the other way); the new version."""
+        updated = root / "flipped"
+        shutil.copytree(self.bundle, updated)
+        labels = np.ones(LENGTH)
+        labels[LENGTH // 2 :] = 0
+        for record in HIDDEN:
+            write_arousal_reference(updated / "refs" / f"{record}-arousal.mat", labels)
+        return install(self.platform, self.principal("olga"), str(updated)).version
 
     def keep_outputs(self, files: dict[str, str]) -> str:
         """A run artifact holding ``files`` as the exam's outputs; its digest."""

@@ -24,7 +24,9 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import select
+from typer.testing import CliRunner
 
+from proctor.cli.main import build_app
 from proctor.services.platform.accounts import add_user
 from proctor.store import jobs
 from proctor.store.models import AuditEvent
@@ -87,6 +89,10 @@ def _routes(sid: str) -> list[tuple[str, str, dict[str, Any] | None]]:
         ("GET", "/flagged", None),
         ("POST", f"/submissions/{sid}/refund", None),
         ("POST", "/challenges/toy/phases/final/rescore", None),
+        ("POST", "/challenges/toy/phases/final/rescore/preview", None),
+        ("GET", "/challenges/toy/rescores/0123456789abcdef", None),
+        ("POST", "/challenges/toy/rescores/0123456789abcdef/apply", None),
+        ("DELETE", "/challenges/toy/rescores/0123456789abcdef", None),
     ]
 
 
@@ -236,6 +242,28 @@ def test_the_cli_lists_submissions_as_json_csv_and_text(site: Site, tmp_path: Pa
     status, logs = site.json("olga", "logs", lost)
     assert status == 0 and logs["tasks"][0]["state"] == "failed"
     assert site.cli("alice", "logs", lost).returncode == 5
+
+
+def test_the_cli_previews_a_rescore_then_applies_or_drops_it(site: Site) -> None:
+    """The command's flow, in process (the service's tests check the numbers)."""
+
+    def rescore(user: str, *args: str) -> tuple[int, str]:
+        options = ["--server", site.url, "--token", site.seeded.tokens[user]]
+        done = CliRunner().invoke(build_app(), ["rescore", "toy", *args, *options])
+        return done.exit_code, done.stdout
+
+    assert "--dry-run" in CliRunner().invoke(build_app(), ["rescore", "--help"]).stdout
+    status, text = rescore("olga", "--phase", "final", "--dry-run")
+    assert status == 0 and "nothing changed" in text and "--apply" in text
+    ident = text.rsplit("--cancel ", 1)[1].split("'")[0]
+    assert rescore("alice", "--apply", ident)[0] == 5
+    assert rescore("olga", "--dry-run", "--apply", ident)[0] == 2
+    status, text = rescore("olga", "--apply", ident, "--json")
+    assert status == 0 and json.loads(text)["applied"] is True
+    assert rescore("olga", "--apply", ident)[0] == 5  # applied: no such preview now
+    again = json.loads(rescore("olga", "--dry-run", "--json")[1])
+    assert json.loads(rescore("olga", "--cancel", again["preview"], "--json")[1])["cancelled"]
+    assert rescore("olga", "--apply", again["preview"])[0] == 5
 
 
 def test_a_new_user_is_not_added_twice(site: Site) -> None:

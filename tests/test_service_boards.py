@@ -8,16 +8,13 @@ to the last scored, and a rescore after an updated bundle reporting what changed
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from sqlalchemy import select
 
 from proctor.errors import NotFoundError
-from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.leaderboard import rows_from_csv
 from proctor.services.platform import publications
 from proctor.services.platform.board_entries import StoredEntry, task_parts
@@ -171,13 +168,7 @@ def test_a_rescore_after_an_updated_bundle_reports_what_changed_and_keeps_the_ol
     assert changes["r1"]["auprc"]["new"] < 0.9
     assert {m["team"] for m in answer["rank_changes"]} == {"blue", "red"}
     # an updated bundle: the reference labels flipped, so the same outputs score the other way
-    updated = tmp_path / "updated"
-    shutil.copytree(svc.bundle, updated)
-    labels = np.ones(LENGTH)
-    labels[LENGTH // 2 :] = 0
-    for record in HIDDEN:
-        write_arousal_reference(updated / "refs" / f"{record}-arousal.mat", labels)
-    assert install(svc.platform, svc.principal("olga"), str(updated)).version == 2
+    assert svc.install_flipped(tmp_path) == 2
     status, answer = svc.post("/challenges/toy/rescore", "olga")
     assert status == 200 and answer["challenge_version"] == 2
     changes = {job["submission"]: job["changes"] for job in answer["jobs"]}

@@ -12,82 +12,32 @@ text, never as markup. ``tests/test_web_csrf.py`` attacks every form at the HTTP
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import func, select
 
+from browser_fixtures import Pages, sign_in
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
 from proctor.store.models import SubmissionRow
-from service_seed import Seeded, archive, run_queued, seed, served, submit
+from service_seed import Seeded, archive, run_queued, submit
 from toy_challenge import make_entry
 
 pytestmark = pytest.mark.sandbox
 
-CHROMIUM = Path("/usr/bin/chromium")
-# as root Chromium needs --no-sandbox; the others keep it off this machine's closed network
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-WAIT_MS = 20_000
-
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed: `make test` installs it (apt-get install chromium)",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def site(shared_dir: Path) -> Iterator[tuple[Seeded, str]]:
-    seeded = seed(shared_dir / "service")
-    with served(seeded.app) as url:
-        yield seeded, url
-    seeded.platform.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context()
-    opened = context.new_page()
-    opened.set_default_timeout(WAIT_MS)
-    yield opened
-    context.close()
-
-
-def sign_in(page: Page, url: str, token: str) -> None:
-    page.goto(f"{url}/login")
-    page.fill("input[name=token]", token)
-    page.click("button[type=submit]")
-
 
 def test_a_participant_submits_watches_the_evaluation_and_finds_the_board(
     site: tuple[Seeded, str],
-    page: Page,
+    watched: Pages,
     shared_dir: Path,
     sandbox: BwrapSandbox,
     sandbox_settings: Settings,
 ) -> None:
     seeded, url = site
+    page = watched.open(url)
     page.goto(url)
     page.click("text=toy")
     expect(page.locator("h1")).to_contain_text("Toy records challenge")
@@ -104,7 +54,7 @@ def test_a_participant_submits_watches_the_evaluation_and_finds_the_board(
     expect(page.locator("#status")).to_have_text("queued")
 
     run_queued(seeded, sandbox, sandbox_settings)  # a worker's job, while the page waits
-    expect(page.locator("#status")).to_have_text("scored", timeout=WAIT_MS)  # reloads itself
+    expect(page.locator("#status")).to_have_text("scored")  # the page reloads itself
     expect(page.locator("#scores")).to_contain_text("arousal")
     expect(page.locator("#stages")).to_contain_text("exam")
     page.click("#choose-final")
@@ -118,16 +68,18 @@ def test_a_participant_submits_watches_the_evaluation_and_finds_the_board(
 
     page.click("text=back to toy")
     expect(page.locator("#submissions")).to_contain_text("scored")
+    assert "/console" not in page.content()  # the console's links are for organizers only
     page.click("a:text-is('default')")
     expect(page.locator("#board")).to_contain_text("amber")
 
 
 def test_another_team_sees_nothing_of_a_submission(
-    site: tuple[Seeded, str], page: Page, shared_dir: Path
+    site: tuple[Seeded, str], watched: Pages, shared_dir: Path
 ) -> None:
     seeded, url = site
     sid = submit(seeded, "alice", make_entry(shared_dir / "entry"))
-    sign_in(page, url, seeded.tokens["bob"])
+    page = watched.open(url, seeded.tokens["bob"])
+    watched.expect_error(page, "404 \\(Not Found\\)")
     answer = page.goto(f"{url}/submissions/{sid}")
     assert answer is not None and answer.status == 404
     expect(page.locator(".error")).to_contain_text(f"no submission {sid!r}")
@@ -136,11 +88,46 @@ def test_another_team_sees_nothing_of_a_submission(
     assert sid not in page.content()
 
 
-def test_a_wrong_token_is_refused_with_what_to_do(site: tuple[Seeded, str], page: Page) -> None:
+def test_a_wrong_token_is_refused_with_what_to_do(site: tuple[Seeded, str], watched: Pages) -> None:
     _, url = site
-    sign_in(page, url, "not-a-token")
+    page = watched.open(url)
+    watched.expect_error(page, "401 \\(Unauthorized\\)")
+    page.goto(f"{url}/login")
+    page.fill("input[name=token]", "not-a-token")
+    page.click("form[action='/login'] button[type=submit]")
     expect(page.locator(".error")).to_contain_text("ask an organizer for a new one")
     expect(page.locator("#me")).to_have_count(0)
+
+
+def test_signing_in_over_another_session_keeps_the_header_true(
+    site: tuple[Seeded, str], watched: Pages
+) -> None:
+    """Another user's token replaces the session; a refused one (a wrong token, a login form
+    shown before another tab signed in) changes nothing and the header names who is still
+    signed in (it once showed nobody signed in)."""
+    seeded, url = site
+    page = watched.open(url, seeded.tokens["alice"])
+    watched.expect_error(page, "40[13] \\((Unauthorized|Forbidden)\\)")
+    page.goto(f"{url}/login")
+    expect(page.locator("#signed-in-note")).to_contain_text("alice")
+    watched.shoot(page, "login-signed-in")
+    page.fill("form[action='/login'] input[name=token]", "not-a-token")
+    page.click("form[action='/login'] button[type=submit]")
+    expect(page.locator(".error")).to_contain_text("not valid")
+    expect(page.locator("#me")).to_have_text("alice")
+
+    page.goto(f"{url}/login")  # its form's token belongs to alice's session
+    other_tab = page.context.new_page()
+    sign_in(other_tab, url, seeded.tokens["bob"])
+    page.fill("form[action='/login'] input[name=token]", seeded.tokens["olga"])
+    page.click("form[action='/login'] button[type=submit]")
+    expect(page.locator(".error")).to_contain_text("reload Proctor's page")
+    expect(page.locator("#me")).to_have_text("bob")
+
+    sign_in(page, url, seeded.tokens["olga"])
+    expect(page.locator("#me")).to_have_text("olga")
+    page.goto(f"{url}/challenges/toy")
+    expect(page.locator("#me")).to_have_text("olga")
 
 
 def test_a_form_from_another_site_is_refused_and_text_stays_text(

@@ -14,45 +14,22 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import html5lib
 import pytest
 import yaml
+from playwright.sync_api import expect
 
+from browser_fixtures import DESKTOP, PHONE, SCREENSHOTS, Pages, no_sideways_scroll
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.services.platform import installs
 from proctor.services.platform.accounts import authenticate
 from proctor.settings import Settings
-from service_seed import Seeded, run_queued, seed, served, submit
+from service_seed import Seeded, run_queued, submit
 from toy_challenge import make_challenge, make_entry
 
 pytestmark = pytest.mark.sandbox
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-WAIT_MS = 60_000
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
-
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed: `make test` installs it (apt-get install chromium)",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
 
 PAGES = {
     "overview": "# About the toy\n\nFind the **arousals**.\n\n<script>alert(1)</script>\n",
@@ -107,78 +84,16 @@ def reinstall(seeded: Seeded, root: Path, **changes: Any) -> None:
     installs.install(seeded.platform, olga, str(bundle))
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def site(shared_dir: Path) -> Iterator[tuple[Seeded, str]]:
-    seeded = seed(shared_dir / "service")
-    with served(seeded.app) as url:
-        yield seeded, url
-    seeded.platform.close()
-
-
-class Watched:
-    """A browser page whose console errors (CSP violations included) are collected."""
-
-    def __init__(self, browser: Browser, viewport: dict[str, int], token: str, url: str) -> None:
-        self.context = browser.new_context(viewport=viewport)  # type: ignore[arg-type]
-        self.page = self.context.new_page()
-        self.page.set_default_timeout(WAIT_MS)
-        self.errors: list[str] = []
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.goto(f"{url}/login")
-        self.page.fill("input[name=token]", token)
-        self.page.click("form[action='/login'] button[type=submit]")
-        expect(self.page.locator("#me")).to_be_visible()
-
-    def _console(self, message: ConsoleMessage) -> None:
-        if message.type == "error":
-            self.errors.append(f"{message.text} at {message.location}")
-
-    def close(self) -> None:
-        self.context.close()
-
-
-@pytest.fixture
-def watched(browser: Browser) -> Iterator[list[Watched]]:
-    opened: list[Watched] = []
-    yield opened
-    for each in opened:
-        assert each.errors == [], f"console errors on {each.page.url}: {each.errors}"
-        each.close()
-
-
-def open_as(
-    browser: Browser,
-    opened: list[Watched],
-    seeded: Seeded,
-    url: str,
-    user: str,
-    viewport: dict[str, int],
-) -> Page:
-    each = Watched(browser, viewport, seeded.tokens[user], url)
-    opened.append(each)
-    return each.page
-
-
 def test_a_participant_watches_the_stage_and_case_count_change_live(
     site: tuple[Seeded, str],
-    browser: Browser,
-    watched: list[Watched],
+    watched: Pages,
     shared_dir: Path,
     sandbox: BwrapSandbox,
     sandbox_settings: Settings,
 ) -> None:
     seeded, url = site
     sid = submit(seeded, "alice", make_entry(shared_dir / "slow", next_sh=SLOW_NEXT))
-    page = open_as(browser, watched, seeded, url, "alice", DESKTOP)
+    page = watched.open(url, seeded.tokens["alice"])
     page.goto(f"{url}/submissions/{sid}")
     expect(page.locator("#status")).to_have_text("queued")
     expect(page.locator("#stage")).to_have_text("next in the queue")
@@ -219,26 +134,9 @@ def _submit_several(
     return made
 
 
-WIDEST = """[...document.querySelectorAll('body *')]
-  .filter(e => e.getBoundingClientRect().right > document.documentElement.scrollWidth - 20)
-  .slice(0, 2).map(e => e.tagName + '#' + e.id + ' in ' + e.parentElement.className)"""
-
-
-def _valid_html(page: Page) -> None:
-    """The page as the server sent it parses as HTML5 without one parse error (strict)."""
-    html5lib.HTMLParser(strict=True).parse(page.request.get(page.url).text())
-
-
-def _no_sideways_scroll(page: Page) -> None:
-    width = page.evaluate("document.documentElement.scrollWidth")
-    wide = page.evaluate(WIDEST)
-    assert width <= PHONE["width"], f"{page.url} scrolls sideways: {width} px wide ({wide})"
-
-
 def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
     site: tuple[Seeded, str],
-    browser: Browser,
-    watched: list[Watched],
+    watched: Pages,
     shared_dir: Path,
     sandbox: BwrapSandbox,
     sandbox_settings: Settings,
@@ -261,12 +159,12 @@ def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
         "submission": f"/submissions/{sids[0]}",
     }
     for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
-        page = open_as(browser, watched, seeded, url, "alice", viewport)
+        page = watched.open(url, seeded.tokens["alice"], viewport)
         for name, address in addresses.items():
             page.goto(url + address)
-            _valid_html(page)
+            watched.valid_html(page)
             if label == "phone":
-                _no_sideways_scroll(page)
+                no_sideways_scroll(page)
             page.screenshot(path=str(SCREENSHOTS / f"{name}-{label}.png"), full_page=True)
         page.goto(f"{url}/challenges/toy/leaderboards/default")
         for chart in ("history", "distribution", "intervals"):
@@ -286,10 +184,9 @@ def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
         expect(page.locator(".bundle-page")).to_contain_text("Find the arousals.")
         assert "alert(1)" not in page.content()
         expect(page.locator("#submissions")).not_to_contain_text(sids[1][:12])  # bob's
-    anonymous = browser.new_context(viewport=PHONE).new_page()
+    anonymous = watched.open(url, viewport=PHONE)
     anonymous.goto(f"{url}/login")
     anonymous.screenshot(path=str(SCREENSHOTS / "login-phone.png"), full_page=True)
-    anonymous.context.close()
 
 
 @pytest.mark.parametrize(
@@ -299,8 +196,7 @@ def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
 )
 def test_plots_show_no_more_than_the_disclosure_allows(
     site: tuple[Seeded, str],
-    browser: Browser,
-    watched: list[Watched],
+    watched: Pages,
     shared_dir: Path,
     sandbox: BwrapSandbox,
     sandbox_settings: Settings,
@@ -310,7 +206,9 @@ def test_plots_show_no_more_than_the_disclosure_allows(
     seeded, url = site
     reinstall(seeded, shared_dir / "v2", disclosure={"exam": "counts", **disclosure})
     sids = _submit_several(seeded, shared_dir, sandbox, sandbox_settings)
-    page = open_as(browser, watched, seeded, url, "alice", DESKTOP)
+    page = watched.open(url, seeded.tokens["alice"])
+    if not board_readable:
+        watched.expect_error(page, "403 \\(Forbidden\\)")
     answer = page.goto(f"{url}/challenges/toy/leaderboards/default")
     assert answer is not None
     if board_readable:
@@ -321,7 +219,6 @@ def test_plots_show_no_more_than_the_disclosure_allows(
     else:
         assert answer.status == 403
         expect(page.locator("svg")).to_have_count(0)
-        watched[-1].errors.remove(next(e for e in watched[-1].errors if "403 (Forbidden)" in e))
     page.goto(f"{url}/challenges/toy")
     if board_readable:
         expect(page.locator("#chart-mine svg")).to_have_count(1)

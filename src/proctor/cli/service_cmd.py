@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from proctor.cli import challenge_cmd
+from proctor.cli import challenge_cmd, rescore_cmd
 from proctor.cli.api_client import api_client
 from proctor.cli.figures import shown_number
 from proctor.cli.untrusted import plain
@@ -221,40 +221,6 @@ def leaderboard_cmd(  # noqa: PLR0917 - typer maps parameters to options
         typer.echo(plain("  ".join(str(cell) for cell in cells)))
 
 
-def rescore_cmd(
-    challenge: Annotated[str, typer.Argument(help="Challenge name.")],
-    phase: Annotated[str | None, typer.Option(help="Phase (default: the last).")] = None,
-    server: ServerOpt = None,
-    token: TokenOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Score a phase's scored submissions again with the installed scorer (organizers).
-
-    Run it after 'proctor challenge add' installed an updated bundle; the old scores are
-    kept as a version, and the answer lists every change and the default board's rank moves.
-    Submissions whose scoring failed (failure scorer) are scored again too.
-    """
-    answer = _client(server, token).rescore(challenge, phase)
-    if as_json:
-        _print(answer)
-        return
-    typer.echo(
-        f"{answer['challenge']} · phase {answer['phase']} · version "
-        f"{answer['challenge_version']}: {answer['rescored']} job(s) rescored, "
-        f"{answer['changed']} changed"
-    )
-    for job in answer["jobs"]:
-        where = f"  {job['submission']} ({job['team']}) {job['task']}"
-        if job["error"]:
-            typer.echo(plain(f"{where}: {job['error']}"))
-        for metric, change in job["changes"].items():
-            typer.echo(plain(f"{where} {metric}: {change['old']} -> {change['new']}"))
-    for move in answer["rank_changes"]:
-        old = move["old"]["rank"] if move["old"] else "-"
-        new = move["new"]["rank"] if move["new"] else "-"
-        typer.echo(plain(f"  rank of {move['team']}: {old} -> {new}"))
-
-
 def publish_cmd(  # noqa: PLR0917 - typer maps parameters to options
     submission: Annotated[str, typer.Argument(help="Submission id.")],
     task: Annotated[str, typer.Argument(help="Task whose result to publish.")],
@@ -319,7 +285,7 @@ def register(app: typer.Typer, score: typer.Typer) -> None:
     app.command("submit")(submit_cmd)
     app.command("status")(status_cmd)
     app.command("leaderboard")(leaderboard_cmd)
-    app.command("rescore")(rescore_cmd)
+    app.command("rescore")(rescore_cmd.rescore)
     app.command("publish")(publish_cmd)
     app.command("final")(final_cmd)
     app.command("cancel")(cancel_cmd)

@@ -34,7 +34,7 @@ from proctor.pipeline.task import TaskJob, evaluate_task, refused, scorer_enviro
 from proctor.protocols.registry import driver_for
 from proctor.store import jobs
 from proctor.store.models import ChallengeVersion, Job, SubmissionRow
-from proctor.store.runfolder import RunFolder
+from proctor.store.runfolder import SCORER_PAGES, RunFolder
 from proctor.types import Failure, JobState, RunStatus, Stage
 
 UPLOAD_NAME = "upload"
@@ -264,14 +264,16 @@ EXAM_OUTPUTS = "outputs/exam"
 def _run_logs(folder: RunFolder, task: str) -> io.BytesIO:
     """The organizer's files of the run as one ``.tar.gz`` in memory (kept by the commit).
 
-    The case log, tracebacks, exact figures, and the exam's collected outputs under
-    ``outputs/exam`` (a rescore scores them again with a newer scorer; predictions uploads
-    are kept as the upload itself).
+    The case log, tracebacks, exact figures, the scorer's whole dashboard
+    (``dashboard-TASK.json``), the scorer's pages (``detailed_results-TASK.html``), and the
+    exam's collected outputs under ``outputs/exam`` (a rescore scores them again with a newer
+    scorer; predictions uploads are kept as the upload itself).
     """
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         kept = ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json")
-        for name in (*kept, folder.scoring_log(task).name):
+        pages = (folder.scorer_page(task, name).name for name in SCORER_PAGES)
+        for name in (*kept, folder.scoring_log(task).name, folder.dashboard(task).name, *pages):
             if (folder.root / name).is_file():
                 tar.add(folder.root / name, arcname=name)
         exam = folder.outputs(task, Stage.EXAM)

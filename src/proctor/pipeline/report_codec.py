@@ -60,6 +60,7 @@ def to_data(report: TaskReport) -> dict[str, Any]:
         "determinism": report.determinism,
         "environment": report.environment.to_json(),
         "count_metrics": sorted(report.count_metrics),
+        "dashboard": report.dashboard,
     }
 
 
@@ -77,4 +78,5 @@ def from_data(data: dict[str, Any]) -> TaskReport:
         determinism=data["determinism"],
         environment=EnvironmentInfo(**data["environment"]),
         count_metrics=frozenset(data["count_metrics"]),
+        dashboard=data.get("dashboard"),  # reports stored before it was kept have none
     )

@@ -253,11 +253,14 @@ def _keep_for_organizer(ctx: TaskContext, figures: dict[str, float]) -> None:
 def keep_full_scores(folder: RunFolder, task: str, scored: TaskScores) -> None:
     """Every summary and per-case value, unredacted, for the service's store and leaderboards.
 
-    Written to the run folder's ``scores-TASK.json`` by every protocol's score stage.
+    Written to the run folder's ``scores-TASK.json`` by every protocol's score stage; the
+    scorer's whole dashboard (``dashboard-TASK.json``: the organizer's heat map) and its
+    pages beside it.
     """
     path = folder.full_scores(task)
     data = {"summary": scored.summary, "per_record": scored.per_record}
     path.write_text(json.dumps(data, sort_keys=True, allow_nan=True))
+    if scored.dashboard:  # the organizer's, whatever the participant is shown (scorer's order)
+        folder.dashboard(task).write_text(json.dumps(scored.dashboard, allow_nan=True))
     for name, html in scored.pages.items():  # e.g. detailed_results-TASK.html
-        stem, _, suffix = name.rpartition(".")
-        (folder.root / f"{stem}-{task}.{suffix}").write_text(html, encoding="utf-8")
+        folder.scorer_page(task, name).write_text(html, encoding="utf-8")

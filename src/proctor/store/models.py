@@ -283,3 +283,23 @@ class TeamQuota(Base):
     concurrent: Mapped[int | None] = mapped_column(Integer)
     changed: Mapped[float] = mapped_column(Float)
     changed_by: Mapped[str] = mapped_column(String(64))
+
+
+class RescorePreview(Base):
+    """A rescore computed and shown to an organizer, not applied (nothing else changed).
+
+    ``jobs`` is JSON: job id → ``{"state", "summary", "per_record", "error"}``, the new scores
+    of each job and the digest of what the rescore read of it (``rescore_jobs.job_states``);
+    applying refuses once any differs. ``answer`` is the diff shown (JSON). One per phase: a
+    new preview replaces the last.
+    """
+
+    __tablename__ = "rescore_previews"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    challenge: Mapped[str] = mapped_column(String(64), index=True)
+    phase: Mapped[str] = mapped_column(String(64))
+    challenge_version: Mapped[int] = mapped_column(Integer)
+    jobs: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
+    created: Mapped[float] = mapped_column(Float)
+    created_by: Mapped[str] = mapped_column(String(64))

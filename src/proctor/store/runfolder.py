@@ -31,6 +31,20 @@ CASE_LOG = "cases.jsonl"
 SCORE_ERROR_LOG = "score-error.txt"
 
 
+SCORER_PAGES = ("detailed_results.html",)
+"""Pages a scorer may make for a submission (a Codabench program's detailed results), kept
+in the run folder as ``scorer_page`` names them and in the run artifact."""
+
+
+def scorer_page_name(task: str, name: str) -> str:
+    """The file name a scorer's page ``name`` of ``task`` is kept under (folder and artifact).
+
+    ``detailed_results.html`` of task ``CTce`` is ``detailed_results-CTce.html``.
+    """
+    stem, dot, suffix = name.rpartition(".")
+    return f"{stem}-{task}{dot}{suffix}" if dot else f"{name}-{task}"
+
+
 class RunFolder:
     """The folder of one evaluation attempt (see the module docstring for its layout)."""
 
@@ -88,6 +102,18 @@ class RunFolder:
     def full_scores(self, task: str) -> Path:
         """``task``'s unredacted scores (summary and per case; organizer and service only)."""
         return self.root / f"scores-{task}.json"
+
+    def dashboard(self, task: str) -> Path:
+        """``task``'s whole dashboard as the scorer made it (organizer only; VISCERAL's organs)."""
+        return self.root / f"dashboard-{task}.json"
+
+    def scorer_page(self, task: str, name: str) -> Path:
+        """Where a page ``name`` the scorer made for ``task`` is kept.
+
+        ``detailed_results.html`` is kept as ``detailed_results-TASK.html`` (for organizers,
+        and the submission's team where the disclosure allows).
+        """
+        return self.root / scorer_page_name(task, name)
 
     def support(self, task: str) -> Path:
         """The copies of the protocol's own files a task's runs need (the AutoWSL harness)."""

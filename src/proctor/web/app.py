@@ -5,15 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from proctor.services.platform.resources import Platform
-from proctor.web import (
-    console,
-    console_admin,
-    console_routes,
-    pages,
-    refund_routes,
-    team_routes,
-    token_routes,
-)
+from proctor.web import console_routes, pages, refund_routes, team_routes, token_routes
 from proctor.web.errors import install_handlers
 from proctor.web.routes import router
 from proctor.web.security import SecurityHeaders
@@ -33,7 +25,5 @@ def create_app(platform: Platform) -> FastAPI:
     app.include_router(token_routes.router)
     app.include_router(console_routes.router)
     app.include_router(pages.router)
-    app.include_router(console.router)
-    app.include_router(console_admin.router)
     app.add_middleware(SecurityHeaders, trust_proxy=platform.settings.trust_proxy)
     return app

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 
-from proctor.services.platform import phase_overrides, records, users_admin
+from proctor.services.platform import phase_overrides, records, rescore, users_admin
 from proctor.services.platform.submissions_list import Filters, challenge_submissions
 from proctor.web import schemas
 from proctor.web.deps import PlatformDep, PrincipalDep
@@ -130,3 +130,44 @@ def team_quota(
     """Set the team's quota override; every limit null removes it (organizers)."""
     limits = body.model_dump(include={"per_day", "every_days", "total", "concurrent"})
     return schemas.TeamQuotaAnswer(**users_admin.set_quota(platform, principal, team, limits))
+
+
+@router.post("/challenges/{name}/phases/{phase}/rescore/preview")
+def rescore_preview(
+    name: str, phase: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.Rescored:
+    """Score the phase again and show what would change; nothing changes (organizers).
+
+    The answer's ``preview`` is applied with ``POST /challenges/{name}/rescores/{preview}/apply``
+    or dropped with ``DELETE /challenges/{name}/rescores/{preview}``; a new preview of the
+    phase replaces it.
+    """
+    return schemas.Rescored(**rescore.preview(platform, principal, name, phase))
+
+
+@router.get("/challenges/{name}/rescores/{preview}")
+def rescore_shown(
+    name: str, preview: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.Rescored:
+    """A rescore preview not applied yet (organizers)."""
+    return schemas.Rescored(**rescore.shown_preview(platform, principal, name, preview))
+
+
+@router.post("/challenges/{name}/rescores/{preview}/apply")
+def rescore_apply(
+    name: str, preview: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.Rescored:
+    """Store a preview's scores (organizers).
+
+    409 when they no longer hold (a newer bundle, a job of the phase scored or scored again
+    since): preview again.
+    """
+    return schemas.Rescored(**rescore.apply(platform, principal, name, preview))
+
+
+@router.delete("/challenges/{name}/rescores/{preview}")
+def rescore_cancel(
+    name: str, preview: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.RescoreCancelled:
+    """Drop a rescore preview without applying it (organizers)."""
+    return schemas.RescoreCancelled(**rescore.cancel(platform, principal, name, preview))

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
@@ -21,8 +18,6 @@ from proctor.services.platform import (
     submissions,
     tokens,
 )
-from proctor.services.platform.accounts import Principal
-from proctor.services.platform.resources import Platform
 from proctor.web import schemas
 from proctor.web.deps import MaybePrincipalDep, PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
@@ -84,17 +79,8 @@ async def install_archive(
     async with read_upload(
         request, "bundle", settings.upload_bytes, MinimumRate.of(settings)
     ) as upload:
-        done = await run_in_threadpool(_install_archive, platform, principal, upload.file)
-    return schemas.Installed(**done)
-
-
-def _install_archive(platform: Platform, principal: Principal, stream: BinaryIO) -> dict[str, Any]:
-    """Copy the spooled upload to a scratch file and install from it."""
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "bundle"
-        with path.open("wb") as out:
-            shutil.copyfileobj(stream, out)
-        return installs.install_archive(platform, principal, path).to_json()
+        done = await run_in_threadpool(installs.install_archive, platform, principal, upload.file)
+    return schemas.Installed(**done.to_json())
 
 
 @router.post(
@@ -215,3 +201,11 @@ def rescore_last_phase(
 ) -> schemas.Rescored:
     """Rescore the challenge's last phase (organizer): as ``/phases/{phase}/rescore``."""
     return schemas.Rescored(**rescore.rescore(platform, principal, name, None))
+
+
+@router.post("/challenges/{name}/rescore/preview")
+def rescore_last_phase_preview(
+    name: str, platform: PlatformDep, principal: PrincipalDep
+) -> schemas.Rescored:
+    """Preview a rescore of the last phase (organizer): as ``/phases/{phase}/rescore/preview``."""
+    return schemas.Rescored(**rescore.preview(platform, principal, name, None))

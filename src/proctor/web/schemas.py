@@ -162,13 +162,32 @@ class Leaderboard(Answer):
 
 
 class Rescored(Answer):
+    """A rescore's diff: each job's metrics ``{"old", "new"}`` and the default board's moves.
+
+    ``applied`` false: a preview, nothing changed yet (apply or cancel it by its id).
+    """
+
+    preview: str = Field(description="the preview's id (apply or cancel it while not applied)")
+    applied: bool
+    created: str = Field(description="when the preview was computed (ISO 8601, UTC)")
     challenge: str
     phase: str
     challenge_version: int
     rescored: int
     changed: int
-    jobs: list[dict[str, Any]]
-    rank_changes: list[dict[str, Any]]
+    jobs: list[dict[str, Any]] = Field(
+        description='[{"submission", "team", "task", "changes": {METRIC: {"old", "new"}}, "error"}]'
+    )
+    rank_changes: list[dict[str, Any]] = Field(
+        description='[{"team", "old", "new"}]: each {"submission", "rank"} or null'
+    )
+
+
+class RescoreCancelled(Answer):
+    challenge: str
+    phase: str
+    preview: str
+    cancelled: bool
 
 
 class Invitation(Answer):
@@ -232,6 +251,13 @@ class TaskRecord(Answer):
     cases: list[dict[str, Any]] = Field(description="cases.jsonl's case lines (log tails)")
     cases_total: int
     efficiency: dict[str, Any] | None = Field(description="efficiency.json")
+    dashboard: dict[str, Any] | None = Field(
+        description="the scorer's whole dashboard (VISCERAL: metric → organ → statistic)"
+    )
+    pages: list[str] = Field(
+        description="the scorer's pages kept (detailed_results.html): GET "
+        "/submissions/{id}/detailed/{task} on the pages' side"
+    )
     logs: dict[str, str] = Field(description="score-error.txt, scoring-TASK.log, ...")
 
 

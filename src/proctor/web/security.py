@@ -1,13 +1,16 @@
 """Security headers on every answer, and whether the browser reached the server over TLS.
 
-Every answer forbids framing (``X-Frame-Options: DENY``, ``frame-ancestors 'none'``), content
-sniffing and cross-site referrers, and carries a strict Content-Security-Policy: the pages
+Every answer but a scorer's page forbids framing (``X-Frame-Options: DENY``,
+``frame-ancestors 'none'``), content sniffing and cross-site referrers, and carries a strict
+Content-Security-Policy: the pages
 load nothing but Proctor's own files (``web/static``: the stylesheet, the favicon, the one
 script that polls a running submission's status), run no inline script, no ``eval`` and no
 inline style, fetch only from Proctor and post forms only to Proctor. Over
 TLS (the request's scheme, or a trusted proxy's ``X-Forwarded-Proto``) browsers are told to
 keep to HTTPS (``Strict-Transport-Security``). FastAPI's interactive API docs (``/docs``,
 ``/redoc``) load their script from a CDN and get a policy that allows it, framing still denied.
+Pages may frame only Proctor's own addresses (``frame-src 'self'``): a scorer's page, which
+is served with ``SCORER_PAGE_POLICY`` (a sandbox) and may be framed by them alone.
 """
 
 from __future__ import annotations
@@ -19,8 +22,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PAGE_POLICY = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; "
-    "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    "img-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'"
 )
+SCORER_PAGE_POLICY = (
+    "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+    "form-action 'none'; frame-ancestors 'self'; base-uri 'none'"
+)
+"""A scorer's page (``pages.scorer_page``): a sandbox with an opaque origin (no script, no
+form, no popup, no navigation of the page around it, no cookie), nothing fetched (images
+only as ``data:`` URIs, its own inline styles), framed only by Proctor's own pages."""
 DOCS_POLICY = (
     "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
     "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: "

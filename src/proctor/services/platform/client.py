@@ -156,12 +156,26 @@ class Client:
         path = f"/challenges/{challenge}/leaderboards/{board}"
         return str(self._call("GET", path, params=params, as_text=True))
 
-    def rescore(self, challenge: str, phase: str | None) -> dict[str, Any]:
-        """Rescore a phase (the last when None) with the installed scorer (organizers)."""
+    def rescore(
+        self, challenge: str, phase: str | None, *, preview: bool = False
+    ) -> dict[str, Any]:
+        """Rescore a phase (the last when None) with the installed scorer (organizers).
+
+        ``preview``: only compute and show the diff (kept as a preview to apply or cancel).
+        """
         where = f"/phases/{phase}" if phase else ""
+        path = f"/challenges/{challenge}{where}/rescore" + ("/preview" if preview else "")
         # the server scores every job of the phase before it answers: no read timeout
         timeout = httpx.Timeout(self._http.timeout.connect, read=None)
-        return dict(self._call("POST", f"/challenges/{challenge}{where}/rescore", timeout=timeout))
+        return dict(self._call("POST", path, timeout=timeout))
+
+    def rescore_apply(self, challenge: str, preview: str) -> dict[str, Any]:
+        """Apply a rescore preview (organizers; refused when it no longer holds)."""
+        return dict(self._call("POST", f"/challenges/{challenge}/rescores/{preview}/apply"))
+
+    def rescore_cancel(self, challenge: str, preview: str) -> dict[str, Any]:
+        """Drop a rescore preview without applying it (organizers)."""
+        return dict(self._call("DELETE", f"/challenges/{challenge}/rescores/{preview}"))
 
     def submissions(self, challenge: str, filters: Mapping[str, Any]) -> dict[str, Any]:
         """One page of the challenge's submissions (organizers); ``filters``: query fields."""

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -147,10 +147,13 @@ def install(platform: Platform, principal: Principal, ref: str) -> Installed:
     return _record(platform, principal, installed, sha)
 
 
-def install_archive(platform: Platform, principal: Principal, archive: Path) -> Installed:
-    """Install a challenge from an uploaded archive of its bundle folder."""
+def install_archive(platform: Platform, principal: Principal, upload: BinaryIO) -> Installed:
+    """Install a challenge from an uploaded archive of its bundle folder (a binary stream)."""
     check_installer(principal)
     with tempfile.TemporaryDirectory(dir=platform.settings.data) as scratch:
+        archive = Path(scratch) / "bundle-archive"
+        with archive.open("wb") as out:
+            shutil.copyfileobj(upload, out)
         root = unpack_entry(archive, Path(scratch) / "bundle")
         return install(platform, principal, str(root))
 

@@ -19,6 +19,7 @@ from proctor.services.platform.console import organizers_only
 from proctor.services.platform.installs import current
 from proctor.services.platform.quota import iso
 from proctor.services.platform.resources import Platform
+from proctor.spec import Challenge, Phase
 from proctor.store.models import PhaseOverride
 
 
@@ -34,6 +35,10 @@ def _stamp(value: datetime | None) -> float | None:
 
 def _shown(at: float | None) -> str | None:
     return iso(at) if at is not None else None
+
+
+Bounds = tuple[float | None, float | None]
+"""A phase's ``opens`` and ``closes`` (seconds since the epoch; None: no bound)."""
 
 
 def set_phase_times(  # noqa: PLR0917 - the phase and its two bounds
@@ -52,40 +57,64 @@ def set_phase_times(  # noqa: PLR0917 - the phase and its two bounds
     """
     organizers_only(principal)
     _, challenge = current(platform, challenge_name)
-    known = [p.name for p in challenge.phases]
-    if phase_name not in known:
-        raise NotFoundError(
-            f"no phase {phase_name!r} in challenge {challenge.name!r} (phases: {', '.join(known)})"
-        )
-    phase = challenge.phase(phase_name)
+    phase = _phase(challenge, phase_name)
     before = (_stamp(phase.opens), _stamp(phase.closes))
-    new_opens = None if "opens" in clear else (_stamp(opens) if opens else before[0])
-    new_closes = None if "closes" in clear else (_stamp(closes) if closes else before[1])
-    if new_opens is not None and new_closes is not None and new_opens >= new_closes:
-        raise UsageError(
-            f"phase {phase_name!r} would close ({iso(new_closes)}) before it opens "
-            f"({iso(new_opens)}): choose a later closing time"
-        )
-    with platform.db.begin() as session:
-        row = session.scalar(
-            select(PhaseOverride).where(
-                PhaseOverride.challenge == challenge.name, PhaseOverride.phase == phase.name
-            )
-        )
-        if row is None:
-            row = PhaseOverride(challenge=challenge.name, phase=phase.name)
-            session.add(row)
-        row.opens, row.closes = new_opens, new_closes
-        row.changed, row.changed_by = time.time(), principal.name
+    after = _new_bounds(phase.name, before, opens, closes, clear)
+    _keep(platform, principal, challenge.name, phase.name, after)
     detail = (
-        f"opens {_shown(before[0])} -> {_shown(new_opens)}; "
-        f"closes {_shown(before[1])} -> {_shown(new_closes)}"
+        f"opens {_shown(before[0])} -> {_shown(after[0])}; "
+        f"closes {_shown(before[1])} -> {_shown(after[1])}"
     )
     platform.audit(principal.name, "phase.times", f"{challenge.name}/{phase.name}", detail)
     return {
         "challenge": challenge.name,
         "phase": phase.name,
-        "opens": _shown(new_opens),
-        "closes": _shown(new_closes),
+        "opens": _shown(after[0]),
+        "closes": _shown(after[1]),
         "overridden": True,
     }
+
+
+def _phase(challenge: Challenge, name: str) -> Phase:
+    """The challenge's phase ``name``, or "not found" listing its phases."""
+    known = [p.name for p in challenge.phases]
+    if name not in known:
+        raise NotFoundError(
+            f"no phase {name!r} in challenge {challenge.name!r} (phases: {', '.join(known)})"
+        )
+    return challenge.phase(name)
+
+
+def _new_bounds(
+    phase: str,
+    before: Bounds,
+    opens: datetime | None,
+    closes: datetime | None,
+    clear: tuple[str, ...],
+) -> Bounds:
+    """The bounds after the change: a time given replaces one, ``clear`` removes one."""
+    new_opens = None if "opens" in clear else (_stamp(opens) if opens else before[0])
+    new_closes = None if "closes" in clear else (_stamp(closes) if closes else before[1])
+    if new_opens is not None and new_closes is not None and new_opens >= new_closes:
+        raise UsageError(
+            f"phase {phase!r} would close ({iso(new_closes)}) before it opens "
+            f"({iso(new_opens)}): choose a later closing time"
+        )
+    return new_opens, new_closes
+
+
+def _keep(
+    platform: Platform, principal: Principal, challenge: str, phase: str, bounds: Bounds
+) -> None:
+    """Store the bounds as the phase's override (one row per challenge name and phase)."""
+    with platform.db.begin() as session:
+        row = session.scalar(
+            select(PhaseOverride).where(
+                PhaseOverride.challenge == challenge, PhaseOverride.phase == phase
+            )
+        )
+        if row is None:
+            row = PhaseOverride(challenge=challenge, phase=phase)
+            session.add(row)
+        row.opens, row.closes = bounds
+        row.changed, row.changed_by = time.time(), principal.name

@@ -10,7 +10,6 @@ get "not found" (``console.organizers_only``).
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,15 @@ from proctor.services.platform.console import organizers_only
 from proctor.services.platform.logs import LOG_FILES, MAX_LOG_CHARS
 from proctor.services.platform.quota import iso
 from proctor.services.platform.resources import Platform
+from proctor.services.platform.run_files import kept_files
 from proctor.services.platform.submissions_list import jobs_of, organizer_state
 from proctor.store.models import Job, Result, Score, SubmissionRow, Team
+from proctor.store.runfolder import SCORER_PAGES, scorer_page_name
 
 MAX_CASES = 5000
 """At most this many lines of ``cases.jsonl`` are shown (a note says how many were left)."""
+MAX_KEPT_BYTES = 256 * 1024**2
+"""A file of the run artifact larger than this is not read into the record."""
 
 
 def submission_record(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
@@ -65,9 +68,10 @@ def _task(
     platform: Platform, job: Job, result: Result | None, scores: dict[str, float | None]
 ) -> dict[str, Any]:
     artifact = result.run_artifact if result is not None else None
-    files = _artifact_files(platform, job.task, artifact)
+    files, pages = _artifact_files(platform, job.task, artifact)
     cases = [json.loads(line) for line in files.pop("cases.jsonl", "").splitlines() if line]
     efficiency_text = files.pop("efficiency.json", None)
+    dashboard_text = files.pop(f"dashboard-{job.task}.json", None)
     return {
         "task": job.task,
         "state": str(job.state),
@@ -81,25 +85,35 @@ def _task(
         "cases": [c for c in cases if c.get("record") is not None][:MAX_CASES],
         "cases_total": sum(1 for c in cases if c.get("record") is not None),
         "efficiency": json.loads(efficiency_text) if efficiency_text else None,
+        "dashboard": _without_nan(dashboard_text) if dashboard_text else None,
+        "pages": pages,
         "logs": files,
     }
 
 
-def _artifact_files(platform: Platform, task: str, artifact: str | None) -> dict[str, str]:
-    """The text files of a run artifact the record shows (logs capped, their tail kept)."""
-    if artifact is None or not platform.artifacts.has(artifact):
-        return {}
-    wanted = ("cases.jsonl", "efficiency.json", *LOG_FILES, f"scoring-{task}.log")
-    found: dict[str, str] = {}
-    with tarfile.open(platform.artifacts.path(artifact), "r:gz") as tar:
-        for member in tar.getmembers():
-            if member.name in wanted and member.isfile():
-                stream = tar.extractfile(member)
-                if stream is not None:
-                    text = stream.read().decode("utf-8", errors="replace")
-                    long_kept = member.name in ("cases.jsonl", "efficiency.json")
-                    found[member.name] = text if long_kept else text[-MAX_LOG_CHARS:]
-    return found
+def _without_nan(text: str) -> Any:
+    """JSON whose NaN and infinities (a statistic over no volume) read as null."""
+    return json.loads(text, parse_constant=lambda _: None)
+
+
+def _artifact_files(
+    platform: Platform, task: str, artifact: str | None
+) -> tuple[dict[str, str], list[str]]:
+    """The text files of a run artifact the record shows, and the scorer's pages it holds.
+
+    Logs are capped (their tail kept); pages are named only (``scorer_pages`` serves them).
+    """
+    pages = {scorer_page_name(task, name): name for name in SCORER_PAGES}
+    long_kept = {"cases.jsonl", "efficiency.json", f"dashboard-{task}.json"}
+    wanted = {*long_kept, *LOG_FILES, f"scoring-{task}.log", *pages}
+    found = kept_files(platform, artifact, wanted, MAX_KEPT_BYTES)
+    texts = {
+        name: (kept.data or b"").decode("utf-8", errors="replace")
+        for name, kept in found.items()
+        if name not in pages
+    }
+    texts = {n: t if n in long_kept else t[-MAX_LOG_CHARS:] for n, t in texts.items()}
+    return texts, [pages[name] for name in found if name in pages]
 
 
 def entry_archive(platform: Platform, principal: Principal, sid: str) -> tuple[Path, str]:

@@ -83,6 +83,10 @@ def _number(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
+Listed = tuple[SubmissionRow, str, str, str | None]
+"""A listed submission: its row, its team, its organizer status and failure."""
+
+
 def challenge_submissions(
     platform: Platform, principal: Principal, challenge_name: str, filters: Filters
 ) -> dict[str, Any]:
@@ -95,23 +99,7 @@ def challenge_submissions(
     filters.check()
     current(platform, challenge_name)
     with platform.db() as session:
-        query = (
-            select(SubmissionRow, Team.name)
-            .join(Team, Team.id == SubmissionRow.team_id)
-            .where(SubmissionRow.challenge == challenge_name)
-        )
-        if filters.phase is not None:
-            query = query.where(SubmissionRow.phase == filters.phase)
-        if filters.team is not None:
-            query = query.where(Team.name == filters.team)
-        rows = session.execute(query.order_by(SubmissionRow.created.desc(), SubmissionRow.id)).all()
-        jobs = jobs_of(session, [row.id for row, _ in rows])
-        listed = []
-        for row, team in rows:
-            status, failure = organizer_state(row, jobs[row.id])
-            if filters.status not in (None, status) or filters.failure not in (None, failure):
-                continue
-            listed.append((row, team, status, failure))
+        listed, jobs = _matching(session, challenge_name, filters)
         start = (filters.page - 1) * filters.per_page
         shown = listed[start : start + filters.per_page]
         scores = _scores(session, [job for row, *_ in shown for job, _ in jobs[row.id]])
@@ -120,22 +108,50 @@ def challenge_submissions(
         "total": len(listed),
         "page": filters.page,
         "per_page": filters.per_page,
-        "submissions": [
-            {
-                "submission": row.id,
-                "team": team,
-                "phase": row.phase,
-                "created": iso(row.created),
-                "status": status,
-                "failure": failure,
-                "flagged": row.flagged,
-                "refunded": row.refunded,
-                "scores": {
-                    job.task: scores.get(job.id, {}) for job, _ in jobs[row.id] if job.id in scores
-                },
-            }
-            for row, team, status, failure in shown
-        ],
+        "submissions": [_listed_json(each, jobs[each[0].id], scores) for each in shown],
+    }
+
+
+def _matching(
+    session: Session, challenge_name: str, filters: Filters
+) -> tuple[list[Listed], dict[str, list[tuple[Job, Result | None]]]]:
+    """The submissions the filters keep, newest first, and every listed one's jobs."""
+    query = (
+        select(SubmissionRow, Team.name)
+        .join(Team, Team.id == SubmissionRow.team_id)
+        .where(SubmissionRow.challenge == challenge_name)
+    )
+    if filters.phase is not None:
+        query = query.where(SubmissionRow.phase == filters.phase)
+    if filters.team is not None:
+        query = query.where(Team.name == filters.team)
+    rows = session.execute(query.order_by(SubmissionRow.created.desc(), SubmissionRow.id)).all()
+    jobs = jobs_of(session, [row.id for row, _ in rows])
+    listed = []
+    for row, team in rows:
+        status, failure = organizer_state(row, jobs[row.id])
+        if filters.status in (None, status) and filters.failure in (None, failure):
+            listed.append((row, team, status, failure))
+    return listed, jobs
+
+
+def _listed_json(
+    listed: Listed,
+    jobs: list[tuple[Job, Result | None]],
+    scores: dict[int, dict[str, float | None]],
+) -> dict[str, Any]:
+    """One submission of the list as the API answers it."""
+    row, team, status, failure = listed
+    return {
+        "submission": row.id,
+        "team": team,
+        "phase": row.phase,
+        "created": iso(row.created),
+        "status": status,
+        "failure": failure,
+        "flagged": row.flagged,
+        "refunded": row.refunded,
+        "scores": {job.task: scores[job.id] for job, _ in jobs if job.id in scores},
     }
 
 

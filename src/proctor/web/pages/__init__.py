@@ -1,18 +1,32 @@
 """Server-rendered pages for people, one module per family, assembled into one router.
 
 ``session`` (signing in and out), ``participant`` (challenges, their own pages, boards,
-submitting), ``submission`` (a submission's page, its live status, its forms), ``assets``
-(stylesheet, script, favicon); ``common`` holds what they share (templates, rendering, the
-signed-in user, CSRF-checked forms). ``figures`` words numbers and outcomes, ``charts``
-chooses each page's plots and ``plots`` draws them as SVG; ``bundle_pages`` renders a
-challenge's own Markdown or HTML pages, sanitized.
+submitting), ``submission`` (a submission's page, its live status, its forms),
+``scorer_page`` (a scorer's page of a submission, sandboxed, which those pages frame), ``assets``
+(stylesheet, script, favicon); the organizer console: ``console`` (its lists, flagged,
+bundle upload), ``console_record`` (a submission's full record, its entry),
+``console_rescore`` (a rescore's preview, applied or cancelled), ``console_admin`` (phase
+dates, users and teams). ``common`` holds what they share (one set of templates, rendering,
+the signed-in user and their role, CSRF-checked forms). ``figures`` words numbers and
+outcomes, ``charts`` chooses each page's plots and ``plots`` draws them as SVG;
+``bundle_pages`` renders a challenge's own Markdown or HTML pages, sanitized.
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from proctor.web.pages import assets, participant, session, submission
+from proctor.web.pages import (
+    assets,
+    console,
+    console_admin,
+    console_record,
+    console_rescore,
+    participant,
+    scorer_page,
+    session,
+    submission,
+)
 from proctor.web.pages.common import COOKIE
 
 router = APIRouter(include_in_schema=False)
@@ -20,5 +34,10 @@ router.include_router(assets.router)
 router.include_router(session.router)
 router.include_router(participant.router)
 router.include_router(submission.router)
+router.include_router(scorer_page.router)
+router.include_router(console.router)
+router.include_router(console_record.router)
+router.include_router(console_admin.router)
+router.include_router(console_rescore.router)
 
 __all__ = ["COOKIE", "router"]

@@ -49,6 +49,31 @@ def _value(row: dict[str, Any], task: str, metric: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+@dataclass(frozen=True, slots=True)
+class _Column:
+    """The board column its plots draw: a metric on a task, its name and its wording."""
+
+    task: str
+    metric: str
+    name: str
+    better: str
+    numbers: Numbers
+
+    def fmt(self, value: float) -> str:
+        """``value`` worded with the metric's precision."""
+        return self.numbers.fmt(self.metric, value)
+
+
+def _column(board: dict[str, Any], numbers: Numbers) -> _Column | None:
+    """The column the board ranks by (None: no value to draw)."""
+    found = _rank_column(board)
+    if found is None:
+        return None
+    task, metric = found
+    name = f"{metric} ({task})" if len(board["tasks"]) > 1 else metric
+    return _Column(task, metric, name, numbers.better(metric), numbers)
+
+
 def board_charts(
     board: dict[str, Any],
     history: list[tuple[datetime, Board]],
@@ -56,37 +81,42 @@ def board_charts(
     mine: str | None,
 ) -> list[Chart]:
     """A board's plots: its history, the distribution of its scores, its intervals."""
-    column = _rank_column(board)
+    column = _column(board, numbers)
     if column is None:
         return []
-    task, metric = column
-    name = f"{metric} ({task})" if len(board["tasks"]) > 1 else metric
-    better = numbers.better(metric)
-
-    def fmt(v: float) -> str:
-        return numbers.fmt(metric, v)
-
     charts = [
-        _history(history, task=task, metric=metric, name=name, better=better, fmt=fmt, mine=mine)
+        _history(history, column, mine),
+        _distribution(board, column, mine),
+        _intervals(board, column, mine),
     ]
+    return [chart for chart in charts if chart is not None and chart.svg]
+
+
+def _distribution(board: dict[str, Any], column: _Column, mine: str | None) -> Chart:
+    """Where each row of the board stands on the column (the viewer's team marked)."""
     values = [
-        (row["team"], v) for row in board["rows"] if (v := _value(row, task, metric)) is not None
+        (row["team"], v)
+        for row in board["rows"]
+        if (v := _value(row, column.task, column.metric)) is not None
     ]
-    charts.append(
-        Chart(
-            "distribution",
-            f"Where each {board['per']} stands: {name} ({better})",
-            plots.strip(
-                values,
-                title=f"distribution of {name}",
-                desc=f"{len(values)} scores; {mine or 'your team'} marked",
-                fmt=fmt,
-                highlight=mine,
-            ),
-            ("team", name),
-            [(team, fmt(v)) for team, v in values],
-        )
+    return Chart(
+        "distribution",
+        f"Where each {board['per']} stands: {column.name} ({column.better})",
+        plots.strip(
+            values,
+            title=f"distribution of {column.name}",
+            desc=f"{len(values)} scores; {mine or 'your team'} marked",
+            fmt=column.fmt,
+            highlight=mine,
+        ),
+        ("team", column.name),
+        [(team, column.fmt(v)) for team, v in values],
     )
+
+
+def _intervals(board: dict[str, Any], column: _Column, mine: str | None) -> Chart | None:
+    """Each row's value with its 95% bootstrap interval (None: the board carries none)."""
+    task, metric, fmt = column.task, column.metric, column.fmt
     bounded = [
         (row["team"], v, *row["ci95"]["scores"][task][metric])
         for row in board["rows"]
@@ -94,62 +124,51 @@ def board_charts(
         and metric in row["ci95"]["scores"].get(task, {})
         and (v := _value(row, task, metric)) is not None
     ]
-    if bounded:
-        charts.append(
-            Chart(
-                "intervals",
-                f"{name} with its 95% bootstrap interval, per {board['per']}",
-                plots.intervals(
-                    bounded,
-                    title=f"{name} intervals",
-                    desc="value and 95% interval",
-                    fmt=fmt,
-                    highlight=mine,
-                ),
-                ("team", name, "low", "high"),
-                [(t, fmt(v), fmt(lo), fmt(hi)) for t, v, lo, hi in bounded],
-            )
-        )
-    return [chart for chart in charts if chart.svg]
+    if not bounded:
+        return None
+    return Chart(
+        "intervals",
+        f"{column.name} with its 95% bootstrap interval, per {board['per']}",
+        plots.intervals(
+            bounded,
+            title=f"{column.name} intervals",
+            desc="value and 95% interval",
+            fmt=fmt,
+            highlight=mine,
+        ),
+        ("team", column.name, "low", "high"),
+        [(t, fmt(v), fmt(lo), fmt(hi)) for t, v, lo, hi in bounded],
+    )
 
 
-def _history(
-    history: list[tuple[datetime, Board]],
-    *,
-    task: str,
-    metric: str,
-    name: str,
-    better: str,
-    fmt: plots.Formatter,
-    mine: str | None,
-) -> Chart:
+def _history(history: list[tuple[datetime, Board]], column: _Column, mine: str | None) -> Chart:
     """Each team's standing value on the board after each submission (a step line per team)."""
     series: dict[str, list[plots.Point]] = {}
     last: dict[str, float] = {}
     rows = []
     for at, board in history:
         for row in board.rows:
-            value = row.scores.get(task, {}).get(metric)
+            value = row.scores.get(column.task, {}).get(column.metric)
             if value is None or last.get(row.team) == value:
                 continue
             last[row.team] = value
             stamp = at.strftime("%Y-%m-%d %H:%M:%S")
             series.setdefault(row.team, []).append(
-                plots.Point(at.timestamp(), value, f"{fmt(value)} at {stamp}")
+                plots.Point(at.timestamp(), value, f"{column.fmt(value)} at {stamp}")
             )
-            rows.append((stamp, row.team, fmt(value)))
+            rows.append((stamp, row.team, column.fmt(value)))
     svg = plots.time_series(
         series,
-        title=f"history of {name}",
-        desc=f"each team's {name} on the board over time",
-        fmt=fmt,
+        title=f"history of {column.name}",
+        desc=f"each team's {column.name} on the board over time",
+        fmt=column.fmt,
         highlight=mine,
     )
     return Chart(
         "history",
-        f"The board over time: each team's {name} ({better})",
+        f"The board over time: each team's {column.name} ({column.better})",
         svg,
-        ("time", "team", name),
+        ("time", "team", column.name),
         rows,
     )
 
@@ -205,7 +224,7 @@ def dashboard_charts(report: dict[str, Any] | None, numbers: Numbers) -> list[Ch
             return float(value) if isinstance(value, int | float) else None
 
         def higher(metric: str) -> bool | None:
-            direction = numbers.direction(metric)
+            direction = numbers.direction(metric) or numbers.family_direction(metric)
             return None if direction is None else direction.higher_is_better
 
         svg = plots.heat_map(

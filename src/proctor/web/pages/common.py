@@ -3,14 +3,17 @@
 Signing in takes an API token (``proctor user add`` prints it) and keeps it in a cookie that is
 ``HttpOnly``, ``SameSite=Strict`` and, over TLS, ``Secure``. Every form carries a CSRF token
 and is refused (403) without it or when another site sent it (``web.csrf``).
+
+A page or form is for a *role*: ``member`` (anyone signed in) or ``organizer`` (the console:
+every participant gets the "not found" page, as for a thing that does not exist, so the
+console tells participants nothing; nobody signed in gets 401).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
-from urllib.parse import quote
+from typing import Annotated, Any, Literal
 
 from fastapi import Cookie, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -18,6 +21,7 @@ from fastapi.templating import Jinja2Templates
 
 from proctor.errors import AuthenticationError, ProctorError
 from proctor.services.platform.accounts import Principal, authenticate
+from proctor.services.platform.console import organizers_only
 from proctor.services.platform.resources import Platform
 from proctor.web import csrf
 from proctor.web.errors import http_status
@@ -30,6 +34,12 @@ COOKIE_DAYS = 30
 templates = Jinja2Templates(directory=WEB / "templates")
 TokenCookie = Annotated[str | None, Cookie(alias=COOKIE)]
 CsrfField = Annotated[str, Form(alias=csrf.FIELD)]
+Role = Literal["member", "organizer"]
+View = Callable[[Principal], tuple[str, dict[str, Any]]]
+"""A page's content for the signed-in user: its template and the template's context."""
+Then = str | Callable[[Principal, Any], Response]
+"""After a form's change: the address to see next (303), or the answer made from the
+signed-in user and what the change returned (a page shown once, e.g. a new token)."""
 
 
 def principal_of(platform: Platform, token: str | None) -> Principal | None:
@@ -40,6 +50,17 @@ def principal_of(platform: Platform, token: str | None) -> Principal | None:
         return authenticate(platform, token)
     except AuthenticationError:
         return None
+
+
+def signed_in_as(platform: Platform, token: str | None, role: Role) -> Principal:
+    """The signed-in user allowed in ``role``: 401 for nobody, 404 for a participant (console)."""
+    if not token:
+        raise AuthenticationError("sign in with your API token first (proctor user add prints it)")
+    try:
+        principal = authenticate(platform, token)
+    except AuthenticationError as error:
+        raise AuthenticationError(f"sign in again: {error}") from None
+    return organizers_only(principal) if role == "organizer" else principal
 
 
 def secure(request: Request) -> bool:
@@ -72,24 +93,41 @@ def signed_in(principal: Principal | None) -> Principal:
     return principal
 
 
+def page(
+    request: Request, platform: Platform, token: str | None, view: View, *, role: Role
+) -> Response:
+    """A page for ``role``: ``view`` gives its template and context; a refusal, the error page."""
+    try:
+        me = signed_in_as(platform, token, role)
+        name, context = view(me)
+    except ProctorError as error:
+        return error_page(request, principal_of(platform, token), error)
+    return render(request, name, me, **context)
+
+
 def act(
     request: Request,
     platform: Platform,
     token: str | None,
+    sent: str | None,
     change: Callable[[Principal], object],
-    sid: str,
     *,
-    sent: str,
+    role: Role,
+    then: Then,
 ) -> Response:
-    """A form on a submission's page that changes something, then that page again (303).
+    """A form that changes something: who may send it first, its CSRF token, then ``change``.
 
-    The form must come from this site with its CSRF token ``sent`` and its sender be signed
-    in; a refusal of either, or of the service, is the error page with the service's message.
+    The sender must be signed in (and an organizer for the console: a participant gets "not
+    found" before anything else is looked at), the form must come from this site with the
+    token ``sent``. A refusal of any of them, or of the service, is the error page with the
+    service's message; nothing changed. Then ``then`` (see ``Then``).
     """
-    principal = principal_of(platform, token)
     try:
+        me = signed_in_as(platform, token, role)
         csrf.check_form(request, sent)
-        change(signed_in(principal))
+        done = change(me)
     except ProctorError as error:
-        return error_page(request, principal, error)
-    return RedirectResponse(f"/submissions/{quote(sid)}", status_code=303)
+        return error_page(request, principal_of(platform, token), error)
+    if isinstance(then, str):
+        return RedirectResponse(then, status_code=303)
+    return then(me, done)

@@ -53,6 +53,22 @@ class Numbers:
                 return task.scorer_declaration.metric(metric).direction
         return None
 
+    def family_direction(self, name: str) -> Direction | None:
+        """The direction shared by the metrics named ``NAME_*`` (None: none, or they disagree).
+
+        A dashboard's ``DICE`` column stands for ``dice_liver``, ``dice_spleen``...
+        """
+        if self.challenge is None:
+            return None
+        prefix = f"{name.lower()}_"
+        found = {
+            task.scorer_declaration.metric(metric).direction
+            for task in self.challenge.tasks
+            for metric in task.reported_metrics
+            if metric.startswith(prefix)
+        }
+        return found.pop() if len(found) == 1 else None
+
     def better(self, metric: str) -> str:
         """'higher is better', 'lower is better', 'a count' or '' (unknown)."""
         direction = self.direction(metric)

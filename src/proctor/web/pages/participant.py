@@ -58,7 +58,9 @@ def challenge_page(
         return error_page(request, principal, error)
     numbers = Numbers(challenge)
     metric = default_metric(challenge, challenge.phases[-1])
-    mine_chart = own_submissions_chart(mine, numbers, metric)
+    # an organizer's list holds every team's: the console is where to compare them
+    team = principal is not None and not principal.organizer
+    mine_chart = own_submissions_chart(mine, numbers, metric) if team else None
     return render(
         request,
         "challenge.html",

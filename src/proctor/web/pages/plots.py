@@ -22,6 +22,8 @@ SERIES_CLASSES = 8
 """Colour classes plot-s0 .. plot-s7, reused in turn."""
 
 Formatter = Callable[[float], str]
+HOUR_S = 3600.0
+"""A time axis around one moment spans an hour either side (not a tenth of the epoch)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +40,14 @@ def _scale(lo: float, hi: float, out_lo: float, out_hi: float) -> Callable[[floa
     return lambda v: out_lo + (v - lo) / span * (out_hi - out_lo)
 
 
-def _bounds(values: Sequence[float]) -> tuple[float, float]:
+def _bounds(values: Sequence[float], *, alone: float | None = None) -> tuple[float, float]:
+    """The axis range of ``values`` with a margin.
+
+    One value alone gets ``alone`` either side (None: a tenth of the value).
+    """
     lo, hi = min(values), max(values)
     if lo == hi:
-        pad = abs(lo) * 0.1 or 1.0
+        pad = alone if alone is not None else abs(lo) * 0.1 or 1.0
         return lo - pad, hi + pad
     pad = (hi - lo) * 0.08
     return lo - pad, hi + pad
@@ -117,7 +123,7 @@ def time_series(
     points = [p for ps in series.values() for p in ps]
     if not points:
         return Markup("")
-    x_lo, x_hi = _bounds([p.x for p in points])
+    x_lo, x_hi = _bounds([p.x for p in points], alone=HOUR_S)
     y_lo, y_hi = _bounds([p.y for p in points])
     legend_rows = math.ceil(len(series) / 4)
     height = HEIGHT + 18 * legend_rows

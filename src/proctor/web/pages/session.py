@@ -42,13 +42,19 @@ def login(
     platform: PlatformDep,
     token: Annotated[str, Form()] = "",
     sent: CsrfField = "",
+    session: TokenCookie = None,
 ) -> Response:
-    """Check the API token and keep it in the session cookie (the form's CSRF token first)."""
+    """Check the API token and keep it in the session cookie (the form's CSRF token first).
+
+    The new token replaces the session of whoever was signed in; a refused one changes
+    nothing, and the page says who is still signed in.
+    """
     try:
         csrf.check_form(request, sent)
         principal = authenticate(platform, token.strip())
     except ProctorError as error:
-        return render(request, "login.html", None, http_status(error), message=str(error))
+        still = principal_of(platform, session)
+        return render(request, "login.html", still, http_status(error), message=str(error))
     answer = RedirectResponse("/", status_code=303)
     answer.set_cookie(
         COOKIE,

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from functools import partial
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from proctor.errors import ProctorError
-from proctor.services.platform import installs, publications, standings, submissions
+from proctor.services.platform import (
+    installs,
+    publications,
+    scorer_pages,
+    standings,
+    submissions,
+)
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import HIDDEN_STAGE
@@ -97,9 +104,11 @@ def submission_page(
         _, challenge = installs.current(platform, shown["challenge"])
         chosen = None
         board = None
+        detailed: list[str] = []
         if shown["status"] == "scored":
             chosen = publications.choices(platform, signed_in(principal), sid)
             board = _default_board(platform, principal, shown)
+            detailed = scorer_pages.readable_tasks(platform, principal, sid)
     except ProctorError as error:
         return error_page(request, principal, error)
     numbers = Numbers(challenge)
@@ -115,6 +124,7 @@ def submission_page(
         nav=challenge_nav(platform, principal, challenge, ""),
         outcome=stage_outcome,
         case_summary=case_summary,
+        detailed=detailed,
         charts=[
             *dashboard_charts(shown["report"], numbers),
             *filter(None, [submission_interval_chart(board, shown["report"], sid, numbers)]),
@@ -131,9 +141,11 @@ def cancel_page(
     sent: CsrfField = "",
 ) -> Response:
     """Cancel the submission, then show its page again."""
-    return act(
-        request, platform, token, lambda me: submissions.cancel(platform, me, sid), sid, sent=sent
-    )
+
+    def cancel(me: Principal) -> None:
+        submissions.cancel(platform, me, sid)
+
+    return act(request, platform, token, sent, cancel, role="member", then=_back(sid))
 
 
 @router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
@@ -152,7 +164,7 @@ def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
     def publish(me: Principal) -> None:
         publications.publish(platform, me, sid, task, part=part, published=published)
 
-    return act(request, platform, token, publish, sid, sent=sent)
+    return act(request, platform, token, sent, publish, role="member", then=_back(sid))
 
 
 @router.post("/submissions/{sid}/final", response_class=HTMLResponse)
@@ -165,7 +177,12 @@ def final_page(
 ) -> Response:
     """Choose the submission as a final entry of its team, then show it again."""
     choose = partial(publications.choose_final, platform, sid=sid)
-    return act(request, platform, token, choose, sid, sent=sent)
+    return act(request, platform, token, sent, choose, role="member", then=_back(sid))
+
+
+def _back(sid: str) -> str:
+    """The submission's page, to see after one of its forms."""
+    return f"/submissions/{quote(sid)}"
 
 
 __all__ = ["router"]

@@ -1,8 +1,9 @@
-"""The organizer console's forms that change a challenge or the accounts.
+"""The organizer console's forms that change a challenge's phases or the accounts.
 
-A phase's dates (``phase_overrides``), a rescore with its diff (``rescore``), and the users
-and teams page (``users_admin``): add a user (the token shown once, on the answer only),
-disable one, move a member, a team's quota override. Same rules as ``web.console``.
+A phase's dates (``phase_overrides``), and the users and teams page (``users_admin``): add
+a user (the token shown once, on the answer only), disable one, move a member, a team's
+quota override. Organizers only, every form with its
+CSRF token (``pages.common``, role ``organizer``).
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
 from proctor.errors import UsageError
-from proctor.services.platform import phase_overrides, rescore, users_admin
+from proctor.services.platform import phase_overrides, users_admin
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.quota import QUOTA_LIMITS
-from proctor.web.console import CsrfField, TokenCookie, act, back, page, render
 from proctor.web.deps import PlatformDep
+from proctor.web.pages.common import CsrfField, TokenCookie, act, page, render
 
 router = APIRouter(include_in_schema=False)
 FormText = Annotated[str, Form()]
+USERS = "/console/users"
 
 
 def _when(text: str, field: str) -> datetime | None:
@@ -52,7 +54,7 @@ def phase_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
 ) -> Response:
     """Change a phase's opening or closing time (UTC), then the challenge's console again."""
 
-    def change(me: Principal) -> Response:
+    def change(me: Principal) -> None:
         phase_overrides.set_phase_times(
             platform,
             me,
@@ -62,38 +64,20 @@ def phase_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
             _when(closes, "closes"),
             tuple(c for c in clear or () if c in ("opens", "closes")),
         )
-        return back(f"/console/challenges/{quote(name)}")
 
-    return act(request, platform, token, sent, change)
-
-
-@router.post("/console/challenges/{name}/rescore", response_class=HTMLResponse)
-def rescore_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    name: str,
-    request: Request,
-    platform: PlatformDep,
-    phase: FormText = "",
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
-    """Rescore a phase and show what changed: each score and rank before and after."""
-
-    def change(me: Principal) -> Response:
-        done = rescore.rescore(platform, me, name, phase or None)
-        return render(request, "console/rescored.html", me, done=done)
-
-    return act(request, platform, token, sent, change)
+    then = f"/console/challenges/{quote(name)}"
+    return act(request, platform, token, sent, change, role="organizer", then=then)
 
 
 @router.get("/console/users", response_class=HTMLResponse)
 def users_page(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
     """Every user and team; forms to add, disable, move and set a team's quota."""
 
-    def show(me: Principal) -> tuple[str, dict[str, Any]]:
+    def view(me: Principal) -> tuple[str, dict[str, Any]]:
         found = users_admin.users_and_teams(platform, me)
         return "console/users.html", {**found, "limits": QUOTA_LIMITS, "new_user": None}
 
-    return page(request, platform, token, show)
+    return page(request, platform, token, view, role="organizer")
 
 
 @router.post("/console/users", response_class=HTMLResponse)
@@ -108,14 +92,16 @@ def add_user_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
 ) -> Response:
     """Add a user; the answer shows the new token once (it is stored only as a hash)."""
 
-    def change(me: Principal) -> Response:
-        made = users_admin.create_user(platform, me, user.strip(), team.strip() or None, organizer)
+    def change(me: Principal) -> dict[str, Any]:
+        return users_admin.create_user(platform, me, user.strip(), team.strip() or None, organizer)
+
+    def then(me: Principal, made: dict[str, Any]) -> Response:
         found = users_admin.users_and_teams(platform, me)
         return render(
             request, "console/users.html", me, **found, limits=QUOTA_LIMITS, new_user=made
         )
 
-    return act(request, platform, token, sent, change)
+    return act(request, platform, token, sent, change, role="organizer", then=then)
 
 
 @router.post("/console/users/{name}/disable", response_class=HTMLResponse)
@@ -128,11 +114,10 @@ def disable_form(
 ) -> Response:
     """Disable a user (their tokens are refused), then the users page again."""
 
-    def change(me: Principal) -> Response:
+    def change(me: Principal) -> None:
         users_admin.disable(platform, me, name)
-        return back("/console/users")
 
-    return act(request, platform, token, sent, change)
+    return act(request, platform, token, sent, change, role="organizer", then=USERS)
 
 
 @router.post("/console/teams/move", response_class=HTMLResponse)
@@ -146,11 +131,10 @@ def move_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
 ) -> Response:
     """Move a participant into a team, then the users page again."""
 
-    def change(me: Principal) -> Response:
+    def change(me: Principal) -> None:
         users_admin.move_member(platform, me, user.strip(), team.strip())
-        return back("/console/users")
 
-    return act(request, platform, token, sent, change)
+    return act(request, platform, token, sent, change, role="organizer", then=USERS)
 
 
 @router.post("/console/teams/{team}/quota", response_class=HTMLResponse)
@@ -167,7 +151,7 @@ def quota_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
 ) -> Response:
     """Set a team's quota override (empty fields: the phase's limit), then the users page."""
 
-    def change(me: Principal) -> Response:
+    def change(me: Principal) -> None:
         limits = {
             "per_day": _count(per_day, "per_day"),
             "every_days": _days(every_days),
@@ -175,9 +159,8 @@ def quota_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
             "concurrent": _count(concurrent, "concurrent"),
         }
         users_admin.set_quota(platform, me, team, limits)
-        return back("/console/users")
 
-    return act(request, platform, token, sent, change)
+    return act(request, platform, token, sent, change, role="organizer", then=USERS)
 
 
 def _count(text: str, field: str) -> int | None:

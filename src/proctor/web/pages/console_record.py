@@ -1,0 +1,81 @@
+"""A submission's full record for the organizer, and its entry archive byte for byte.
+
+Each task's stages with their full diagnostics (what the participant never sees: the hidden
+cases' log tails, the setup output, ``cases.jsonl`` as a table, ``efficiency.json``, the
+scoring program's log), the scorer's whole dashboard as a heat map (VISCERAL's organ ×
+metric, whatever the participant is shown) and its detailed results page (framed from
+``scorer_page``). Organizers only (``pages.common``, role ``organizer``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, Response
+
+from proctor.errors import ProctorError
+from proctor.services.platform import installs, records
+from proctor.services.platform.accounts import Principal
+from proctor.web.deps import PlatformDep
+from proctor.web.pages.charts import Chart, dashboard_charts
+from proctor.web.pages.common import TokenCookie, error_page, page, principal_of, signed_in_as
+from proctor.web.pages.figures import Numbers
+
+router = APIRouter(include_in_schema=False)
+
+CASE_COLUMNS = (
+    "stage",
+    "record",
+    "ok",
+    "problem",
+    "exit_status",
+    "timed_out",
+    "wall_s",
+    "cpu_s",
+    "peak_memory_bytes",
+)
+"""The columns of ``cases.jsonl``'s table (the log tails follow each row)."""
+
+
+@router.get("/console/submissions/{sid}", response_class=HTMLResponse)
+def record_page(
+    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """A submission's full record: each stage's diagnostics, its cases, the entry to download."""
+
+    def view(me: Principal) -> tuple[str, dict[str, Any]]:
+        record = records.submission_record(platform, me, sid)
+        _, challenge = installs.current(platform, record["challenge"])
+        return "console/record.html", {
+            "r": record,
+            "case_columns": CASE_COLUMNS,
+            "charts": _dashboards(record, Numbers(challenge)),
+        }
+
+    return page(request, platform, token, view, role="organizer")
+
+
+def _dashboards(record: dict[str, Any], numbers: Numbers) -> dict[str, list[Chart]]:
+    """Each task's whole dashboard as a heat map (VISCERAL: organ × metric), undisclosed."""
+    return {
+        task["task"]: dashboard_charts({"dashboard": {task["task"]: task["dashboard"]}}, numbers)
+        for task in record["tasks"]
+        if task["dashboard"]
+    }
+
+
+@router.get("/console/submissions/{sid}/entry")
+def entry_download(
+    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+) -> Response:
+    """The submission's entry archive, byte for byte as uploaded."""
+    try:
+        me = signed_in_as(platform, token, "organizer")
+        path, filename = records.entry_archive(platform, me, sid)
+    except ProctorError as error:
+        return error_page(request, principal_of(platform, token), error)
+    return FileResponse(path, media_type="application/octet-stream", filename=filename)
+
+
+__all__ = ["router"]
