@@ -47,6 +47,13 @@ def test_an_exam_whose_cases_all_failed_is_not_called_passed() -> None:
     assert case_summary(exam["cases"]) == "0/8 passed, 8 failed"
 
 
+def test_an_exam_whose_outcomes_are_not_disclosed_is_not_called_failed() -> None:
+    """At disclosure ``none`` only the total is kept: no outcome may be read into it."""
+    hidden = {"status": "passed", "cases": {"total": 3, "passed": 0, "failed": 0, "timed_out": 0}}
+    assert stage_outcome(hidden) == "passed"
+    assert case_summary(hidden["cases"]) == "3 cases (outcomes not disclosed)"
+
+
 def test_counts_show_whole_and_precision_is_declared_per_metric(tmp_path: Path) -> None:
     challenge = load_challenge(toy(tmp_path, precision={"brier": 2}) / "challenge.yaml")
     numbers = Numbers(challenge)

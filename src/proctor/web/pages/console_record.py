@@ -20,7 +20,7 @@ from proctor.services.platform.accounts import Principal
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.charts import Chart, dashboard_charts
 from proctor.web.pages.common import TokenCookie, error_page, page, principal_of, signed_in_as
-from proctor.web.pages.figures import Numbers
+from proctor.web.pages.figures import Numbers, case_summary
 
 router = APIRouter(include_in_schema=False)
 
@@ -51,6 +51,7 @@ def record_page(
             "r": record,
             "case_columns": CASE_COLUMNS,
             "charts": _dashboards(record, Numbers(challenge)),
+            "case_summary": case_summary,
         }
 
     return page(request, platform, token, view, role="organizer")

@@ -95,7 +95,7 @@ def stage_outcome(stage: dict[str, Any]) -> str:
     status = str(stage.get("status", ""))
     cases = stage.get("cases") or {}
     total = int(cases.get("total") or 0)
-    if status != "passed" or total == 0:
+    if status != "passed" or total == 0 or outcomes_hidden(cases):
         return status
     passed = int(cases.get("passed") or 0)
     if passed == 0:
@@ -105,10 +105,27 @@ def stage_outcome(stage: dict[str, Any]) -> str:
     return "passed"
 
 
+def outcomes_hidden(cases: dict[str, Any]) -> bool:
+    """True when the stage's case outcomes were withheld (disclosure ``none``: total only).
+
+    A stage that ran cases always counts each as passed, failed or timed out (a case never
+    started counts as failed), so a total with no outcome at all is a redacted one.
+    """
+    total = int(cases.get("total") or 0)
+    outcomes = sum(int(cases.get(key) or 0) for key in ("passed", "failed", "timed_out"))
+    return total > 0 and outcomes == 0
+
+
 def case_summary(cases: dict[str, Any] | None) -> str:
-    """``8/8 passed`` or ``0/8 passed, 8 failed, 1 timed out`` ('' without cases)."""
+    """A stage's cases in a few words ('' without cases).
+
+    ``8/8 passed``, ``0/8 passed, 8 failed, 1 timed out``, or ``8 cases (outcomes not
+    disclosed)`` where the disclosure kept only the total.
+    """
     if not cases or not cases.get("total"):
         return ""
+    if outcomes_hidden(cases):
+        return f"{cases['total']} cases (outcomes not disclosed)"
     text = f"{cases['passed']}/{cases['total']} passed"
     if cases.get("failed"):
         text += f", {cases['failed']} failed"
