@@ -144,3 +144,12 @@ def test_visceral_dashboard_becomes_a_heat_map_with_its_numbers() -> None:
     assert chart.header == ("part", "DICE", "AVD")
     assert chart.rows == [("liver", "0.8800", "2.0000"), ("spleen", "0.7000", "–")]
     assert dashboard_charts({"scores": {}}, Numbers(None)) == []
+
+
+def test_a_rescore_shows_changes_at_the_metrics_precision_unless_that_hides_them(
+    tmp_path: Path,
+) -> None:
+    numbers = Numbers(load_challenge(toy(tmp_path, precision={"brier": 2}) / "challenge.yaml"))
+    assert numbers.change("auroc", 1.0, 0.8333333333333333) == ("1.0000", "0.8333")
+    assert numbers.change("brier", 0.211, 0.2149) == ("0.211", "0.2149")
+    assert numbers.change("records", 8.0, 8.0) == ("8", "8")

@@ -15,13 +15,20 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from proctor.errors import RefusedError
-from proctor.services.platform import rescore
+from proctor.services.platform import installs, rescore
 from proctor.services.platform.accounts import Principal
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.common import CsrfField, TokenCookie, act, page, render
+from proctor.web.pages.figures import Numbers
 
 router = APIRouter(include_in_schema=False)
 TEMPLATE = "console/rescore.html"
+
+
+def _numbers(platform: PlatformDep, name: str) -> Numbers:
+    """How the challenge's pages show its metrics (precision per metric)."""
+    _, challenge = installs.current(platform, name)
+    return Numbers(challenge)
 
 
 def _address(name: str, preview: str) -> str:
@@ -55,7 +62,8 @@ def preview_page(
     """A preview: each score and rank before and after, with the forms to apply or cancel it."""
 
     def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        return TEMPLATE, {"done": rescore.shown_preview(platform, me, name, preview)}
+        shown = rescore.shown_preview(platform, me, name, preview)
+        return TEMPLATE, {"done": shown, "numbers": _numbers(platform, name)}
 
     return page(request, platform, token, view, role="organizer")
 
@@ -80,7 +88,8 @@ def apply_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
     def then(me: Principal, done: tuple[dict[str, Any], str | None]) -> Response:
         shown, stale = done
         status = 409 if stale else 200
-        return render(request, TEMPLATE, me, status, done=shown, stale=stale)
+        numbers = _numbers(platform, name)
+        return render(request, TEMPLATE, me, status, done=shown, stale=stale, numbers=numbers)
 
     return act(request, platform, token, sent, change, role="organizer", then=then)
 

@@ -44,6 +44,14 @@ class Numbers:
             return f"{round(value):d}"
         return f"{value:.{digits}f}"
 
+    def change(self, metric: str, old: Any, new: Any) -> tuple[str, str]:
+        """``old`` and ``new`` as shown; more digits where the precision would hide a change."""
+        before, after = self.fmt(metric, old), self.fmt(metric, new)
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new))
+        if before == after and old != new and numbers:
+            return f"{old:.12g}", f"{new:.12g}"
+        return before, after
+
     def direction(self, metric: str) -> Direction | None:
         """Which way ``metric`` improves (None: unknown to the challenge's scorers)."""
         if self.challenge is None:
