@@ -24,7 +24,7 @@ from proctor.pipeline.disclosure import (
 )
 from proctor.pipeline.report import CaseCounts, Usage
 from proctor.pipeline.runner import CaseSink, StageRunner
-from proctor.protocols.base import CaseRun
+from proctor.protocols.base import CaseRun, Driver
 from proctor.protocols.scripts import duration
 from proctor.types import Failure, Stage, StageStatus
 
@@ -97,6 +97,11 @@ def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
     """
     driver = ctx.driver
     cases = driver.quiz_cases(ctx.challenge.protocol, ctx.task.public_inputs)
+    if not cases and driver.shows_run_logs:
+        note = f"no public inputs to run a {driver.case_noun} on: the exam runs it"
+        skipped = StageResult(Stage.QUIZ, StageStatus.SKIPPED, note, note)
+        runner.finish(skipped)
+        return skipped
 
     def body(sink: CaseSink) -> StageResult:
         found = run_cases(
@@ -134,7 +139,10 @@ def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
             if driver.answers_expected
             else f"{counts.passed} {driver.case_noun}s gave usable output"
         )
-        return StageResult(Stage.QUIZ, StageStatus.PASSED, matched, matched, counts, usage)
+        return StageResult(
+            Stage.QUIZ, StageStatus.PASSED, matched, matched, counts, usage,
+            _shown_logs(driver, found.runs), show_logs=driver.shows_run_logs,
+        )  # fmt: skip
 
     return runner.run(Stage.QUIZ, body, cases=len(cases))
 
@@ -184,12 +192,24 @@ def exam(ctx: TaskContext, runner: StageRunner, inputs: Path) -> StageResult:
                 safe_headline=safe_case_headline(driver.case_noun, failed),
             )
         message = counts_message(Stage.EXAM, counts)
+        headline = message
+        if failed is not None and driver.shows_run_logs:
+            headline = f"{message}; {case_headline(driver.case_noun, failed)}"
         return StageResult(
-            Stage.EXAM, StageStatus.PASSED, message, "exam completed", counts, usage,
-            safe_headline=message,
+            Stage.EXAM, StageStatus.PASSED, headline, "exam completed", counts, usage,
+            _shown_logs(driver, found.runs), counts_replace_headline=True,
+            safe_headline=message, show_logs=driver.shows_run_logs, failed_run=failed,
         )  # fmt: skip
 
     return runner.run(Stage.EXAM, body, cases=len(cases))
+
+
+def _shown_logs(driver: Driver, runs: tuple[CaseRun, ...]) -> tuple[tuple[str, str], ...]:
+    """A protocol's one run's output tails, shown at ``full`` even when it passed (else none)."""
+    if not driver.shows_run_logs or not runs:
+        return ()
+    shown = next((run for run in runs if not run.ok), runs[0])
+    return run_logs(shown.outcome.stdout, shown.outcome.stderr)
 
 
 def rerun(ctx: TaskContext, runner: StageRunner, inputs: Path, count: int) -> dict[str, float]:
