@@ -137,7 +137,7 @@ def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
             log_scorer_failure(target.errors_log, target.scoring_log, f"task {target.task}")
             return _scorer_failed(target)
         if target.scoring_log is not None:
-            note = f"warning: {target.failed_note}; scored what it wrote\n"
+            note = f"warning: {target.failed_note}; what it wrote was scored anyway\n"
             log = note if target.code_failed else ""
             keep_scoring_log(target.scoring_log, f"task {target.task}: scored", log + result.log)
         scored.append(result)
@@ -176,7 +176,7 @@ def _code_failure(
     if not words or run is None:
         return None, ""
     level = disclosure_level(policy, Stage.EXAM)
-    note = f"the exam's {run.case} failed ({run.problem or run.outcome.describe()})"
+    note = f"the exam's run failed ({run.problem or run.outcome.describe()})"
     return failed_code_message(words, run, level), note
 
 

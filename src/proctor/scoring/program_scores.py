@@ -4,8 +4,9 @@
 failure, with the program's output tails for the organizer's log). The scores file is
 ``scores.json``, or CodaLab's ``scores.txt``. Every declared metric must be a finite number
 (``computed`` ones are made here from the written ones); keys the YAML does not declare,
-and cases the task does not have, are left out with a warning for the organizer's log. A document that cannot be used is a ``ValueError``
-naming what is wrong: the scoring program's (the organizer's) failure.
+and cases the task does not have, are left out with a warning for the organizer's log. A
+document that cannot be used is a ``ValueError`` naming what is wrong: the scoring
+program's (the organizer's) failure.
 """
 
 from __future__ import annotations

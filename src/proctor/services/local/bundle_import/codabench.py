@@ -20,7 +20,6 @@ from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
     copy_solutions,
-    note_ingestion,
     read_columns,
     task_plan,
 )
@@ -70,7 +69,6 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     taken: set[str] = set()
     for index, task in sorted(tasks.items()):
         key = f"tasks[{index}]"
-        note_ingestion(task, key, plan.warnings)
         name = derive_name(str(task.get("name") or f"task-{index}"), taken, f"task-{index}")
         task_names[index] = name
         plan.tasks.append(

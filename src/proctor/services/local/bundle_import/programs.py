@@ -1,8 +1,11 @@
-"""A bundle task's files under DEST, its scoring command, its columns and sample submissions.
+"""A bundle task's files under DEST, its programs' commands, its columns and sample submissions.
 
-Shared by the Codabench and CodaLab importers: programs land in ``programs/TASK``, data in
-``data/TASK/{input_data,reference}`` (with an empty ``hidden`` folder: no code runs on hidden
-inputs in a result submission), solutions in ``kit/solutions/`` and the first as ``baseline/``.
+Shared by the Codabench and CodaLab importers: programs land in ``programs/TASK`` (and
+``programs/TASK-ingestion``), data in ``data/TASK/{input_data,reference}`` (with an empty
+``hidden`` folder where no code runs on hidden inputs), solutions in ``kit/solutions/`` and
+the first as ``baseline/``. A task's ingestion program becomes the ``ingestion`` protocol's
+program of the task (it runs the upload in the exam, on the input data as hidden inputs), or,
+with ``ingestion_only_during_scoring``, the scorer's ``concurrent_ingestion``.
 """
 
 from __future__ import annotations
@@ -66,7 +69,9 @@ def task_plan(
         bundle, task["scoring_program"], dest / "programs" / name, f"{key}.scoring_program"
     )
     root = _program_root(program)
-    command = program_command(root, f"{key}.scoring_program", scoring=True)
+    during = bool(task.get("ingestion_program") and task.get("ingestion_only_during_scoring"))
+    where = f"{key}.scoring_program"
+    command = program_command(root, where, scoring=True, during_scoring=during)
     data = dest / "data" / name
     if task.get("reference_data"):
         references = materialize(
@@ -75,18 +80,25 @@ def task_plan(
     else:
         references = Path(_empty(data / "reference", "reference data"))
         warnings.append(f"{key}: no reference_data: /app/input/ref is empty")
-    ingestion = _ingestion(bundle, dest, task, key=key, name=name, wall_s=wall_s)
+    ingestion = _ingestion(bundle, dest, task, key=key, name=name, during=during)
     if task.get("input_data"):
         inputs = materialize(bundle, task["input_data"], data / "input_data", f"{key}.input_data")
     else:
         inputs = Path(_empty(data / "input_data", "input data"))
-    if ingestion is not None:  # the input data is the code's: hidden, not in the kit
-        ingestion["input_data"] = inputs.relative_to(dest).as_posix()
-        hidden = inputs.relative_to(dest).as_posix()
-        public = Path(_empty(data / "public", "public inputs")).relative_to(dest).as_posix()
-    else:
+    concurrent = None
+    if ingestion is None:
         public = inputs.relative_to(dest).as_posix()
         hidden = Path(_empty(data / "hidden", "hidden inputs")).relative_to(dest).as_posix()
+    else:  # the input data is the code's: hidden, not in the kit
+        public = Path(_empty(data / "public", "public inputs")).relative_to(dest).as_posix()
+        hidden = inputs.relative_to(dest).as_posix()
+        if during:
+            concurrent = {**ingestion, "input_data": hidden}
+            hidden = Path(_empty(data / "hidden", "hidden inputs")).relative_to(dest).as_posix()
+            _warn_program_variable([command, concurrent["command"]], key, warnings)
+            ingestion = None
+        else:
+            ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
     if wall_s is None:
         warnings.append(
             f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
@@ -101,13 +113,14 @@ def task_plan(
         references=references.relative_to(dest).as_posix(),
         wall_s=wall_s or DEFAULT_WALL_S,
         ingestion=ingestion,
+        concurrent=concurrent,
     )
 
 
 def _ingestion(
-    bundle: Path, dest: Path, task: dict[str, Any], *, key: str, name: str, wall_s: float | None
+    bundle: Path, dest: Path, task: dict[str, Any], *, key: str, name: str, during: bool
 ) -> dict[str, Any] | None:
-    """The scorer's ``ingestion`` block of a task with an ingestion program (else None)."""
+    """A task's ingestion program (``program`` and ``command``), None without one."""
     if not task.get("ingestion_program"):
         return None
     where = f"{key}.ingestion_program"
@@ -115,12 +128,19 @@ def _ingestion(
         bundle, task["ingestion_program"], dest / "programs" / f"{name}-ingestion", where
     )
     root = _program_root(folder)
-    command = program_command(root, where, scoring=False, input_data=True)
-    return {
-        "program": root.relative_to(dest).as_posix(),
-        "command": command,
-        "wall_s": wall_s or DEFAULT_WALL_S,
-    }
+    command = program_command(root, where, scoring=during, input_data=True, during_scoring=during)
+    return {"program": root.relative_to(dest).as_posix(), "command": command}
+
+
+def _warn_program_variable(commands: list[list[str]], key: str, warnings: list[str]) -> None:
+    """Ingestion during scoring: ``$program`` names a folder the compute worker never mounts."""
+    if not any("/app/ingestion_program" in part for command in commands for part in command):
+        return
+    warnings.append(
+        f"{key}.ingestion_only_during_scoring: a command using $program runs "
+        "/app/ingestion_program/..., as on Codabench, where nothing is mounted there: use "
+        "$ingestion_program (the ingestion's folder) or /app/program in the metadata"
+    )
 
 
 def read_columns(
@@ -189,21 +209,6 @@ def _column(column: dict[str, Any], where: str, by_index: dict[int, dict[str, An
         hidden=bool(column.get("hidden")),
         computation=computation,
     )
-
-
-def note_ingestion(task: dict[str, Any], key: str, warnings: list[str]) -> None:
-    """``ingestion_only_during_scoring`` is refused: the two programs would have to run at once.
-
-    Such bundles talk through ``/app/shared`` while both run (the scoring program waits for
-    the ingestion's files); run one after the other they would wait until their time limit.
-    """
-    del warnings  # nothing to warn: it is mapped or refused
-    if task.get("ingestion_program") and task.get("ingestion_only_during_scoring"):
-        raise BundleRefusedError(
-            "ingestion and scoring running at once, talking through /app/shared, is not "
-            "supported: Proctor runs the ingestion program, then the scoring program",
-            location=f"{key}.ingestion_only_during_scoring",
-        )
 
 
 def copy_kit_folders(
