@@ -34,10 +34,10 @@ OPERATIONS = {
 EMPTY_NOTE = "No files: on Codabench this task has no {what}.\n"
 
 
-def _empty(folder: Path, what: str) -> str:
+def _empty(folder: Path, what: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "README.txt").write_text(EMPTY_NOTE.format(what=what), encoding="utf-8")
-    return folder.as_posix()
+    return folder
 
 
 def _program_root(folder: Path) -> Path:
@@ -59,46 +59,39 @@ def task_plan(
     name: str,
     wall_s: float | None,
     warnings: list[str],
+    public_data: str | None = None,
 ) -> TaskPlan:
-    """Copy a task's scoring program and data under ``dest``; its plan."""
+    """Copy a task's programs and data under ``dest``; its plan.
+
+    ``public_data``: the bundle's sample data of a phase running the task; laid out as the
+    input data, it is the public inputs an ingestion program runs on in the quiz.
+    """
     if not task.get("scoring_program"):
         raise BundleRefusedError(
             "a task needs a scoring program", location=f"{key}.scoring_program"
         )
-    program = materialize(
-        bundle, task["scoring_program"], dest / "programs" / name, f"{key}.scoring_program"
-    )
-    root = _program_root(program)
-    during = bool(task.get("ingestion_program") and task.get("ingestion_only_during_scoring"))
     where = f"{key}.scoring_program"
+    root = _program_root(
+        materialize(bundle, task["scoring_program"], dest / "programs" / name, where)
+    )
+    during = bool(task.get("ingestion_program") and task.get("ingestion_only_during_scoring"))
     command = program_command(root, where, scoring=True, during_scoring=during)
     data = dest / "data" / name
-    if task.get("reference_data"):
-        references = materialize(
-            bundle, task["reference_data"], data / "reference", f"{key}.reference_data"
-        )
-    else:
-        references = Path(_empty(data / "reference", "reference data"))
-        warnings.append(f"{key}: no reference_data: /app/input/ref is empty")
+    references = _references(bundle, data, task, key, warnings)
     ingestion = _ingestion(bundle, dest, task, key=key, name=name, during=during)
-    if task.get("input_data"):
-        inputs = materialize(bundle, task["input_data"], data / "input_data", f"{key}.input_data")
-    else:
-        inputs = Path(_empty(data / "input_data", "input data"))
+    inputs = _input_data(bundle, data, task, key)
     concurrent = None
-    if ingestion is None:
-        public = inputs.relative_to(dest).as_posix()
-        hidden = Path(_empty(data / "hidden", "hidden inputs")).relative_to(dest).as_posix()
-    else:  # the input data is the code's: hidden, not in the kit
-        public = Path(_empty(data / "public", "public inputs")).relative_to(dest).as_posix()
-        hidden = inputs.relative_to(dest).as_posix()
-        if during:
-            concurrent = {**ingestion, "input_data": hidden}
-            hidden = Path(_empty(data / "hidden", "hidden inputs")).relative_to(dest).as_posix()
-            _warn_program_variable([command, concurrent["command"]], key, warnings)
-            ingestion = None
-        else:
-            ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
+    if ingestion is None:  # a result submission: the input data is public
+        public, hidden = inputs, _empty(data / "hidden", "hidden inputs")
+    elif during:  # the input data is the code's: never in the kit
+        concurrent = {**ingestion, "input_data": inputs.relative_to(dest).as_posix()}
+        public = _empty(data / "public", "public inputs")
+        hidden = _empty(data / "hidden", "hidden inputs")
+        _warn_program_variable([command, concurrent["command"]], key, warnings)
+        ingestion = None
+    else:
+        ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
+        public, hidden = _sample_inputs(bundle, data, public_data, inputs, warnings), inputs
     if wall_s is None:
         warnings.append(
             f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
@@ -108,13 +101,57 @@ def task_plan(
         title=str(task.get("name") or name),
         program=root.relative_to(dest).as_posix(),
         command=command,
-        public_inputs=public,
-        hidden_inputs=hidden,
+        public_inputs=public.relative_to(dest).as_posix(),
+        hidden_inputs=hidden.relative_to(dest).as_posix(),
         references=references.relative_to(dest).as_posix(),
         wall_s=wall_s or DEFAULT_WALL_S,
         ingestion=ingestion,
         concurrent=concurrent,
     )
+
+
+def _references(
+    bundle: Path, data: Path, task: dict[str, Any], key: str, warnings: list[str]
+) -> Path:
+    """The task's reference data under ``data/reference`` (an empty folder without any)."""
+    if task.get("reference_data"):
+        where = f"{key}.reference_data"
+        return materialize(bundle, task["reference_data"], data / "reference", where)
+    warnings.append(f"{key}: no reference_data: /app/input/ref is empty")
+    return _empty(data / "reference", "reference data")
+
+
+def _input_data(bundle: Path, data: Path, task: dict[str, Any], key: str) -> Path:
+    """The task's input data under ``data/input_data`` (an empty folder without any)."""
+    if task.get("input_data"):
+        return materialize(bundle, task["input_data"], data / "input_data", f"{key}.input_data")
+    return _empty(data / "input_data", "input data")
+
+
+def _sample_inputs(
+    bundle: Path, data: Path, public_data: str | None, inputs: Path, warnings: list[str]
+) -> Path:
+    """The phase's ``public_data`` as the quiz's inputs, when laid out as the input data.
+
+    Every top-level name of the input data must be in it; otherwise (or without one) the
+    public inputs are an empty folder and the quiz runs nothing.
+    """
+    target = data / "public"
+    if public_data:
+        try:
+            materialize(bundle, public_data, target, "public_data")
+        except BundleRefusedError:
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            needed = {item.name for item in inputs.iterdir()}
+            if needed and needed <= {item.name for item in target.iterdir()}:
+                return target
+            shutil.rmtree(target)
+            warnings.append(
+                f"public_data {public_data!r} is not laid out as the input data (its top "
+                "level lacks some of the input data's files): the quiz runs no ingestion"
+            )
+    return _empty(target, "public inputs")
 
 
 def _ingestion(
