@@ -134,10 +134,11 @@ def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
             return StageResult(
                 Stage.QUIZ, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
             )
+        noun = driver.case_noun if counts.passed == 1 else f"{driver.case_noun}s"
         matched = (
-            f"{counts.passed} {driver.case_noun}s matched the shipped answers"
+            f"{counts.passed} {noun} matched the shipped answers"
             if driver.answers_expected
-            else f"{counts.passed} {driver.case_noun}s gave usable output"
+            else f"{counts.passed} {noun} gave usable output"
         )
         return StageResult(
             Stage.QUIZ, StageStatus.PASSED, matched, matched, counts, usage,
