@@ -367,9 +367,10 @@ while not (shared / "answers.txt").exists():
     time.sleep(0.02)
 lines = (shared / "answers.txt").read_text().split("\\n")
 right = sum(a == b for a, b in zip(truth, lines[1:]))
+seen, linked = lines[0].split()
 output.mkdir(parents=True, exist_ok=True)
-(output / "scores.json").write_text(json.dumps({
-    "accuracy": right / len(truth), "ref_seen": float(lines[0] != "REF:no")}))
+(output / "scores.json").write_text(json.dumps({"accuracy": right / len(truth),
+    "ref_seen": float(seen != "REF:no"), "link_followed": float(linked == "LINK:yes")}))
 print("scoring program: scored", right)
 """
 
@@ -382,11 +383,16 @@ from model import predict
 while not (shared / "queries.txt").exists():
     time.sleep(0.02)
 try:
-    seen = "REF:" + open("/app/input/ref/truth.txt").read()
+    seen = "REF:" + open("/app/input/ref/truth.txt").read().split()[0]
 except OSError:
     seen = "REF:no"
+try:
+    os.symlink(sys.argv[0], shared / "link")
+    linked = "LINK:yes" if (shared / "link").read_text() else "LINK:empty"
+except OSError:
+    linked = "LINK:no"
 answers = [predict(x) for x in (shared / "queries.txt").read_text().split()]
-(shared / "answers.tmp").write_text(seen.split()[0] + "\\n" + "".join(a + "\\n" for a in answers))
+(shared / "answers.tmp").write_text(f"{seen} {linked}\\n" + "".join(a + "\\n" for a in answers))
 (shared / "answers.tmp").rename(shared / "answers.txt")
 """
 
@@ -411,6 +417,7 @@ leaderboards:
     columns:
       - {title: Accuracy, key: accuracy, index: 0, sorting: desc}
       - {title: Saw references, key: ref_seen, index: 1, sorting: asc, hidden: true}
+      - {title: Followed a link, key: link_followed, index: 2, sorting: asc, hidden: true}
 """
 
 
@@ -418,7 +425,8 @@ def make_beside_bundle(root: Path, *, limit: int = 60) -> Path:
     """A Codabench bundle whose scoring program talks to the ingestion through /app/shared.
 
     The scoring program writes queries, the ingestion program answers them with the
-    participant's ``model.py`` (and says whether it could read the references).
+    participant's ``model.py`` (and says whether it could read the references, and whether a
+    link it made in the shared folder is followed).
     """
     make_v2_bundle(root, yaml_text=BESIDE_YAML.replace("LIMIT", str(limit)))
     (root / "scoring_program/score_beside.py").write_text(SCORE_BESIDE_PY)

@@ -205,8 +205,10 @@ def test_programs_beside_each_other_talk_through_shared_and_only_scoring_sees_re
     report = run_entry(RunRequest(upload, str(challenge), keep=True), settings)
     assert report.status is RunStatus.SCORED, report.to_json()
     expected = _beside_directly(challenge, shared_dir / "code", shared_dir / "direct")
-    assert report.scores["alpha-task"] == expected
-    assert report.scores["alpha-task"]["ref_seen"] == 0.0  # no references in its sandbox
+    assert expected["link_followed"] == 1.0  # outside the sandbox, a plain folder
+    scores = report.scores["alpha-task"]
+    assert scores == {**expected, "link_followed": 0.0}  # /app/shared is nosymfollow
+    assert scores["ref_seen"] == 0.0  # no references in its sandbox
     assert "MODEL-PRINT" not in json.dumps(report.to_json())  # beside scoring: organizers'
     assert report.run_dir is not None
     assert "MODEL-PRINT" in (report.run_dir / "scoring-alpha-task.log").read_text()

@@ -24,6 +24,9 @@ from proctor.trees import walk
 
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
+MS_NOSYMFOLLOW = 0x100
+MS_REMOUNT = 0x20
+MS_BIND = 0x1000
 MNT_DETACH = 0x2
 BYTES_PER_INODE = 4096
 MIN_INODES = 256
@@ -136,10 +139,17 @@ def open_to_every_run(path: Path) -> None:
     readable and writable by the other (the umask does not apply below a default ACL), as
     two containers sharing a folder as one user. Only runs it is mounted into can reach it.
     Where the file system takes no ACL, new files keep the umask (readable by the other).
+    A workspace that is a mount of its own (as root) is remounted ``nosymfollow``: a link one
+    run plants there is not followed by the other (nor by the host).
     """
     os.chmod(path, 0o777)  # noqa: S103 - a folder two sandboxes share by design
     with contextlib.suppress(OSError):
         os.setxattr(path, ACL_DEFAULT_XATTR, _ACL_EVERYONE_RWX)
+    if os.path.ismount(path):
+        flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW
+        if _libc().mount(None, os.fsencode(path), None, flags, None) != 0:
+            err = ctypes.get_errno()
+            raise PlatformError(f"cannot remount {path} nosymfollow: {os.strerror(err)}")
 
 
 def release_stale(under: Path, *, also: int | None = None) -> int:
