@@ -7,6 +7,7 @@ sandbox; expected scores come from the bundle's own programs run directly.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -25,13 +26,22 @@ from bundle_fixtures import (
     run_directly,
 )
 from proctor.errors import ConfigError
+from proctor.executor.run import run_next
+from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.report import EvaluationReport
+from proctor.sandbox.base import Sandbox
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import substitute
+from proctor.services.local.environments import tasks_on_host
 from proctor.services.local.evaluate import RunRequest, run_entry
-from proctor.settings import Settings
+from proctor.services.platform import installs, submissions
+from proctor.services.platform.accounts import add_user, authenticate
+from proctor.services.platform.logs import submission_logs
+from proctor.services.platform.resources import open_platform
+from proctor.settings import ServiceSettings, Settings
 from proctor.spec.loader import load_challenge
 from proctor.types import Failure, RunStatus
+from service_seed import archive
 
 MODEL_PREDICTIONS = "a\nb\na\nb\na\nb\n"
 """What the fixture's ``model.py`` predicts on the input data 0..5."""
@@ -282,3 +292,47 @@ def test_commands_of_a_task_ingesting_during_scoring_read_as_the_worker_reads_th
     assert substitute(command, scoring=True, input_data=True, during_scoring=True) == (
         "python /app/program/i.py /app/input_data /app/input/res /app/ingested_program"
     )
+
+
+# --- through the service --------------------------------------------------------------------
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_the_service_shows_a_participant_the_ingestion_exam_as_disclosed(
+    shared_dir: Path, sandbox: Sandbox
+) -> None:
+    """The real job function on a platform (no server process): the stored, shown report."""
+    challenge = _imported(make_code_bundle(shared_dir / "bundle"), shared_dir / "c", exam="full")
+    settings = ServiceSettings(data=shared_dir / "data", allow_host_environment=True)
+    platform = open_platform(settings, Settings(work_root=shared_dir / "work"))
+    olga = add_user(platform, "olga", organizer=True)
+    bob = add_user(platform, "bob", team="blue")
+    installs.install(platform, authenticate(platform, olga.token), str(challenge))
+    participant = authenticate(platform, bob.token)
+    code_zip(shared_dir)  # the folder archive() packs
+    upload = io.BytesIO(archive(shared_dir / "code"))
+    receipt = submissions.submit(platform, participant, "toy-code-challenge", None, upload)
+    runtime = WorkerRuntime(
+        db=platform.db, artifacts=platform.artifacts, settings=Settings(work_root=shared_dir / "w"),
+        service=platform.settings, sandbox=sandbox, environments=lambda _c, _p: {},
+    )  # fmt: skip
+    while run_next("test-worker", runtime):
+        pass
+    shown = submissions.status(platform, participant, receipt.submission)
+    assert shown["status"] == "scored", shown
+    stages = {stage["name"]: stage for stage in shown["report"]["stages"]}
+    assert "MODEL-PRINT" in stages["exam"]["message"]  # exam: full
+    assert "scored 6" not in json.dumps(shown)  # the scoring program's print...
+    logs = submission_logs(platform, authenticate(platform, olga.token), receipt.submission)
+    assert "scored 6" in json.dumps(logs)  # ...is the organizer's
+
+
+def test_a_scorer_running_the_participants_code_on_the_host_needs_the_hosts_allowance(
+    tmp_path: Path,
+) -> None:
+    challenge = tmp_path / "challenge"
+    import_challenge(make_beside_bundle(tmp_path / "bundle"), challenge, "host")
+    loaded = load_challenge(challenge)
+    assert loaded.protocol.kind == "results"  # no code runs in the exam...
+    assert tasks_on_host(loaded, ["alpha-task"]) == ["alpha-task"]  # ...but beside scoring
