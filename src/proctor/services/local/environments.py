@@ -173,11 +173,11 @@ def tasks_on_host(challenge: Challenge, tasks: Iterable[str]) -> list[str]:
     found = []
     for task in tasks:
         program = challenge.task(task).scoring_program
+        beside = program is not None and program.runs_entry_code
         if runs_code and challenge.environment_of(task) is None:
             found.append(task)
-        elif program is not None and program.runs_entry_code:
-            if challenge.scorer_environment_of(task) is None:
-                found.append(task)
+        elif beside and challenge.scorer_environment_of(task) is None:
+            found.append(task)
     return found
 
 
