@@ -170,15 +170,16 @@ def tasks_on_host(challenge: Challenge, tasks: Iterable[str]) -> list[str]:
     alone, the organizer's, runs in the sandbox in its declared environment (or the host's).
     """
     runs_code = driver_for(challenge.protocol.kind).runs_code
-    found = []
-    for task in tasks:
-        program = challenge.task(task).scoring_program
-        beside = program is not None and program.runs_entry_code
-        if runs_code and challenge.environment_of(task) is None:
-            found.append(task)
-        elif beside and challenge.scorer_environment_of(task) is None:
-            found.append(task)
-    return found
+    return [task for task in tasks if _code_on_host(challenge, task, runs_code=runs_code)]
+
+
+def _code_on_host(challenge: Challenge, task: str, *, runs_code: bool) -> bool:
+    """True when the entry's code runs in ``task`` on the host's ``/usr``."""
+    program = challenge.task(task).scoring_program
+    if runs_code and challenge.environment_of(task) is None:
+        return True
+    beside = program is not None and program.runs_entry_code
+    return beside and challenge.scorer_environment_of(task) is None
 
 
 def declared_environment(challenge: Challenge, task: str | None) -> EnvironmentSpec:
