@@ -29,6 +29,7 @@ from proctor.errors import ConfigError
 from proctor.executor.run import run_next
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.report import EvaluationReport
+from proctor.protocols.plain_copy import copy_plain
 from proctor.sandbox.base import Sandbox
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import substitute
@@ -336,3 +337,24 @@ def test_a_scorer_running_the_participants_code_on_the_host_needs_the_hosts_allo
     loaded = load_challenge(challenge)
     assert loaded.protocol.kind == "results"  # no code runs in the exam...
     assert tasks_on_host(loaded, ["alpha-task"]) == ["alpha-task"]  # ...but beside scoring
+
+
+def test_what_a_run_wrote_is_copied_as_plain_files_within_an_uploads_bounds(
+    tmp_path: Path,
+) -> None:
+    written = tmp_path / "output"
+    (written / "sub").mkdir(parents=True)
+    (written / "sub/predictions.txt").write_text("a\n")
+    (written / "sub/predictions.txt").chmod(0o600)
+    (written / "link").symlink_to("/etc/passwd")
+    os.mkfifo(written / "fifo")
+    assert copy_plain(written, tmp_path / "kept") is None
+    kept = sorted(
+        p.relative_to(tmp_path / "kept").as_posix() for p in (tmp_path / "kept").rglob("*")
+    )
+    assert kept == ["sub", "sub/predictions.txt"]  # no link, no FIFO
+    assert (tmp_path / "kept/sub/predictions.txt").stat().st_mode & 0o777 == 0o644
+    deep = tmp_path / "deep"
+    (deep / "/".join(["d"] * 70)).mkdir(parents=True)
+    problem = copy_plain(deep, tmp_path / "deep-kept")
+    assert problem is not None and "nested deeper than 64 levels" in problem

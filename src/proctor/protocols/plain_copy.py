@@ -24,7 +24,7 @@ def copy_plain(source: Path, dest: Path, *, skip: tuple[str, ...] = ()) -> str |
 
     ``skip``: names left out at the top. Links and special files are left out silently; a
     folder deeper than ``MAX_DEPTH`` or a path longer than ``MAX_PATH_BYTES`` stops the copy
-    with a problem naming it (relative to ``source``).
+    with a problem naming it (relative to ``source``), as does a full destination.
     """
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(0o755)
@@ -39,17 +39,27 @@ def copy_plain(source: Path, dest: Path, *, skip: tuple[str, ...] = ()) -> str |
             if depth == 0 and entry.name in skip:
                 continue
             relative = _relative(Path(entry.path), source)
-            if len(os.fsencode(relative)) > MAX_PATH_BYTES:
-                return f"{relative[:80]}...: a path longer than {MAX_PATH_BYTES} bytes"
+            problem = _copy_entry(entry, target, relative, depth)
+            if problem is not None:
+                return f"{relative[:120]}: {problem}"
             if entry.is_dir(follow_symlinks=False):
-                if depth + 1 >= MAX_DEPTH:
-                    return f"{relative}: folders nested deeper than {MAX_DEPTH} levels"
-                (target / entry.name).mkdir(mode=0o755)
                 stack.append((Path(entry.path), target / entry.name, depth + 1))
-            elif entry.is_file(follow_symlinks=False):
-                problem = _copy_file(Path(entry.path), target / entry.name)
-                if problem is not None:
-                    return f"{relative}: {problem}"
+    return None
+
+
+def _copy_entry(entry: os.DirEntry[str], target: Path, relative: str, depth: int) -> str | None:
+    """Copy one file, or make one folder, in ``target``; None, or why not."""
+    if len(os.fsencode(relative)) > MAX_PATH_BYTES:
+        return f"a path longer than {MAX_PATH_BYTES} bytes"
+    if entry.is_dir(follow_symlinks=False):
+        if depth + 1 >= MAX_DEPTH:
+            return f"folders nested deeper than {MAX_DEPTH} levels"
+        try:
+            (target / entry.name).mkdir(mode=0o755)
+        except OSError as err:
+            return f"cannot be copied ({os.strerror(err.errno or 0)})"
+    elif entry.is_file(follow_symlinks=False):
+        return _copy_file(Path(entry.path), target / entry.name)
     return None
 
 
@@ -73,6 +83,8 @@ def _copy_file(source: Path, dest: Path) -> str | None:
                 pass
         finally:
             os.close(writing)
+    except OSError as err:  # a full output folder (the upload copied into it)
+        return f"cannot be copied ({os.strerror(err.errno or 0)})"
     finally:
         os.close(reading)
     return None
