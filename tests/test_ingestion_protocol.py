@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -25,9 +26,10 @@ from bundle_fixtures import (
     make_v1_code_zip,
     run_directly,
 )
-from proctor.errors import ConfigError
+from proctor.errors import ConfigError, JobCancelledError
 from proctor.executor.run import run_next
 from proctor.executor.runtime import WorkerRuntime
+from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.report import EvaluationReport
 from proctor.protocols.plain_copy import copy_plain
 from proctor.sandbox.base import Sandbox
@@ -253,6 +255,44 @@ def test_a_hang_beside_scoring_is_killed_at_the_limit_with_nothing_left_behind(
     assert _processes_running("score_beside.py") == []
     mounts = Path("/proc/self/mountinfo").read_text()
     assert str(shared_dir) not in mounts
+    assert _run_cgroups() == []
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_cancelled_job_kills_both_programs_at_once(shared_dir: Path, settings: Settings) -> None:
+    challenge = _imported(make_beside_bundle(shared_dir / "bundle"), shared_dir / "c")
+    hanging = code_zip(shared_dir, "import time\ndef predict(x):\n    time.sleep(600)\n")
+    token = CancelToken()
+
+    def cancel_once_both_run() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (
+            _processes_running("ingest_beside.py") and _processes_running("score_beside.py")
+        ):
+            time.sleep(0.05)
+        token.cancel()
+
+    watcher = threading.Thread(target=cancel_once_both_run)
+    watcher.start()
+    started = time.monotonic()
+    with pytest.raises(JobCancelledError):
+        run_entry(RunRequest(hanging, str(challenge)), settings, cancel=token)
+    watcher.join()
+    assert time.monotonic() - started < 20  # not the 60 s limit
+    assert _processes_running("ingest_beside.py") == []
+    assert _processes_running("score_beside.py") == []
+    assert _run_cgroups() == []
+
+
+def _run_cgroups() -> list[Path]:
+    """This process's run cgroups (``PID-...`` below a ``proctor`` folder) still there."""
+    pid = os.getpid()
+    return [
+        folder
+        for parent in Path("/sys/fs/cgroup").glob("**/proctor")
+        for folder in [*parent.glob(f"{pid}-*"), *parent.glob(f"slot-*/{pid}-*")]
+    ]
 
 
 # --- the declaration ------------------------------------------------------------------------

@@ -158,6 +158,7 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
         return task_report(job, runner)
     job.cancel.check()
     shown = score(ctx, runner, examined.exam)
+    job.cancel.check()  # a program killed by the cancel is no scorer's failure
     return task_report(job, runner, examined, shown)
 
 
@@ -233,6 +234,7 @@ def _evaluate_files(
         job.ignored,
     )
     shown = evaluate_files(files_job, runner)
+    job.cancel.check()  # a program killed by the cancel is no scorer's failure
     return task_report(job, runner, None, shown)
 
 
