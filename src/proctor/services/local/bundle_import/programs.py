@@ -66,16 +66,8 @@ def task_plan(
     ``public_data``: the bundle's sample data of a phase running the task; laid out as the
     input data, it is the public inputs an ingestion program runs on in the quiz.
     """
-    if not task.get("scoring_program"):
-        raise BundleRefusedError(
-            "a task needs a scoring program", location=f"{key}.scoring_program"
-        )
-    where = f"{key}.scoring_program"
-    root = _program_root(
-        materialize(bundle, task["scoring_program"], dest / "programs" / name, where)
-    )
     during = bool(task.get("ingestion_program") and task.get("ingestion_only_during_scoring"))
-    command = program_command(root, where, scoring=True, during_scoring=during)
+    root, command = _scoring_program(bundle, dest / "programs" / name, task, key, during)
     data = dest / "data" / name
     references = _references(bundle, data, task, key, warnings)
     ingestion = _ingestion(bundle, dest, task, key=key, name=name, during=during)
@@ -108,6 +100,17 @@ def task_plan(
         ingestion=ingestion,
         concurrent=concurrent,
     )
+
+
+def _scoring_program(
+    bundle: Path, dest: Path, task: dict[str, Any], key: str, during: bool
+) -> tuple[Path, list[str]]:
+    """The task's scoring program copied to ``dest``: its folder and substituted command."""
+    where = f"{key}.scoring_program"
+    if not task.get("scoring_program"):
+        raise BundleRefusedError("a task needs a scoring program", location=where)
+    root = _program_root(materialize(bundle, task["scoring_program"], dest, where))
+    return root, program_command(root, where, scoring=True, during_scoring=during)
 
 
 def _references(
