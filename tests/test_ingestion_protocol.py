@@ -33,6 +33,7 @@ from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.report import EvaluationReport
 from proctor.protocols.plain_copy import copy_plain
 from proctor.sandbox.base import Sandbox
+from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import substitute
 from proctor.services.local.environments import tasks_on_host
@@ -398,3 +399,13 @@ def test_what_a_run_wrote_is_copied_as_plain_files_within_an_uploads_bounds(
     (deep / "/".join(["d"] * 70)).mkdir(parents=True)
     problem = copy_plain(deep, tmp_path / "deep-kept")
     assert problem is not None and "nested deeper than 64 levels" in problem
+
+
+def test_challenge_check_finds_a_file_an_ingestion_command_names_missing(tmp_path: Path) -> None:
+    challenge = tmp_path / "challenge"
+    import_challenge(make_code_bundle(tmp_path / "bundle"), challenge, "host")
+    assert check_challenge(challenge) == []
+    (challenge / "programs/alpha-task-ingestion/ingestion.py").unlink()
+    problems = check_challenge(challenge)
+    assert [problem.location for problem in problems] == ["protocol.programs.alpha-task.command[1]"]
+    assert "not in the ingestion program's folder" in problems[0].message
