@@ -10,7 +10,8 @@ run is untrusted), with the compute worker's layout (``spec.ingestion.LAYOUT``):
     /app/program            the ingestion program's folder (read-only), the working folder
     /app/input_data         the split's inputs (read-only)
     /app/ingested_program   the upload, in the entry's writable, capped home
-    /app/output             writable, ``limits.output_bytes``: the task's output afterwards
+    /app/output             writable, capped (:attr:`IngestionDriver.output_bytes`): the
+                            task's output afterwards
     /app/shared             writable, ``shared_bytes``, empty
 
 An upload without a ``metadata`` file is copied into ``/app/output`` first, as the compute
@@ -123,6 +124,11 @@ class IngestionDriver(Driver):
         return Manifest(required=())
 
     @property
+    def output_bytes(self) -> int:
+        """``/app/output`` at most: ``limits.output_bytes``, and room for the upload copied in."""
+        return max(self.context.limits.output_bytes, self.protocol.upload_bytes)
+
+    @property
     def case_s(self) -> float:
         """Seconds the ingestion program may run (Codabench's execution time limit)."""
         program = self.program
@@ -163,7 +169,7 @@ class IngestionDriver(Driver):
         session = self.context.session
         with contextlib.ExitStack() as stack:
             output = stack.enter_context(
-                session.workspace(work / "output", size_bytes=self.context.limits.output_bytes)
+                session.workspace(work / "output", size_bytes=self.output_bytes)
             )
             shared = stack.enter_context(
                 session.workspace(work / "shared", size_bytes=self.protocol.shared_bytes)

@@ -73,7 +73,7 @@ class IngestionProtocol(ProtocolSettings):
 
     ``programs``: task name → its ingestion program (a task left out: the upload is its
     output). ``upload_bytes``: the upload at most; ``shared_bytes``: ``/app/shared`` at most
-    (``/app/output`` is capped by ``limits.output_bytes``).
+    (``/app/output`` by the larger of ``limits.output_bytes`` and ``upload_bytes``).
     """
 
     kind: Literal["ingestion"]
