@@ -39,7 +39,8 @@ from pathlib import Path
 from proctor.pipeline.program_runs import SandboxProgramRunner
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.cgroups import Cgroup, CgroupHost
-from proctor.scoring.program import read_scores, run_scoring_program
+from proctor.scoring.program import run_scoring_program
+from proctor.scoring.program_scores import read_scores
 from proctor.settings import Settings
 from proctor.spec.scorer import ScoringProgram
 

@@ -234,6 +234,7 @@ INGESTION_PY = """\
 import sys
 from pathlib import Path
 inputs, output, code = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+Path("/app/shared/note.txt").write_text("the shared folder is writable")
 sys.path.insert(0, code)
 from model import predict
 xs = (inputs / "x.txt").read_text().split()
@@ -241,6 +242,7 @@ xs = (inputs / "x.txt").read_text().split()
 """
 
 MODEL_PY = """\
+print("MODEL-PRINT: loading the model")
 def predict(x):
     return "a" if int(x) % 2 == 0 else "b"
 """
@@ -271,9 +273,20 @@ leaderboards:
 """
 
 
-def make_code_bundle(root: Path) -> Path:
-    """A Codabench v2 bundle whose ingestion program imports the participant's ``model.py``."""
-    make_v2_bundle(root, yaml_text=CODE_YAML)
+def make_code_bundle(
+    root: Path, *, score_py: str = SCORE_JSON, limit: int = 60, public_data: bool = False
+) -> Path:
+    """A Codabench v2 bundle whose ingestion program imports the participant's ``model.py``.
+
+    ``limit``: the phase's execution_time_limit; ``public_data``: the phase ships sample data
+    laid out as the input data (the quiz runs the ingestion on it).
+    """
+    text = CODE_YAML.replace("execution_time_limit: 60", f"execution_time_limit: {limit}")
+    if public_data:
+        text = text.replace("    tasks: [0]\n", "    tasks: [0]\n    public_data: sample_data\n", 1)
+        (root / "sample_data").mkdir(parents=True)
+        (root / "sample_data/x.txt").write_text("7\n8\n")
+    make_v2_bundle(root, score_py=score_py, yaml_text=text)
     ingestion = root / "ingestion_program"
     ingestion.mkdir()
     (ingestion / "ingestion.py").write_text(INGESTION_PY)
@@ -291,3 +304,139 @@ def code_zip(root: Path, model_py: str = MODEL_PY) -> Path:
     folder.mkdir(parents=True)
     (folder / "model.py").write_text(model_py)
     return _zip(folder, root / "code.zip")
+
+
+V1_CODE_YAML = """\
+title: Old Code Toy
+phases:
+  1:
+    phasenumber: 1
+    label: "Development"
+    start_date: 2020-01-01
+    execution_time_limit: 60
+    scoring_program: scoring_program.zip
+    reference_data: reference_data.zip
+    ingestion_program: ingestion_program.zip
+    input_data: input_data.zip
+leaderboard:
+  leaderboards:
+    RESULTS: &RESULTS
+      label: Results
+      rank: 1
+  columns:
+    accuracy:
+      leaderboard: *RESULTS
+      label: Accuracy
+      rank: 1
+"""
+
+
+def make_v1_code_zip(root: Path) -> Path:
+    """A CodaLab v1 code bundle as a zip: each program a zip with its ``metadata`` file."""
+    work = root / "v1-code-work"
+    for name, files in (
+        ("scoring", {"evaluate.py": SCORE_TXT,
+                     "metadata": "command: python $program/evaluate.py $input $output\n"}),
+        ("ingestion", {"ingestion.py": INGESTION_PY, "metadata":
+                       "command: python $ingestion_program/ingestion.py $input $output "
+                       "$submission_program\n"}),
+        ("reference", {"truth.txt": TRUTH["alpha"].replace(" ", "\n") + "\n"}),
+        ("input", {"x.txt": "0\n1\n2\n3\n4\n5\n"}),
+    ):  # fmt: skip
+        (work / name).mkdir(parents=True)
+        for file, text in files.items():
+            (work / name / file).write_text(text)
+    bundle = root / "v1-code-bundle"
+    bundle.mkdir()
+    _zip(work / "scoring", bundle / "scoring_program.zip")
+    _zip(work / "ingestion", bundle / "ingestion_program.zip")
+    _zip(work / "reference", bundle / "reference_data.zip")
+    _zip(work / "input", bundle / "input_data.zip")
+    (bundle / "competition.yaml").write_text(V1_CODE_YAML)
+    return _zip(bundle, root / "v1-code-bundle.zip")
+
+
+SCORE_BESIDE_PY = """\
+import json, sys, time
+from pathlib import Path
+inputs, output, shared = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+truth = (inputs / "ref" / "truth.txt").read_text().split()
+(shared / "queries.tmp").write_text("".join(f"{i}\\n" for i in range(len(truth))))
+(shared / "queries.tmp").rename(shared / "queries.txt")
+while not (shared / "answers.txt").exists():
+    time.sleep(0.02)
+lines = (shared / "answers.txt").read_text().split("\\n")
+right = sum(a == b for a, b in zip(truth, lines[1:]))
+seen, linked = lines[0].split()
+output.mkdir(parents=True, exist_ok=True)
+(output / "scores.json").write_text(json.dumps({"accuracy": right / len(truth),
+    "ref_seen": float(seen != "REF:no"), "link_followed": float(linked == "LINK:yes")}))
+print("scoring program: scored", right)
+"""
+
+INGEST_BESIDE_PY = """\
+import os, sys, time
+from pathlib import Path
+shared, code = Path(sys.argv[1]), sys.argv[2]
+sys.path.insert(0, code)
+from model import predict
+while not (shared / "queries.txt").exists():
+    time.sleep(0.02)
+try:
+    seen = "REF:" + open("/app/input/ref/truth.txt").read().split()[0]
+except OSError:
+    seen = "REF:no"
+try:
+    os.symlink(sys.argv[0], shared / "link")
+    linked = "LINK:yes" if (shared / "link").read_text() else "LINK:empty"
+except OSError:
+    linked = "LINK:no"
+answers = [predict(x) for x in (shared / "queries.txt").read_text().split()]
+(shared / "answers.tmp").write_text(f"{seen} {linked}\\n" + "".join(a + "\\n" for a in answers))
+(shared / "answers.tmp").rename(shared / "answers.txt")
+"""
+
+BESIDE_YAML = """\
+version: 2
+title: Toy Interactive Challenge
+phases:
+  - index: 0
+    name: Only Phase
+    start: 2020-01-01
+    execution_time_limit: LIMIT
+    tasks: [0]
+tasks:
+  - index: 0
+    name: Alpha Task
+    scoring_program: scoring_program
+    ingestion_program: ingestion_program
+    ingestion_only_during_scoring: true
+    reference_data: reference_alpha
+leaderboards:
+  - title: Results
+    columns:
+      - {title: Accuracy, key: accuracy, index: 0, sorting: desc}
+      - {title: Saw references, key: ref_seen, index: 1, sorting: asc, hidden: true}
+      - {title: Followed a link, key: link_followed, index: 2, sorting: asc, hidden: true}
+"""
+
+
+def make_beside_bundle(root: Path, *, limit: int = 60) -> Path:
+    """A Codabench bundle whose scoring program talks to the ingestion through /app/shared.
+
+    The scoring program writes queries, the ingestion program answers them with the
+    participant's ``model.py`` (and says whether it could read the references, and whether a
+    link it made in the shared folder is followed).
+    """
+    make_v2_bundle(root, yaml_text=BESIDE_YAML.replace("LIMIT", str(limit)))
+    (root / "scoring_program/score_beside.py").write_text(SCORE_BESIDE_PY)
+    (root / "scoring_program/metadata.yaml").write_text(
+        "command: python3 /app/program/score_beside.py /app/input /app/output $shared\n"
+    )
+    ingestion = root / "ingestion_program"
+    ingestion.mkdir()
+    (ingestion / "ingest_beside.py").write_text(INGEST_BESIDE_PY)
+    (ingestion / "metadata.yaml").write_text(
+        "command: python $ingestion_program/ingest_beside.py $shared $submission_program\n"
+    )
+    return root

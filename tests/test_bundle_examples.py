@@ -23,8 +23,9 @@ from proctor.pipeline.report import EvaluationReport
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
+from proctor.spec.ingestion import IngestionProgram, IngestionProtocol
 from proctor.spec.loader import load_challenge
-from proctor.spec.model import Task
+from proctor.spec.model import Challenge, Task
 from proctor.spec.scorer import ScoringProgram
 from proctor.types import Failure, RunStatus
 
@@ -71,20 +72,22 @@ def _run_real(folder: Path, command: tuple[str, ...], places: dict[str, Path]) -
     return done.returncode == 0
 
 
-def _ingest_directly(scorer: ScoringProgram, upload: Path, work: Path) -> Path:
+def _ingest_directly(
+    ingestion: IngestionProgram, input_data: Path, upload: Path, work: Path
+) -> Path:
     """The ingestion program run directly on ``upload``: the folder it wrote."""
-    ingestion = scorer.ingestion
-    assert ingestion is not None
     output = work / "ingestion-output"
-    if (upload / "metadata").exists():
+    if any((upload / name).exists() for name in ("metadata", "metadata.yaml")):
         output.mkdir(parents=True)
     else:
         shutil.copytree(upload, output)
+    (work / "shared").mkdir(parents=True)
     shutil.copytree(ingestion.program, work / "ingestion")
     places = {
-        "/app/input_data": ingestion.input_data or work,
+        "/app/input_data": input_data,
         "/app/ingested_program": upload,
         "/app/output": output,
+        "/app/shared": work / "shared",
         "/app/program": work / "ingestion",
     }
     _run_real(work / "ingestion", ingestion.command, places)  # a failure scores what it wrote
@@ -92,21 +95,25 @@ def _ingest_directly(scorer: ScoringProgram, upload: Path, work: Path) -> Path:
 
 
 def _direct(
-    scorer: ScoringProgram, references: Path, upload: Path, work: Path
+    task: Task, ingestion: IngestionProgram | None, upload: Path, work: Path
 ) -> dict[str, float] | None:
-    """The program run directly, every ``/app/...`` path (in its files too) made a real one.
+    """The programs run directly, every ``/app/...`` path (in their files too) made a real one.
 
-    None when it fails or writes no scores.
+    None when the scoring program fails or writes no scores.
     """
-    if scorer.ingestion is not None:
-        upload = _ingest_directly(scorer, upload, work)
+    scorer, references = task.scorer, task.hidden_references
+    assert isinstance(scorer, ScoringProgram) and references is not None
+    if ingestion is not None and task.hidden_inputs is not None:
+        upload = _ingest_directly(ingestion, task.hidden_inputs, upload, work)
     places = {
         "/app/input/ref": work / "input/ref",
         "/app/input/res": work / "input/res",
         "/app/input": work / "input",
         "/app/output": work / "output",
+        "/app/shared": work / "scoring-shared",
         "/app/program": work / "program",
     }
+    (work / "scoring-shared").mkdir(parents=True)
     shutil.copytree(scorer.program, work / "program")
     shutil.copytree(references, work / "input/ref")
     shutil.copytree(upload, work / "input/res")
@@ -143,22 +150,27 @@ def test_each_sample_scores_what_the_bundle_program_computes(
             report = run_entry(RunRequest(solution, str(challenge_dir), phase=phase.name), settings)
             for task in (task for task in challenge.tasks if task.name in phase.tasks):
                 work = shared_dir / f"direct-{number}-{phase.name}-{task.name}"
-                _same_as_direct(report, task, solution, work)
+                _same_as_direct(report, challenge, task, solution, work)
 
 
-def _same_as_direct(report: EvaluationReport, task: Task, solution: Path, work: Path) -> None:
-    """The task's scores in ``report`` are the program's own, run directly on ``solution``."""
+def _same_as_direct(
+    report: EvaluationReport, challenge: Challenge, task: Task, solution: Path, work: Path
+) -> None:
+    """The task's scores in ``report`` are the programs' own, run directly on ``solution``."""
     scorer = task.scorer
     assert isinstance(scorer, ScoringProgram)
-    assert task.hidden_references is not None
-    expected = _direct(scorer, task.hidden_references, solution, work)
+    if scorer.concurrent_ingestion is not None:
+        return  # two programs at once: tests/test_ingestion_protocol.py runs such a pair
+    protocol = challenge.protocol
+    ingestion = protocol.program_of(task.name) if isinstance(protocol, IngestionProtocol) else None
+    expected = _direct(task, ingestion, solution, work)
     if expected is None:  # the sample does not fit this task: the program fails
-        failure = Failure.ENTRY if scorer.ingestion is not None else Failure.SCORER
+        failure = Failure.ENTRY if ingestion is not None else Failure.SCORER
         assert report.failure is failure, (solution.name, task.name)
         return
     assert report.status is RunStatus.SCORED, (solution.name, task.name)
-    if scorer.ingestion is not None:
-        again = _direct(scorer, task.hidden_references, solution, work.with_name(work.name + "-2"))
+    if ingestion is not None:
+        again = _direct(task, ingestion, solution, work.with_name(work.name + "-2"))
         if again != expected:  # the participant's code is not deterministic (an unseeded model)
             return
     for metric in scorer.metrics:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.pipeline.program_runs import read_capped
-from proctor.scoring.program import read_scores
+from proctor.pipeline.program_staging import read_capped
+from proctor.scoring.program_scores import read_scores
 from proctor.spec.scorer import ScoringProgram
 
 SPEC = ScoringProgram.model_validate(

@@ -343,11 +343,12 @@ BUILTIN_PROTOCOLS: Mapping[str, str] = {
     "predictions": "Kaggle-style: uploaded prediction files, no code runs",
     "single_file": "EvalAI-style: one uploaded file scored on every split, no code runs",
     "results": "Codabench-style: the uploaded folder is the scoring program's input/res",
+    "ingestion": "Codabench code submissions: each task's ingestion program runs the upload",
 }
 """Every protocol kind the ``challenge.yaml`` vocabulary names, runnable or not yet."""
 
 RUNNABLE_BUILTIN_PROTOCOLS = frozenset(
-    {"records", "command", "predictions", "python_model", "single_file", "results"}
+    {"records", "command", "predictions", "python_model", "single_file", "results", "ingestion"}
 )
 """The built-in kinds whose driver ships (a test checks the driver registry agrees)."""
 

@@ -55,6 +55,9 @@ class StageResult:
     the counts message rather than the headline (a failed case's headline names the case);
     ``safe_headline``: the headline in Proctor's words only (case names, counts, fixed
     phrases), what a hidden stage shows at ``errors`` and ``counts`` (``quiet`` when None).
+    ``show_logs``: ``logs`` show at ``full`` even though the stage passed (the one run of a
+    protocol whose prints are its diagnostics). ``failed_run``: the first failed case of a
+    stage that went on (organizer side; the score stage words an entry failure from it).
     """
 
     stage: Stage
@@ -68,6 +71,8 @@ class StageResult:
     failure: Failure | None = None
     wall_s: float = 0.0
     safe_headline: str | None = None
+    show_logs: bool = False
+    failed_run: CaseRun | None = None
 
     @property
     def failed(self) -> bool:
@@ -105,6 +110,21 @@ def fixed_problem(run: CaseRun) -> str:
     return "failed"
 
 
+def failed_code_message(words: str, run: CaseRun, level: Disclosure) -> str:
+    """Why nothing could be scored after ``run`` (a hidden case) failed, as ``level`` allows.
+
+    ``words`` say whose code failed where (the protocol's); the reason is the run's problem
+    at ``full``, a fixed phrase at ``errors``, nothing below.
+    """
+    if level is Disclosure.FULL:
+        reason = f": {run.problem or run.outcome.describe()}"
+    elif level is Disclosure.ERRORS:
+        reason = f": {fixed_problem(run)}"
+    else:
+        reason = ""
+    return f"{words}{reason}; nothing it wrote could be scored"
+
+
 def run_logs(stdout: str, stderr: str) -> tuple[tuple[str, str], ...]:
     """The non-empty logs of a run, for ``full`` disclosure."""
     return tuple((name, text) for name, text in (("stdout", stdout), ("stderr", stderr)) if text)
@@ -130,7 +150,7 @@ def disclose(
         message = counts_message(result.stage, counts)
     elif level is Disclosure.FULL:
         parts = [result.headline]
-        for name, text in result.logs if result.failed else ():
+        for name, text in result.logs if result.failed or result.show_logs else ():
             if text.strip():
                 tail = text[-TAIL_CHARS:]
                 parts.append(f"--- {name} (last {TAIL_CHARS} characters) ---\n{tail}")

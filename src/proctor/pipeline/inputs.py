@@ -48,10 +48,12 @@ def _link_or_copy(item: Path, target: Path, info: os.stat_result) -> None:
 
 
 def stage_support(files: Sequence[Path], dest: Path) -> Path | None:
-    """Copy Proctor's own ``files`` a protocol's runs need into ``dest`` (mode 0644); ``dest``.
+    """Copy the ``files`` (or folders) a protocol's runs need into ``dest``; ``dest``.
 
-    Copies, never links nor mounts of the install path: it may sit where sandbox uids cannot
-    enter (``/root``, a 0700 home). None when there is nothing to copy.
+    Proctor's own files (the AutoWSL harness) or an organizer's program folder. Copies (files
+    0644, folders 0755), never links nor mounts of the install path or challenge folder: they
+    may sit where sandbox uids cannot enter (``/root``, a 0700 home). None when there is
+    nothing to copy.
     """
     if not files:
         return None
@@ -60,6 +62,25 @@ def stage_support(files: Sequence[Path], dest: Path) -> Path | None:
         folder.chmod(0o755)
     for source in files:
         target = dest / source.name
+        if source.is_dir():
+            _copy_folder(source, target)
+            continue
         shutil.copyfile(source, target)
         target.chmod(0o644)
     return dest
+
+
+def _copy_folder(source: Path, dest: Path) -> None:
+    """A copy of an organizer's folder: plain files and folders (0755), links left out.
+
+    Files are 0644, or 0755 when they were executable (a ``run.sh`` the command starts).
+    """
+    dest.mkdir(mode=0o755)
+    dest.chmod(0o755)
+    for item in sorted(source.iterdir()):
+        info = item.lstat()
+        if stat.S_ISDIR(info.st_mode):
+            _copy_folder(item, dest / item.name)
+        elif stat.S_ISREG(info.st_mode):
+            shutil.copyfile(item, dest / item.name, follow_symlinks=False)
+            (dest / item.name).chmod(0o755 if info.st_mode & 0o111 else 0o644)

@@ -25,14 +25,21 @@ def rescore_task(
 
     ``outputs``: the stored exam outputs (code protocols) or the unpacked upload (a protocol
     where no code runs); ``runner`` runs a scoring program (see ``program_runs``). Raises
-    ``ValueError`` for a task without hidden data; a scorer's own exception propagates (the
-    caller reports it as the scorer's failure; a ``ScoringProgramError`` has the organizer's
-    log).
+    ``ValueError`` for a task without hidden data, or whose scorer runs the participant's code
+    (a concurrent ingestion: a rescore runs no entry again); a scorer's own exception
+    propagates (the caller reports it as the scorer's failure; a ``ScoringProgramError`` has
+    the organizer's log).
     """
     task = challenge.task(task_name)
     references, inputs = task.hidden_references, task.hidden_inputs
     if references is None or inputs is None:
         raise ValueError(f"task {task_name!r} has no hidden data to score")
+    program = task.scoring_program
+    if program is not None and program.runs_entry_code:
+        raise ValueError(
+            f"task {task_name!r} runs the participant's code beside its scoring program "
+            "(concurrent_ingestion): scoring again would run that code again"
+        )
     protocol = challenge.protocol
     driver_class = driver_for(protocol.kind)
     scorer = scorer_for(task.scorer, runner)

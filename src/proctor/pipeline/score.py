@@ -18,10 +18,11 @@ from pathlib import Path
 
 from proctor.errors import OutputError
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import StageResult
+from proctor.pipeline.disclosure import StageResult, failed_code_message
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.scoring.program import ScoringProgramError
+from proctor.scoring.concurrent_ingestion import EntryCodeError
+from proctor.scoring.program_scores import ScoringProgramError
 from proctor.spec.model import DisclosureSpec, PerRecord
 from proctor.store.runfolder import RunFolder
 from proctor.types import Disclosure, Failure, Stage, StageStatus
@@ -69,7 +70,9 @@ class ScoreTarget:
 
     ``precheck``: an entry-side check run first (predictions uploaded in a bad format): its
     message fails the stage as the entry's fault. ``hide_zero_filled``: say nothing of the
-    cases scored as zeros (the exam shows nothing).
+    cases scored as zeros (the exam shows nothing). ``code_failed``: the entry's code failed
+    in the exam and what it wrote is scored as is: a scorer failure is then the entry's, with
+    this message (``failed_note`` is the organizer's line when scoring works all the same).
     """
 
     task: str
@@ -83,6 +86,8 @@ class ScoreTarget:
     precheck: Callable[[], str | None] | None = None
     hide_zero_filled: bool = False
     scoring_log: Path | None = None
+    code_failed: str | None = None
+    failed_note: str = ""
 
 
 def log_scorer_failure(errors_log: Path, scoring_log: Path | None, heading: str) -> None:
@@ -123,20 +128,18 @@ def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
                 target.outputs, target.references, target.cases, target.template
             )
         except OutputError as err:
+            if isinstance(err, EntryCodeError) and target.scoring_log is not None:
+                keep_scoring_log(target.scoring_log, f"task {target.task}: entry failed", err.log)
             return StageResult(
                 Stage.SCORE, StageStatus.FAILED, str(err), "score failed", failure=Failure.ENTRY
             )
         except Exception:
             log_scorer_failure(target.errors_log, target.scoring_log, f"task {target.task}")
-            message = (
-                f"scoring failed with an internal error ({SCORE_ERROR_CODE}); your entry is "
-                "not at fault and the organizers have the details"
-            )
-            return StageResult(
-                Stage.SCORE, StageStatus.FAILED, message, message, failure=Failure.SCORER
-            )
+            return _scorer_failed(target)
         if target.scoring_log is not None:
-            keep_scoring_log(target.scoring_log, f"task {target.task}: scored", result.log)
+            note = f"warning: {target.failed_note}; what it wrote was scored anyway\n"
+            log = note if target.code_failed else ""
+            keep_scoring_log(target.scoring_log, f"task {target.task}: scored", log + result.log)
         scored.append(result)
         count = len(target.cases)
         message = f"scored {count} {target.noun}{'' if count == 1 else 's'}"
@@ -148,6 +151,35 @@ def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
     return scored[0] if scored else None
 
 
+def _scorer_failed(target: ScoreTarget) -> StageResult:
+    """Scoring failed: the organizer's fault, unless the entry's code had failed before it."""
+    if target.code_failed is not None:
+        return StageResult(
+            Stage.SCORE, StageStatus.FAILED, target.code_failed, "score failed",
+            failure=Failure.ENTRY,
+        )  # fmt: skip
+    message = (
+        f"scoring failed with an internal error ({SCORE_ERROR_CODE}); your entry is "
+        "not at fault and the organizers have the details"
+    )
+    return StageResult(Stage.SCORE, StageStatus.FAILED, message, message, failure=Failure.SCORER)
+
+
+def _code_failure(
+    ctx: TaskContext, policy: DisclosureSpec, exam: StageResult
+) -> tuple[str | None, str]:
+    """(The entry's failure message, the organizer's note), or (None, "").
+
+    For a protocol that scores what failed code wrote, when the exam's run failed.
+    """
+    words, run = ctx.driver.scored_after_failure, exam.failed_run
+    if not words or run is None:
+        return None, ""
+    level = disclosure_level(policy, Stage.EXAM)
+    note = f"the exam's run failed ({run.problem or run.outcome.describe()})"
+    return failed_code_message(words, run, level), note
+
+
 def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScores | None:
     """Score the task's stored exam outputs; None when scoring itself failed."""
     task = ctx.task
@@ -156,6 +188,7 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         raise ValueError(f"task {task.name!r} has no hidden data to score")
     # at exam "none" not even the count of failed exam cases may show, here or in a metric
     exam_hidden = disclosure_level(runner.policy, Stage.EXAM) is Disclosure.NONE
+    code_failed, failed_note = _code_failure(ctx, runner.policy, exam)
     target = ScoreTarget(
         task=task.name,
         scorer=ctx.scorer,
@@ -167,6 +200,8 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         errors_log=ctx.folder.score_errors,
         hide_zero_filled=exam_hidden,
         scoring_log=ctx.folder.scoring_log(task.name),
+        code_failed=code_failed,
+        failed_note=failed_note,
     )
     scored = run_scorer(target, runner)
     if scored is None:

@@ -24,7 +24,7 @@ from proctor.pipeline.disclosure import (
 )
 from proctor.pipeline.report import CaseCounts, Usage
 from proctor.pipeline.runner import CaseSink, StageRunner
-from proctor.protocols.base import CaseRun
+from proctor.protocols.base import CaseRun, Driver
 from proctor.protocols.scripts import duration
 from proctor.types import Failure, Stage, StageStatus
 
@@ -97,6 +97,8 @@ def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
     """
     driver = ctx.driver
     cases = driver.quiz_cases(ctx.challenge.protocol, ctx.task.public_inputs)
+    if not cases and driver.shows_run_logs:
+        return _skipped_quiz(driver, runner)
 
     def body(sink: CaseSink) -> StageResult:
         found = run_cases(
@@ -129,12 +131,16 @@ def quiz(ctx: TaskContext, runner: StageRunner) -> StageResult:
             return StageResult(
                 Stage.QUIZ, StageStatus.FAILED, late, late, counts, usage, failure=Failure.ENTRY
             )
+        noun = driver.case_noun if counts.passed == 1 else f"{driver.case_noun}s"
         matched = (
-            f"{counts.passed} {driver.case_noun}s matched the shipped answers"
+            f"{counts.passed} {noun} matched the shipped answers"
             if driver.answers_expected
-            else f"{counts.passed} {driver.case_noun}s gave usable output"
+            else f"{counts.passed} {noun} gave usable output"
         )
-        return StageResult(Stage.QUIZ, StageStatus.PASSED, matched, matched, counts, usage)
+        return StageResult(
+            Stage.QUIZ, StageStatus.PASSED, matched, matched, counts, usage,
+            _shown_logs(driver, found.runs), show_logs=driver.shows_run_logs,
+        )  # fmt: skip
 
     return runner.run(Stage.QUIZ, body, cases=len(cases))
 
@@ -183,13 +189,45 @@ def exam(ctx: TaskContext, runner: StageRunner, inputs: Path) -> StageResult:
                 failure=Failure.ENTRY,
                 safe_headline=safe_case_headline(driver.case_noun, failed),
             )
-        message = counts_message(Stage.EXAM, counts)
-        return StageResult(
-            Stage.EXAM, StageStatus.PASSED, message, "exam completed", counts, usage,
-            safe_headline=message,
-        )  # fmt: skip
+        return _completed_exam(driver, found.runs, counts, usage)
 
     return runner.run(Stage.EXAM, body, cases=len(cases))
+
+
+def _completed_exam(
+    driver: Driver, runs: tuple[CaseRun, ...], counts: CaseCounts, usage: Usage
+) -> StageResult:
+    """An exam that ran to its end: counts, and its first failed run for the score stage.
+
+    A protocol whose run's output is the stage's diagnostics (``shows_run_logs``) also names
+    the failed run's problem at ``full`` and shows its output tails there.
+    """
+    failed = next((run for run in runs if not run.ok), None)
+    message = counts_message(Stage.EXAM, counts)
+    headline = message
+    if failed is not None and driver.shows_run_logs:
+        headline = f"{message}; {case_headline(driver.case_noun, failed)}"
+    return StageResult(
+        Stage.EXAM, StageStatus.PASSED, headline, "exam completed", counts, usage,
+        _shown_logs(driver, runs), counts_replace_headline=True, safe_headline=message,
+        show_logs=driver.shows_run_logs, failed_run=failed,
+    )  # fmt: skip
+
+
+def _skipped_quiz(driver: Driver, runner: StageRunner) -> StageResult:
+    """No public case to run (a protocol of one run per split, on no sample data)."""
+    note = f"no public inputs to run a {driver.case_noun} on: the exam runs it"
+    skipped = StageResult(Stage.QUIZ, StageStatus.SKIPPED, note, note)
+    runner.finish(skipped)
+    return skipped
+
+
+def _shown_logs(driver: Driver, runs: tuple[CaseRun, ...]) -> tuple[tuple[str, str], ...]:
+    """A protocol's one run's output tails, shown at ``full`` even when it passed (else none)."""
+    if not driver.shows_run_logs or not runs:
+        return ()
+    shown = next((run for run in runs if not run.ok), runs[0])
+    return run_logs(shown.outcome.stdout, shown.outcome.stderr)
 
 
 def rerun(ctx: TaskContext, runner: StageRunner, inputs: Path, count: int) -> dict[str, float]:

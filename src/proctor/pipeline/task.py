@@ -6,16 +6,15 @@ cancelling it never touches another job's processes::
 
     manifest check → [session: home workspace → prep → quiz → (DRYRUN stop) → exam → rerun]
                    → score (host side, after the home is released)
+
+The job's description is ``pipeline.job``, the stages in the home ``pipeline.home_stages``,
+the report ``pipeline.task_report``; a protocol where no code runs goes to ``pipeline.files``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import traceback
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from proctor.entries import check_manifest
 from proctor.errors import (
@@ -25,27 +24,44 @@ from proctor.errors import (
     SandboxUnavailableError,
 )
 from proctor.pipeline import stages
-from proctor.pipeline.cancel import CancelToken
-from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import StageResult, prep_notes
+from proctor.pipeline.disclosure import prep_notes
 from proctor.pipeline.entry_layer import EntryLayer, entry_layer
 from proctor.pipeline.files import FilesJob, evaluate_files
+from proctor.pipeline.home_stages import failed, run_in_home
 from proctor.pipeline.inputs import stage_inputs, stage_support
-from proctor.pipeline.program_runs import SandboxProgramRunner, SessionProgramRunner
-from proctor.pipeline.progress import ProgressListener, SilentProgress
-from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo, StageReport, TaskReport
-from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner, disclosure_level
-from proctor.pipeline.score import ShownScores, score
+from proctor.pipeline.job import (
+    JobEnvironment,
+    TaskJob,
+    environment_info,
+    program_runner,
+    scorer_environment_key,
+    stage_runner,
+)
+from proctor.pipeline.program_runs import SessionProgramRunner
+from proctor.pipeline.progress import ProgressListener
+from proctor.pipeline.report import TaskReport
+from proctor.pipeline.runner import StageRunner
+from proctor.pipeline.score import score
+from proctor.pipeline.task_report import task_report
 from proctor.protocols.base import HIDDEN, PUBLIC, Driver, DriverContext, FilesContext, FilesDriver
 from proctor.protocols.registry import driver_for
-from proctor.sandbox.base import Sandbox
-from proctor.sandbox.rootfs import RootFilesystem
+from proctor.sandbox.base import Sandbox, SandboxSession
+from proctor.scoring.base import Scorer
 from proctor.scoring.registry import scorer_for
-from proctor.spec.environment import ParticipantWheels
-from proctor.spec.model import Challenge, Phase, Task
+from proctor.spec.model import Challenge, Task
 from proctor.store.runfolder import RunFolder
-from proctor.types import MAIN_STAGES, Disclosure, Failure, RunStatus, Stage, StageStatus
+from proctor.types import Failure, Stage
+
+__all__ = [
+    "JobEnvironment",
+    "TaskJob",
+    "evaluate_task",
+    "platform_faults",
+    "refused",
+    "scorer_environment_key",
+    "task_report",
+]
 
 PLATFORM_ERROR_CODE = "E-PLATFORM"
 PLATFORM_ERROR_LOG = "platform-error.txt"
@@ -65,65 +81,6 @@ def platform_faults(folder: RunFolder) -> tuple[str, ...]:
     return tuple(line.removeprefix(FAULT_MARK) for line in lines if line.startswith(FAULT_MARK))
 
 
-@dataclass(frozen=True, slots=True)
-class TaskJob:
-    """One job: the unpacked entry of a submission, evaluated on ``task`` of ``phase``.
-
-    ``jobs`` cases run at once; ``dry_run`` stops after the quiz; ``name_task`` names the task
-    in stage labels (a phase with several tasks); ``made_executable`` and ``ignored`` (the
-    OS/VCS litter the unpacker left out) are named in the prep message.
-    """
-
-    challenge: Challenge
-    phase: Phase
-    task: str
-    entry_root: Path
-    folder: RunFolder
-    jobs: int = 1
-    dry_run: bool = False
-    name_task: bool = False
-    cancel: CancelToken = field(default_factory=CancelToken)
-    environment: JobEnvironment | None = None
-    made_executable: tuple[str, ...] = ()
-    keep_home: bool = False
-    scorer_environment: JobEnvironment | None = None
-    ignored: tuple[str, ...] = ()
-
-
-def scorer_environment_key(task: str) -> str:
-    """The key of ``task``'s scoring-program environment in a job's environment mapping.
-
-    Environments are handed to jobs as one mapping (task name → environment); a task whose
-    scorer is a program also finds the program's there under this key (task names never hold
-    a ``:``).
-    """
-    return f"{task}:scorer"
-
-
-def program_runner(job: TaskJob, sandbox: Sandbox) -> SandboxProgramRunner:
-    """Runs ``job``'s scoring program in a session of its own, in the scorer's environment."""
-    environment = job.scorer_environment
-    return SandboxProgramRunner(
-        sandbox,
-        job.folder.scratch,
-        root=environment.root if environment is not None else None,
-        variables=environment.variables if environment is not None else None,
-        cancel=job.cancel,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class JobEnvironment:
-    """The built environment a job runs in: its root filesystem, variables and identity."""
-
-    root: RootFilesystem
-    info: EnvironmentInfo
-    variables: Mapping[str, str] = field(default_factory=dict)
-    suite: str | None = None
-    wheels: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    participant_wheels: ParticipantWheels | None = None
-
-
 def _staged(task: Task, folder: RunFolder) -> Task:
     """The task with its inputs staged under the run folder (references untouched)."""
     base = folder.inputs(task.name)
@@ -132,27 +89,10 @@ def _staged(task: Task, folder: RunFolder) -> Task:
     return task.model_copy(update={"public_inputs": public, "hidden_inputs": hidden})
 
 
-def _failed(stage: Stage, message: str, failure: Failure) -> StageResult:
-    return StageResult(stage, StageStatus.FAILED, message, message, failure=failure)
-
-
-def stage_runner(job: TaskJob, progress: ProgressListener | None) -> StageRunner:
-    """The runner of ``job``'s stages, with the progress and organizer case-log hooks."""
-    return StageRunner(
-        job.task,
-        shown_task=job.task if job.name_task else None,
-        policy=job.challenge.disclosure_for(job.phase),
-        hooks=[
-            ProgressHook(progress or SilentProgress()),
-            CaseLogHook(CaseLog(job.folder.case_log)),
-        ],
-    )
-
-
 def refused(job: TaskJob, message: str, progress: ProgressListener | None = None) -> TaskReport:
     """The report of a job whose upload was refused before anything ran: prep failed."""
     runner = stage_runner(job, progress)
-    runner.finish(_failed(Stage.PREP, message, Failure.ENTRY))
+    runner.finish(failed(Stage.PREP, message, Failure.ENTRY))
     return task_report(job, runner)
 
 
@@ -171,7 +111,7 @@ def evaluate_task(
         check_manifest(job.entry_root, driver_class.manifest(challenge.protocol))
     except ManifestError as err:
         notes = prep_notes(ignored=job.ignored)
-        runner.finish(_failed(Stage.PREP, f"{err}{notes}", Failure.ENTRY))
+        runner.finish(failed(Stage.PREP, f"{err}{notes}", Failure.ENTRY))
         return task_report(job, runner)
     try:
         return _evaluate(job, sandbox, runner)
@@ -185,67 +125,89 @@ def evaluate_task(
             f"the platform failed during {stage} ({PLATFORM_ERROR_CODE}); your entry is not at "
             "fault and the organizers have the details"
         )
-        runner.finish(_failed(stage, message, Failure.PLATFORM))
+        runner.finish(failed(stage, message, Failure.PLATFORM))
         return task_report(job, runner)
 
 
 def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport:
-    challenge = job.challenge
-    driver_class = driver_for(challenge.protocol.kind)
+    driver_class = driver_for(job.challenge.protocol.kind)
     if issubclass(driver_class, FilesDriver):
         return _evaluate_files(job, driver_class, runner, sandbox)
     if not issubclass(driver_class, Driver):
         raise TypeError(f"protocol {driver_class.kind!r} is neither a Driver nor a FilesDriver")
-    task = _staged(challenge.task(job.task), job.folder)
+    task = _staged(job.challenge.task(job.task), job.folder)
     job.folder.prepare_homes()
-    home = job.folder.home(task.name)
-    environment = job.environment
-    root = environment.root if environment is not None else None
     try:
         layer = _entry_layer(job)
     except EntryRequirementsError as err:
-        runner.finish(_failed(Stage.PREP, str(err), Failure.ENTRY))
+        runner.finish(failed(Stage.PREP, str(err), Failure.ENTRY))
         return task_report(job, runner)
+    environment = job.environment
+    root = environment.root if environment is not None else None
     with sandbox.session(root) as session, job.cancel.listening(session.cancel):
-        runner.environment = _environment_info(environment, private=session.private_root)
-        checks = SessionProgramRunner(
-            session, job.folder.scratch, environment.variables if environment is not None else None
-        )
-        scorer = scorer_for(task.scorer, program_runner(job, sandbox), checks)
-        context = DriverContext(
-            challenge.protocol,
-            challenge.limits,
-            session,
-            job.jobs,
-            scorer.check_output,
-            {**(environment.variables if environment is not None else {}), **layer.variables},
-            (layer.mount,) if layer.mount is not None else (),
-            stage_support(driver_class.support_files, job.folder.support(task.name)),
-        )
-        ctx = TaskContext(
-            challenge=challenge,
-            phase=job.phase,
-            task=task,
-            driver=driver_class(context),
-            scorer=scorer,
-            entry_root=job.entry_root,
-            home=home,
-            folder=job.folder,
-            jobs=job.jobs,
-            made_executable=job.made_executable,
-            ignored=job.ignored,
-        )
-        home_space = session.workspace(home, size_bytes=challenge.limits.home_bytes)
+        runner.environment = environment_info(environment, private=session.private_root)
+        ctx = _context(job, task, session, sandbox, (driver_class, layer))
+        home_space = session.workspace(ctx.home, size_bytes=job.challenge.limits.home_bytes)
         with home_space, contextlib.closing(ctx.driver):
-            examined = _run_in_home(ctx, job, runner)
+            examined = run_in_home(ctx, job, runner)
             if job.keep_home:  # --keep: the home as the entry left it, for the organizer
                 kept_home = job.folder.root / "homes-kept" / task.name
-                stages.snapshot_home(home, kept_home, max_bytes=challenge.limits.home_bytes)
+                limit = job.challenge.limits.home_bytes
+                stages.snapshot_home(ctx.home, kept_home, max_bytes=limit)
     if examined is None:
         return task_report(job, runner)
     job.cancel.check()
     shown = score(ctx, runner, examined.exam)
+    job.cancel.check()  # a program killed by the cancel is no scorer's failure
     return task_report(job, runner, examined, shown)
+
+
+def _context(
+    job: TaskJob,
+    task: Task,
+    session: SandboxSession,
+    sandbox: Sandbox,
+    driving: tuple[type[Driver], EntryLayer],
+) -> TaskContext:
+    """The task's context in ``session``: its driver, its scorer and the run folder."""
+    challenge, environment = job.challenge, job.environment
+    driver_class, layer = driving
+    variables = dict(environment.variables) if environment is not None else {}
+    scorer = _scorer(job, task, session, sandbox, variables)
+    support = driver_class.support(challenge.protocol, task.name)
+    context = DriverContext(
+        challenge.protocol,
+        challenge.limits,
+        session,
+        job.jobs,
+        scorer.check_output,
+        {**variables, **layer.variables},
+        (layer.mount,) if layer.mount is not None else (),
+        stage_support(support, job.folder.support(task.name)),
+        task=task.name,
+        entry=job.entry_root,
+    )
+    return TaskContext(
+        challenge=challenge,
+        phase=job.phase,
+        task=task,
+        driver=driver_class(context),
+        scorer=scorer,
+        entry_root=job.entry_root,
+        home=job.folder.home(task.name),
+        folder=job.folder,
+        jobs=job.jobs,
+        made_executable=job.made_executable,
+        ignored=job.ignored,
+    )
+
+
+def _scorer(
+    job: TaskJob, task: Task, session: SandboxSession, sandbox: Sandbox, variables: dict[str, str]
+) -> Scorer:
+    """The task's scorer: its program in a session of its own, its check in the job's."""
+    checks = SessionProgramRunner(session, job.folder.scratch, variables)
+    return scorer_for(task.scorer, program_runner(job, sandbox), checks)
 
 
 def _evaluate_files(
@@ -272,6 +234,7 @@ def _evaluate_files(
         job.ignored,
     )
     shown = evaluate_files(files_job, runner)
+    job.cancel.check()  # a program killed by the cancel is no scorer's failure
     return task_report(job, runner, None, shown)
 
 
@@ -296,119 +259,3 @@ def _entry_layer(job: TaskJob) -> EntryLayer:
         suite=environment.suite if environment is not None else None,
         pinned=dict(environment.wheels) if environment is not None else {},
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Examined:
-    """What the stages in the home leave for scoring: the exam and the determinism verdict."""
-
-    exam: StageResult
-    determinism: dict[str, float] | None = None
-
-
-def _run_in_home(ctx: TaskContext, job: TaskJob, runner: StageRunner) -> _Examined | None:
-    """Run prep → quiz → exam → rerun in the entry's home; None when no scoring follows."""
-    try:
-        stages.reset_home(ctx.entry_root, ctx.home)
-    except OSError:
-        if not stages.home_is_full(ctx.home):
-            raise
-        size = ctx.challenge.limits.home_bytes
-        message = f"the entry does not fit in its {size}-byte home: make it smaller"
-        runner.finish(_failed(Stage.PREP, message, Failure.ENTRY))
-        return None
-    ctx.driver.context.session.give(ctx.home)
-    job.cancel.check()
-    if stages.prep(ctx, runner).failed:
-        return None
-    after_setup = job.folder.root / "home-after-setup" / ctx.task.name
-    kept = False
-    if job.phase.determinism_cases and not job.dry_run:
-        home_bytes = ctx.challenge.limits.home_bytes
-        kept = stages.snapshot_home(ctx.home, after_setup, max_bytes=home_bytes)
-    job.cancel.check()
-    if stages.quiz(ctx, runner).failed:
-        return None
-    if job.dry_run:
-        return None
-    inputs = ctx.task.hidden_inputs
-    if inputs is None:
-        note = "this task has no hidden inputs"
-        runner.finish(StageResult(Stage.EXAM, StageStatus.SKIPPED, note, note))
-        return None
-    job.cancel.check()
-    exam = stages.exam(ctx, runner, inputs)
-    job.cancel.check()
-    if exam.failed:
-        return None
-    if not job.phase.determinism_cases:
-        return _Examined(exam)
-    return _Examined(exam, _rerun_from_setup(ctx, job, runner, after_setup if kept else None))
-
-
-def _rerun_from_setup(
-    ctx: TaskContext, job: TaskJob, runner: StageRunner, after_setup: Path | None
-) -> dict[str, float] | None:
-    """The determinism rerun, from the home as it was after setup (no state the exam left)."""
-    inputs = ctx.task.hidden_inputs
-    if after_setup is None or inputs is None:
-        note = "the home after setup was larger than the home may hold: no rerun"
-        runner.finish(StageResult(Stage.RERUN, StageStatus.SKIPPED, note, note))
-        return None
-    stages.restore_home(after_setup, ctx.home)
-    ctx.driver.context.session.give(ctx.home)
-    return stages.rerun(ctx, runner, inputs, job.phase.determinism_cases)
-
-
-def task_report(job: TaskJob, runner: StageRunner, examined: _Examined | None = None,
-            shown: ShownScores | None = None) -> TaskReport:  # fmt: skip
-    """The task's report: its disclosed stages, then the main stages it never reached."""
-    reports = runner.reports
-    failed = next((r for r in runner.results if r.failed), None)
-    seen = {r.stage for r in reports}
-    note = "DRYRUN present" if job.dry_run and failed is None else "not reached"
-    skipped = [
-        StageReport(stage, StageStatus.SKIPPED, note, task=runner.shown_task)
-        for stage in MAIN_STAGES
-        if stage not in seen
-    ]
-    if failed is not None:
-        status = RunStatus.FAILED
-    elif job.dry_run:
-        status = RunStatus.DRY_RUN
-    else:
-        status = RunStatus.SCORED
-    return TaskReport(
-        task=job.task,
-        status=status,
-        stages=(*reports, *skipped),
-        failure=failed.failure if failed is not None else None,
-        failed_stage=failed.stage if failed is not None else None,
-        scores=shown.scores if shown is not None else {},
-        per_record=shown.per_record if shown is not None else None,
-        efficiency=shown.efficiency if shown is not None else None,
-        dashboard=shown.dashboard if shown is not None else None,
-        determinism=_shown_determinism(job, examined),
-        environment=runner.environment or _environment_info(job.environment, private=False),
-        count_metrics=frozenset(
-            metric.name
-            for metric in job.challenge.task(job.task).scorer_declaration.metrics
-            if not metric.rankable
-        ),
-    )
-
-
-def _environment_info(environment: JobEnvironment | None, *, private: bool) -> EnvironmentInfo:
-    if environment is None:
-        return HOST_ENVIRONMENT
-    return dataclasses.replace(environment.info, shared_page_cache=not private)
-
-
-def _shown_determinism(job: TaskJob, examined: _Examined | None) -> dict[str, float] | None:
-    """The rerun verdict, unless the exam shows nothing (``identical`` could carry a bit)."""
-    if examined is None or examined.determinism is None:
-        return None
-    policy = job.challenge.disclosure_for(job.phase)
-    if disclosure_level(policy, Stage.RERUN) is Disclosure.NONE:
-        return None
-    return examined.determinism

@@ -75,7 +75,9 @@ class DriverContext:
     The protocol settings, the resource limits, the job's sandbox session, how many cases run
     at once, the scorer's output check, the environment's declared variables (which the
     protocol's own variables override), and read-only mounts every run gets (the entry's own
-    wheels). ``support`` is the run folder's copy of the driver's ``support_files``.
+    wheels). ``support`` is the run folder's copy of the driver's ``support`` files;
+    ``task`` the name of the task the job evaluates; ``entry`` the unpacked upload as
+    uploaded (no run writes it).
     """
 
     settings: ProtocolSettings
@@ -86,6 +88,8 @@ class DriverContext:
     variables: Mapping[str, str] = field(default_factory=dict)
     extra_mounts: tuple[Mount, ...] = ()
     support: Path | None = None
+    task: str = ""
+    entry: Path | None = None
 
 
 def run_limits(limits: ResourceLimits, parallel_runs: int, wall_s: float) -> Limits:
@@ -111,6 +115,11 @@ class ProtocolDriver(ABC):
     the two contracts below the protocol follows. ``failed_case_fails_task``: a failed exam case
     fails the whole task (a dataset of AutoWSL, which has no score without its prediction) instead
     of being scored as the scorer's failure value (a record of PhysioNet, scored as zeros).
+    ``shows_run_logs``: a stage's runs' output tails show at ``full`` even when it passed (one
+    run per stage, whose prints are what a participant reads: Codabench's ingestion).
+    ``scored_after_failure``: when set, a failed exam case's output, as far as it got, is
+    stored and scored (Codabench scores what a failed ingestion wrote); should scoring then
+    fail, the failure is the entry's, told in these words ("your code failed under ...").
     """
 
     kind: ClassVar[str]
@@ -119,6 +128,8 @@ class ProtocolDriver(ABC):
     case_noun: ClassVar[str] = "case"
     runs_code: ClassVar[bool] = True
     failed_case_fails_task: ClassVar[bool] = False
+    shows_run_logs: ClassVar[bool] = False
+    scored_after_failure: ClassVar[str] = ""
 
     @classmethod
     @abstractmethod
@@ -144,10 +155,11 @@ class ProtocolDriver(ABC):
 class Driver(ProtocolDriver):
     """A protocol that runs the entry's code, case by case, in the job's sandbox session.
 
-    ``support_files``: files of Proctor's own that runs need read-only (the AutoWSL harness).
-    They are copied into the run folder before the session starts, as entries are, and found
-    in ``context.support``: the install path may lie where sandbox uids cannot enter
-    (``/root``, a 0700 home), so nothing is ever mounted from it.
+    ``support_files``: files of Proctor's own that runs need read-only (the AutoWSL harness);
+    :meth:`support` may add a task's own (an organizer's ingestion program). They are copied
+    into the run folder before the session starts, as entries are, and found in
+    ``context.support``: the install path (or challenge folder) may lie where sandbox uids
+    cannot enter (``/root``, a 0700 home), so nothing is ever mounted from it.
     """
 
     runs_code: ClassVar[bool] = True
@@ -155,6 +167,11 @@ class Driver(ProtocolDriver):
 
     def __init__(self, context: DriverContext) -> None:
         self.context = context
+
+    @classmethod
+    def support(cls, settings: ProtocolSettings, task: str) -> tuple[Path, ...]:
+        """The files and folders ``task``'s runs need read-only (default: ``support_files``)."""
+        return cls.support_files
 
     @property
     @abstractmethod

@@ -12,6 +12,7 @@ import threading
 from proctor.errors import ConfigError
 from proctor.protocols.base import ProtocolDriver
 from proctor.protocols.command import CommandDriver
+from proctor.protocols.ingestion import IngestionDriver
 from proctor.protocols.predictions import PredictionsDriver
 from proctor.protocols.python_model import PythonModelDriver
 from proctor.protocols.records import RecordsDriver
@@ -26,6 +27,7 @@ _BUILTIN: dict[str, type[ProtocolDriver]] = {
     PythonModelDriver.kind: PythonModelDriver,
     SingleFileDriver.kind: SingleFileDriver,
     ResultsDriver.kind: ResultsDriver,
+    IngestionDriver.kind: IngestionDriver,
 }
 _DRIVERS: dict[str, type[ProtocolDriver]] = dict(_BUILTIN)
 _LOCK = threading.Lock()

@@ -4,8 +4,9 @@ On Codabench a result submission is a zip whose content the scoring program find
 ``/app/input/res``. Here the unpacked upload, as a whole, is the one "case" of every task of
 the phase: the scoring program (with Codabench's mount points) reads it as its outputs folder.
 There is no public split to score at the quiz (a bundle has no public references); the prep
-stage checks only that the upload holds plain files within ``upload_bytes``. A code submission
-is the same upload: the scorer's ingestion program (``scorer.ingestion``) runs it first.
+stage checks only that the upload holds plain files within ``upload_bytes``. Code submissions
+are the ``ingestion`` protocol's (``protocols.ingestion``), or run beside the scoring program by
+the scorer itself (``concurrent_ingestion``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import ctypes
 import ctypes.util
 import os
 import stat
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,9 @@ from proctor.trees import walk
 
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
+MS_NOSYMFOLLOW = 0x100
+MS_REMOUNT = 0x20
+MS_BIND = 0x1000
 MNT_DETACH = 0x2
 BYTES_PER_INODE = 4096
 MIN_INODES = 256
@@ -119,6 +123,33 @@ def _add_rights(mode: int, name: str, folder_fd: int | None) -> None:
         os.chmod(name, stat.S_IMODE(mode) | stat.S_IRWXU, dir_fd=folder_fd)
     elif stat.S_ISREG(mode):
         os.chmod(name, stat.S_IMODE(mode) | stat.S_IRUSR | stat.S_IWUSR, dir_fd=folder_fd)
+
+
+ACL_DEFAULT_XATTR = "system.posix_acl_default"
+_ACL_EVERYONE_RWX = struct.pack("<I", 2) + b"".join(
+    struct.pack("<HHI", tag, 7, 0xFFFFFFFF) for tag in (0x01, 0x04, 0x20)
+)
+"""A default ACL of owner, group and other ``rwx``: what is made below gets 0666/0777."""
+
+
+def open_to_every_run(path: Path) -> None:
+    """Let runs of any slot read and write in the workspace at ``path`` (a shared folder).
+
+    Its root becomes mode 0777 and gets a default ACL, so what one run creates inside is
+    readable and writable by the other (the umask does not apply below a default ACL), as
+    two containers sharing a folder as one user. Only runs it is mounted into can reach it.
+    Where the file system takes no ACL, new files keep the umask (readable by the other).
+    A workspace that is a mount of its own (as root) is remounted ``nosymfollow``: a link one
+    run plants there is not followed by the other (nor by the host).
+    """
+    os.chmod(path, 0o777)  # noqa: S103 - a folder two sandboxes share by design
+    with contextlib.suppress(OSError):
+        os.setxattr(path, ACL_DEFAULT_XATTR, _ACL_EVERYONE_RWX)
+    if os.path.ismount(path):
+        flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW
+        if _libc().mount(None, os.fsencode(path), None, flags, None) != 0:
+            err = ctypes.get_errno()
+            raise PlatformError(f"cannot remount {path} nosymfollow: {os.strerror(err)}")
 
 
 def release_stale(under: Path, *, also: int | None = None) -> int:

@@ -12,8 +12,8 @@ from proctor.errors import ConfigError
 from proctor.spec.bundled_environments import bundled_declaration
 from proctor.spec.environment import HOST, Environment
 from proctor.spec.model import Challenge, Task
-from proctor.spec.protocols import describe_error, is_other_branch
-from proctor.spec.scorer import IngestionProgram, ScoringProgram
+from proctor.spec.protocols import LocatedError, describe_error, is_other_branch
+from proctor.spec.scorer import ConcurrentIngestion, ScoringProgram
 
 CHALLENGE_FILE = "challenge.yaml"
 
@@ -159,15 +159,16 @@ def _resolve_program(program: ScoringProgram, index: int, root: Path, path: Path
         )
     environment = _resolve_environment(program.environment, root, path, f"tasks[{index}].scorer")
     update: dict[str, object] = {"program": folder, "environment": environment}
-    if program.ingestion is not None:
-        update["ingestion"] = _resolve_ingestion(program.ingestion, index, root, path)
+    if program.concurrent_ingestion is not None:
+        ingestion = _resolve_ingestion(program.concurrent_ingestion, index, root, path)
+        update["concurrent_ingestion"] = ingestion
     return program.model_copy(update=update)
 
 
 def _resolve_ingestion(
-    ingestion: IngestionProgram, index: int, root: Path, path: Path
-) -> IngestionProgram:
-    """The ingestion program with its folders made absolute: folders inside the challenge."""
+    ingestion: ConcurrentIngestion, index: int, root: Path, path: Path
+) -> ConcurrentIngestion:
+    """The concurrent ingestion with its folders made absolute: folders inside the challenge."""
     update: dict[str, object] = {}
     for key in ("program", "input_data"):
         relative = getattr(ingestion, key)
@@ -178,7 +179,7 @@ def _resolve_ingestion(
             raise ConfigError(
                 f"{folder} is not a folder inside the challenge folder: fix the path",
                 path=path,
-                location=f"tasks[{index}].scorer.ingestion.{key}",
+                location=f"tasks[{index}].scorer.concurrent_ingestion.{key}",
             )
         update[key] = folder
     return ingestion.model_copy(update=update)
@@ -216,7 +217,12 @@ def load_challenge(location: Path) -> Challenge:
         for i, task in enumerate(tasks)
     )
     environment = _resolve_environment(challenge.environment, root, path, "")
-    return challenge.model_copy(update={"tasks": tasks, "root": root, "environment": environment})
+    try:
+        protocol = challenge.protocol.resolved(root)
+    except LocatedError as err:
+        raise ConfigError(str(err), path=path, location=f"protocol.{err.location}") from None
+    update = {"tasks": tasks, "root": root, "environment": environment, "protocol": protocol}
+    return challenge.model_copy(update=update)
 
 
 def _resolve_environment(

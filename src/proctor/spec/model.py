@@ -17,6 +17,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from proctor.spec import (
     evalai_scorer,  # noqa: F401 (declares the `evalai` scorer kind)
+    ingestion,  # noqa: F401 (gives the `ingestion` protocol its settings)
     table_scorer,  # noqa: F401 (declares the `table` scorer kind)
 )
 from proctor.spec.display import DEFAULT_PRECISION, PageName, check_page_path, check_precision
@@ -283,6 +284,14 @@ class Challenge(Strict):
                         f"(tasks: {', '.join(task_names)})",
                         f"phases[{index}].tasks[{position}]",
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _protocol_names_tasks(self) -> Challenge:
+        try:
+            self.protocol.check_tasks(tuple(task.name for task in self.tasks))
+        except LocatedError as err:
+            raise LocatedError(str(err), f"protocol.{err.location}") from None
         return self
 
     @model_validator(mode="after")

@@ -1,9 +1,10 @@
 """An organizer's program as one sandboxed run: what is asked, what comes back, who runs it.
 
-A scoring program (``scoring.program``) and, later, an ingestion program (a protocol) are both
-an argv run with folders shown read-only at given places, small files, a writable capped
-folder, variables and limits. These types are that contract; ``pipeline.program_runs`` runs
-a request in the sandbox. They sit below protocols and scorers so both may speak them.
+A scoring program (``scoring.program``) is an argv run with folders shown read-only at given
+places, small files, a writable capped folder, variables and limits; an ingestion program run
+during scoring (Codabench's ``ingestion_only_during_scoring``) is a second such run ``beside``
+it. These types are that contract; ``pipeline.program_runs`` runs a request in the sandbox.
+They sit below protocols and scorers so both may speak them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from proctor.spec.scorer import ProgramLimits
 SCORES_FILE = "scores.json"
 """What a scoring program writes in its writable folder."""
 TAIL_CHARS = 4000
+BESIDE_GRACE_S = 5.0
+"""Seconds a ``beside`` program may go on once the main program ended, before it is killed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +30,9 @@ class ProgramRequest:
     ``folders``: host folder (or file) → where it shows inside, read-only. ``files``: small
     files made for the run (the case list) → where they show, read-only. ``scores``: the
     writable, ``limits.scores_bytes``-capped folder inside (None: nothing is writable but
-    ``/tmp``); the runner hands back its ``scores.json``.
+    ``/tmp``); the runner hands back its ``scores.json``. ``shared``: where a writable,
+    ``limits.shared_bytes``-capped, empty folder shows (Codabench's ``/app/shared``; None:
+    none), private to the run or common to it and ``beside``.
     """
 
     argv: tuple[str, ...]
@@ -40,10 +45,14 @@ class ProgramRequest:
     scores: str | None = None
     scores_names: tuple[str, ...] = (SCORES_FILE,)
     """The files read back from ``scores``, the first present one (``scores.txt`` too)."""
-    seed: Path | None = None
-    """A host folder copied into ``scores`` before the run (plain files only)."""
     collect: Path | None = None
     """A new host folder where everything ``scores`` holds after the run is copied."""
+    shared: str | None = None
+    beside: ProgramRequest | None = None
+    """A program run at the same time, in a sandbox of its own (another slot, none of this
+    request's folders), sharing only the ``shared`` folder (at its own ``shared`` mount
+    point). It is stopped once this one ends (after ``BESIDE_GRACE_S``), and both are
+    killed when either runs out of time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +72,10 @@ class ProgramResult:
     scores_file: bytes | None = None
     scores_problem: str | None = None
     scores_name: str = SCORES_FILE
+    beside: ProgramResult | None = None
+    """What the request's ``beside`` program did."""
+    stopped: bool = False
+    """True when this run was killed because the program it ran beside had ended."""
 
     def problem(self) -> str | None:
         """Why the run failed, or None when it exited 0 within its limits."""

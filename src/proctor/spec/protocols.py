@@ -61,9 +61,21 @@ _FOLDER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class ProtocolSettings(Strict):
-    """Base of every protocol block; ``kind`` picks the driver."""
+    """Base of every protocol block; ``kind`` picks the driver.
+
+    A block naming files of the challenge (an ingestion program) makes them absolute in
+    :meth:`resolved`; one naming tasks checks them in :meth:`check_tasks`. Both raise
+    ``LocatedError`` with the key's path inside the block.
+    """
 
     kind: str
+
+    def resolved(self, root: Path) -> ProtocolSettings:
+        """The block with the challenge's folders it names made absolute (below ``root``)."""
+        return self
+
+    def check_tasks(self, tasks: tuple[str, ...]) -> None:
+        """Refuse a block naming a task the challenge does not have (none is named here)."""
 
 
 class CompareSpec(Strict):
@@ -310,6 +322,11 @@ BUILTIN_SETTINGS: dict[str, type[ProtocolSettings]] = {
     "predictions": PredictionsProtocol,
     "single_file": SingleFileProtocol,
 }
+
+
+def declare_settings(kind: str, model: type[ProtocolSettings]) -> None:
+    """Give built-in protocol ``kind`` its settings model (a module of ``spec`` of its own)."""
+    BUILTIN_SETTINGS[kind] = model
 
 
 def describe_error(error: Any) -> tuple[str, str]:

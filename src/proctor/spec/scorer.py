@@ -13,6 +13,9 @@
       scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
       computed:                    # optional: metrics Proctor computes from written ones
         mean_score: {operation: avg, of: [score_a, score_b]}
+      concurrent_ingestion:        # optional: Codabench's ingestion_only_during_scoring
+        program: programs/ingestion
+        command: [python3, /app/program/ingest.py]
 
 The program runs in the sandbox after the exam (or on the uploaded predictions) and writes
 ``scores.json``; :mod:`proctor.scoring.program` runs it and checks what it wrote. Where things
@@ -62,7 +65,8 @@ class ProgramLimits(Strict):
 
     ``wall_s``: seconds; ``memory_bytes``: its memory (cgroup and address space);
     ``scores_bytes``: its writable output folder; ``log_bytes``: each of stdout and stderr
-    kept for the organizer; ``processes``: processes and threads at once.
+    kept for the organizer; ``processes``: processes and threads at once; ``shared_bytes``:
+    the shared folder (``mounts.shared``).
     """
 
     wall_s: float = Field(default=600.0, gt=0, strict=True)
@@ -70,6 +74,7 @@ class ProgramLimits(Strict):
     scores_bytes: int = Field(default=16 * 1024**2, gt=0, strict=True)
     log_bytes: int = Field(default=256 * 1024, gt=0, strict=True)
     processes: int = Field(default=64, gt=0, strict=True)
+    shared_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
 
 
 def _sandbox_path(value: str) -> str:
@@ -90,7 +95,8 @@ class ProgramMounts(Strict):
     ``program``: its own folder (read-only, the working folder); ``reference``: the task's
     hidden references (read-only); ``outputs``: the entry's collected outputs (read-only);
     ``scores``: the writable, size-capped folder where it writes ``scores.json``; ``cases``:
-    a file listing the task's cases, one per line; ``output``: the one output ``check`` reads.
+    a file listing the task's cases, one per line; ``output``: the one output ``check`` reads;
+    ``shared``: a writable, capped, empty folder (Codabench's ``/app/shared``; None: none).
     """
 
     program: str = "/scoring/program"
@@ -99,16 +105,19 @@ class ProgramMounts(Strict):
     scores: str = "/scoring/scores"
     cases: str = "/scoring/cases.txt"
     output: str = "/scoring/output"
+    shared: str | None = None
 
     @field_validator("*")
     @classmethod
-    def _inside(cls, value: str) -> str:
-        return _sandbox_path(value)
+    def _inside(cls, value: str | None) -> str | None:
+        return None if value is None else _sandbox_path(value)
 
     @model_validator(mode="after")
     def _distinct(self) -> ProgramMounts:
         seen: dict[str, str] = {}
         for key, value in self.model_dump().items():
+            if value is None:
+                continue
             for other, path in seen.items():
                 if value == path or value.startswith(path + "/") or path.startswith(value + "/"):
                     raise LocatedError(f"{value!r} overlaps {other} ({path!r})", key)
@@ -130,19 +139,29 @@ class ScorerSettings(Strict):
         raise NotImplementedError
 
 
-class IngestionProgram(Strict):
-    """A Codabench ingestion program: it runs the participant's code before scoring.
+class ConcurrentIngestion(Strict):
+    """Codabench's ``ingestion_only_during_scoring``: an ingestion program run beside scoring.
 
-    Inside: ``/app/program`` (this folder, the working folder), ``/app/input_data`` (the
-    ``input_data`` folder), ``/app/ingested_program`` (the upload), ``/app/output`` (writable:
-    what it writes becomes the scoring program's outputs). An upload without a ``metadata``
-    file is copied into ``/app/output`` first (a result submission passes through).
+    It runs the participant's code (the upload, at ``/app/ingested_program`` and
+    ``/app/input/res``) at the same time as the scoring program, each in a sandbox of its own
+    (its own slot; the references are mounted in the scoring program's only), the two talking
+    through the folder both see at ``/app/shared`` (the scoring program's ``mounts.shared``).
+    ``/app/program`` is this folder, ``/app/input_data`` the ``input_data`` folder,
+    ``/app/output`` a capped folder of its own (discarded). Everything either program prints
+    is the organizer's.
     """
 
     program: Path
     command: tuple[str, ...] = Field(min_length=1)
     input_data: Path | None = None
-    wall_s: float = Field(default=600.0, gt=0)
+
+
+MOVED_INGESTION = (
+    "`ingestion` moved out of the scorer: an ingestion program now runs the participant's code "
+    "in the exam stage (`protocol: {kind: ingestion, programs: {TASK: {program, command, "
+    "wall_s}}}`), or beside the scoring program as `concurrent_ingestion`; import the bundle "
+    "again with `proctor challenge import` (docs/import-bundles.md)"
+)
 
 
 class ScoringProgram(ScorerSettings):
@@ -158,7 +177,29 @@ class ScoringProgram(ScorerSettings):
     mounts: ProgramMounts = ProgramMounts()
     scores_files: tuple[str, ...] = Field(default=("scores.json",), min_length=1)
     computed: dict[str, ComputedMetric] = Field(default_factory=dict)
-    ingestion: IngestionProgram | None = None
+    concurrent_ingestion: ConcurrentIngestion | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ingestion_moved(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "ingestion" in value:
+            raise LocatedError(MOVED_INGESTION, "ingestion")
+        return value
+
+    @model_validator(mode="after")
+    def _shared_for_concurrent_ingestion(self) -> ScoringProgram:
+        if self.concurrent_ingestion is not None and self.mounts.shared is None:
+            raise LocatedError(
+                "a concurrent ingestion talks to the scoring program through a shared folder: "
+                "set mounts.shared (Codabench: /app/shared)",
+                "concurrent_ingestion",
+            )
+        return self
+
+    @property
+    def runs_entry_code(self) -> bool:
+        """True when scoring also runs the participant's code (a concurrent ingestion)."""
+        return self.concurrent_ingestion is not None
 
     @field_validator("scores_files")
     @classmethod

@@ -19,6 +19,7 @@ from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
 from proctor.services.local.catalog import check_references
 from proctor.services.local.template_files import TEMPLATES, write_files
 from proctor.spec import CHALLENGE_FILE, Challenge, load_challenge
+from proctor.spec.ingestion import LAYOUT, IngestionProtocol
 
 ENVIRONMENT_FILES = ("requirements.in", "requirements.lock", "environment.lock")
 
@@ -96,22 +97,57 @@ def check_challenge(location: Path) -> list[Problem]:
 
 
 def _program_problems(challenge: Challenge) -> list[Problem]:
-    """A scoring program's files its command (or check) names must be in its folder."""
+    """The files each organizer program's command (or check) names must be in its folder.
+
+    A name relative to the working folder (``score.py``) or below the program's own mount
+    point (``/app/program/score.py``): the scoring program, its concurrent ingestion and the
+    ingestion protocol's programs.
+    """
+    found = []
+    for where, folder, mount, argv in _program_commands(challenge):
+        what = "ingestion" if "ingestion" in where or "programs" in where else "scoring"
+        for position, item in enumerate(argv[1:], start=1):
+            named = _named_file(item, mount)
+            if named is not None and not (folder / named).is_file():
+                found.append(
+                    Problem(
+                        f"{where}[{position}]",
+                        f"{item} is not in the {what} program's folder {folder}: add it or "
+                        "fix the command",
+                    )
+                )
+    return found
+
+
+def _program_commands(challenge: Challenge) -> list[tuple[str, Path, str, tuple[str, ...]]]:
+    """(YAML path, folder, its mount point, argv) of every organizer program's command."""
     found = []
     for index, task in enumerate(challenge.tasks):
         program = task.scoring_program
         if program is None:
             continue
-        for key, argv in (("command", program.command), ("check", program.check or ())):
-            for position, item in enumerate(argv[1:], start=1):
-                named = Path(item)
-                plain = named.suffix and not named.is_absolute() and not item.startswith("-")
-                if plain and not (program.program / named).is_file():
-                    found.append(
-                        Problem(
-                            f"tasks[{index}].scorer.{key}[{position}]",
-                            f"{item} is not in the scoring program's folder "
-                            f"{program.program}: add it or fix the command",
-                        )
-                    )
+        where = f"tasks[{index}].scorer"
+        mount = program.mounts.program
+        found.append((f"{where}.command", program.program, mount, program.command))
+        if program.check is not None:
+            found.append((f"{where}.check", program.program, mount, program.check))
+        beside = program.concurrent_ingestion
+        if beside is not None:
+            command = f"{where}.concurrent_ingestion.command"
+            found.append((command, beside.program, LAYOUT.program, beside.command))
+    protocol = challenge.protocol
+    if isinstance(protocol, IngestionProtocol):
+        for name, ingestion in protocol.programs.items():
+            where = f"protocol.programs.{name}.command"
+            found.append((where, ingestion.program, LAYOUT.program, ingestion.command))
     return found
+
+
+def _named_file(item: str, mount: str) -> Path | None:
+    """The file an argv item names in the program's folder (None: it names no such file)."""
+    named = Path(item)
+    if item.startswith(mount + "/"):
+        return Path(item.removeprefix(mount + "/")) if named.suffix else None
+    if named.suffix and not named.is_absolute() and not item.startswith("-"):
+        return named
+    return None

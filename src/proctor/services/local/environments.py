@@ -165,12 +165,21 @@ def scoring_program_runner(
 def tasks_on_host(challenge: Challenge, tasks: Iterable[str]) -> list[str]:
     """The ``tasks`` whose entries' code would see the host's ``/usr`` (``environment: host``).
 
-    A protocol where no entry code runs (``predictions``) has none: its scoring program, the
-    organizer's, runs in the sandbox in its declared environment (or the host's ``/usr``).
+    A protocol where no entry code runs (``predictions``) has none, unless the task's scorer
+    runs it (a concurrent ingestion, in the scoring program's environment): a scoring program
+    alone, the organizer's, runs in the sandbox in its declared environment (or the host's).
     """
-    if not driver_for(challenge.protocol.kind).runs_code:
-        return []
-    return [task for task in tasks if challenge.environment_of(task) is None]
+    runs_code = driver_for(challenge.protocol.kind).runs_code
+    return [task for task in tasks if _code_on_host(challenge, task, runs_code=runs_code)]
+
+
+def _code_on_host(challenge: Challenge, task: str, *, runs_code: bool) -> bool:
+    """True when the entry's code runs in ``task`` on the host's ``/usr``."""
+    program = challenge.task(task).scoring_program
+    if runs_code and challenge.environment_of(task) is None:
+        return True
+    beside = program is not None and program.runs_entry_code
+    return beside and challenge.scorer_environment_of(task) is None
 
 
 def declared_environment(challenge: Challenge, task: str | None) -> EnvironmentSpec:

@@ -20,7 +20,6 @@ from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
     copy_solutions,
-    note_ingestion,
     read_columns,
     task_plan,
 )
@@ -66,11 +65,11 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     if not phases:
         raise BundleRefusedError("the bundle declares no phase", location="phases")
     limits = _time_limits(phases)
+    samples = _public_data(phases)
     task_names: dict[int, str] = {}
     taken: set[str] = set()
     for index, task in sorted(tasks.items()):
         key = f"tasks[{index}]"
-        note_ingestion(task, key, plan.warnings)
         name = derive_name(str(task.get("name") or f"task-{index}"), taken, f"task-{index}")
         task_names[index] = name
         plan.tasks.append(
@@ -82,6 +81,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 name=name,
                 wall_s=limits.get(index),
                 warnings=plan.warnings,
+                public_data=samples.get(index),
             )
         )
     _phases(plan, phases, task_names)
@@ -128,6 +128,16 @@ def _time_limits(phases: list[Any]) -> dict[int, float]:
         for index in phase.get("tasks") or []:
             limits[int(index)] = max(seconds, limits.get(int(index), 0.0))
     return limits
+
+
+def _public_data(phases: list[Any]) -> dict[int, str]:
+    """Per task index: the ``public_data`` (sample data) of the first phase running it."""
+    found: dict[int, str] = {}
+    for phase in phases:
+        if isinstance(phase, dict) and phase.get("public_data"):
+            for index in phase.get("tasks") or []:
+                found.setdefault(int(index), str(phase["public_data"]))
+    return found
 
 
 def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> None:

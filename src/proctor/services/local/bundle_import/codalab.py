@@ -18,7 +18,7 @@ from proctor.services.local.bundle_import.common import (
     parse_date,
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
-from proctor.services.local.bundle_import.programs import note_ingestion, read_columns, task_plan
+from proctor.services.local.bundle_import.programs import read_columns, task_plan
 
 FORMAT = "codalab-v1"
 
@@ -58,7 +58,6 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     end = parse_date(spec.get("end_date"), "end_date")
     taken: set[str] = set()
     for position, (key, phase) in enumerate(phases):
-        note_ingestion(phase, key, plan.warnings)
         label = str(phase.get("label") or f"Phase {position + 1}")
         name = derive_name(label, taken, f"phase-{position + 1}")
         limit = phase.get("execution_time_limit")

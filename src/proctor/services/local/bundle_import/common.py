@@ -37,6 +37,7 @@ CODABENCH_MOUNTS = {
     "scores": "/app/output",
     "cases": "/app/cases.txt",
     "output": "/app/check/output",
+    "shared": "/app/shared",
 }
 """A scoring program's mount points as Codabench's compute worker lays the container out."""
 SCORES_FILES = ("scores.json", "scores.txt")
@@ -158,12 +159,13 @@ def materialize(bundle: Path, reference: str, dest: Path, key: str) -> Path:
 
 
 def program_command(
-    folder: Path, key: str, *, scoring: bool, input_data: bool = False
+    folder: Path, key: str, *, scoring: bool, input_data: bool = False, during_scoring: bool = False
 ) -> list[str]:
     """The argv of a program folder's ``metadata``/``metadata.yaml`` ``command``, substituted.
 
-    The variables are replaced as Codabench's compute worker replaces them, then the line is
-    split without a shell. A ``python`` command runs ``python3``.
+    The variables are replaced as Codabench's compute worker replaces them (see
+    :func:`substitute`), then the line is split without a shell. A ``python`` command runs
+    ``python3``.
     """
     for name in ("metadata.yaml", "metadata"):
         if (folder / name).is_file():
@@ -174,20 +176,31 @@ def program_command(
     command = metadata.get("command") if isinstance(metadata, dict) else None
     if not isinstance(command, str) or not command.strip():
         raise BundleRefusedError(f"{folder.name}/metadata has no `command`", location=key)
-    line = substitute(command, scoring=scoring, input_data=input_data)
+    line = substitute(
+        command, scoring=scoring, input_data=input_data, during_scoring=during_scoring
+    )
     argv = shlex.split(line)
     if argv and argv[0] == "python":
         argv[0] = "python3"
     return argv
 
 
-def substitute(command: str, *, scoring: bool, input_data: bool = False) -> str:
-    """``command`` with the compute worker's ``$program``, ``$input``... paths (longest first)."""
+def substitute(
+    command: str, *, scoring: bool, input_data: bool = False, during_scoring: bool = False
+) -> str:
+    """``command`` with the compute worker's ``$program``, ``$input``... paths (longest first).
+
+    ``scoring``: the run is in the scoring step (``$predictions`` is ``/app/input/res``, else
+    ``/app/output``); ``input_data``: an ingestion program's (``$input`` is
+    ``/app/input_data``, else ``/app/input``); ``during_scoring``: the task runs its ingestion
+    during scoring, where the worker replaces ``$program`` by ``/app/ingestion_program`` in
+    both programs' commands (and mounts nothing there).
+    """
     table = {
         "$ingestion_program": "/app/program",
         "$submission_program": "/app/ingested_program",
         "$predictions": "/app/input/res" if scoring else "/app/output",
-        "$program": "/app/program",
+        "$program": "/app/ingestion_program" if during_scoring and scoring else "/app/program",
         "$hidden": "/app/input/ref",
         "$shared": "/app/shared",
         "$output": "/app/output",

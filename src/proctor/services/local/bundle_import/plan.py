@@ -40,7 +40,12 @@ class Column:
 
 @dataclass
 class TaskPlan:
-    """One Proctor task: a bundle task (Codabench) or a phase's programs (CodaLab)."""
+    """One Proctor task: a bundle task (Codabench) or a phase's programs (CodaLab).
+
+    ``ingestion``: its ingestion program run in the exam (``program``, ``command``,
+    ``wall_s``); ``concurrent``: one run beside the scoring program (``program``,
+    ``command``, ``input_data``).
+    """
 
     name: str
     title: str
@@ -51,6 +56,7 @@ class TaskPlan:
     references: str
     wall_s: float = DEFAULT_WALL_S
     ingestion: dict[str, Any] | None = None
+    concurrent: dict[str, Any] | None = None
 
 
 @dataclass
@@ -122,8 +128,8 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
     computed = _computed(plan)
     if computed:
         scorer["computed"] = computed
-    if task.ingestion is not None:
-        scorer["ingestion"] = task.ingestion
+    if task.concurrent is not None:
+        scorer["concurrent_ingestion"] = task.concurrent
     return {
         "name": task.name,
         "title": task.title,
@@ -158,13 +164,25 @@ def _phase(plan: BundlePlan, phase: PhasePlan) -> dict[str, Any]:
     return entry
 
 
+def _protocol(plan: BundlePlan) -> dict[str, Any]:
+    """The protocol block: ``results``, or ``ingestion`` when a task ingests in the exam.
+
+    Under ``ingestion`` a task without an exam-time ingestion program has the upload as its
+    output, as under ``results`` (the upload is ``/app/input/res``).
+    """
+    programs = {task.name: task.ingestion for task in plan.tasks if task.ingestion is not None}
+    if not programs:
+        return {"kind": "results"}
+    return {"kind": "ingestion", "programs": programs}
+
+
 def challenge_mapping(plan: BundlePlan) -> dict[str, Any]:
     """The ``challenge.yaml`` mapping of a plan."""
     mapping: dict[str, Any] = {
         "name": plan.name,
         "title": plan.title,
         "description": plan.description,
-        "protocol": {"kind": "results"},
+        "protocol": _protocol(plan),
         "tasks": [_task(plan, task) for task in plan.tasks],
         "leaderboard": {"metric": plan.primary},
         "environment": plan.environment,
@@ -181,9 +199,24 @@ def challenge_mapping(plan: BundlePlan) -> dict[str, Any]:
 
 HEADER = """\
 # Imported from a {format} bundle by `proctor challenge import` (docs/import-bundles.md).
-# The scoring programs run as Codabench's compute worker runs them: /app/program (the working
-# folder), /app/input/ref, /app/input/res (the upload), /app/output (scores.json or scores.txt).
+# The programs run as Codabench's compute worker runs them: an ingestion program (protocol
+# `ingestion`) with /app/program, /app/input_data, /app/ingested_program (the upload),
+# /app/output, /app/shared; a scoring program with /app/program (the working folder),
+# /app/input/ref, /app/input/res (the upload, or what ingestion wrote), /app/output
+# (scores.json or scores.txt), /app/shared.
 """
+
+
+def _task_answer(task: TaskPlan) -> dict[str, Any]:
+    """A task in the ``--json`` answer: its scoring command, and its ingestion's if any."""
+    answer: dict[str, Any] = {"name": task.name, "title": task.title, "command": task.command}
+    ingestion = task.ingestion or task.concurrent
+    if ingestion is not None:
+        answer["ingestion"] = {
+            "command": ingestion["command"],
+            "during_scoring": task.concurrent is not None,
+        }
+    return answer
 
 
 def write_challenge(plan: BundlePlan, dest: Path) -> ImportResult:
@@ -209,9 +242,7 @@ def write_challenge(plan: BundlePlan, dest: Path) -> ImportResult:
             }
             for phase in plan.phases
         ],
-        tasks=[
-            {"name": task.name, "title": task.title, "command": task.command} for task in plan.tasks
-        ],
+        tasks=[_task_answer(task) for task in plan.tasks],
         leaderboards=[
             {
                 "metric": plan.primary,

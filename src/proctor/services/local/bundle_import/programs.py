@@ -1,8 +1,11 @@
-"""A bundle task's files under DEST, its scoring command, its columns and sample submissions.
+"""A bundle task's files under DEST, its programs' commands, its columns and sample submissions.
 
-Shared by the Codabench and CodaLab importers: programs land in ``programs/TASK``, data in
-``data/TASK/{input_data,reference}`` (with an empty ``hidden`` folder: no code runs on hidden
-inputs in a result submission), solutions in ``kit/solutions/`` and the first as ``baseline/``.
+Shared by the Codabench and CodaLab importers: programs land in ``programs/TASK`` (and
+``programs/TASK-ingestion``), data in ``data/TASK/{input_data,reference}`` (with an empty
+``hidden`` folder where no code runs on hidden inputs), solutions in ``kit/solutions/`` and
+the first as ``baseline/``. A task's ingestion program becomes the ``ingestion`` protocol's
+program of the task (it runs the upload in the exam, on the input data as hidden inputs), or,
+with ``ingestion_only_during_scoring``, the scorer's ``concurrent_ingestion``.
 """
 
 from __future__ import annotations
@@ -31,10 +34,10 @@ OPERATIONS = {
 EMPTY_NOTE = "No files: on Codabench this task has no {what}.\n"
 
 
-def _empty(folder: Path, what: str) -> str:
+def _empty(folder: Path, what: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "README.txt").write_text(EMPTY_NOTE.format(what=what), encoding="utf-8")
-    return folder.as_posix()
+    return folder
 
 
 def _program_root(folder: Path) -> Path:
@@ -56,37 +59,31 @@ def task_plan(
     name: str,
     wall_s: float | None,
     warnings: list[str],
+    public_data: str | None = None,
 ) -> TaskPlan:
-    """Copy a task's scoring program and data under ``dest``; its plan."""
-    if not task.get("scoring_program"):
-        raise BundleRefusedError(
-            "a task needs a scoring program", location=f"{key}.scoring_program"
-        )
-    program = materialize(
-        bundle, task["scoring_program"], dest / "programs" / name, f"{key}.scoring_program"
-    )
-    root = _program_root(program)
-    command = program_command(root, f"{key}.scoring_program", scoring=True)
+    """Copy a task's programs and data under ``dest``; its plan.
+
+    ``public_data``: the bundle's sample data of a phase running the task; laid out as the
+    input data, it is the public inputs an ingestion program runs on in the quiz.
+    """
+    during = bool(task.get("ingestion_program") and task.get("ingestion_only_during_scoring"))
+    root, command = _scoring_program(bundle, dest / "programs" / name, task, key, during)
     data = dest / "data" / name
-    if task.get("reference_data"):
-        references = materialize(
-            bundle, task["reference_data"], data / "reference", f"{key}.reference_data"
-        )
+    references = _references(bundle, data, task, key, warnings)
+    ingestion = _ingestion(bundle, dest, task, key=key, name=name, during=during)
+    inputs = _input_data(bundle, data, task, key)
+    concurrent = None
+    if ingestion is None:  # a result submission: the input data is public
+        public, hidden = inputs, _empty(data / "hidden", "hidden inputs")
+    elif during:  # the input data is the code's: never in the kit
+        concurrent = {**ingestion, "input_data": inputs.relative_to(dest).as_posix()}
+        public = _empty(data / "public", "public inputs")
+        hidden = _empty(data / "hidden", "hidden inputs")
+        _warn_program_variable([command, concurrent["command"]], key, warnings)
+        ingestion = None
     else:
-        references = Path(_empty(data / "reference", "reference data"))
-        warnings.append(f"{key}: no reference_data: /app/input/ref is empty")
-    ingestion = _ingestion(bundle, dest, task, key=key, name=name, wall_s=wall_s)
-    if task.get("input_data"):
-        inputs = materialize(bundle, task["input_data"], data / "input_data", f"{key}.input_data")
-    else:
-        inputs = Path(_empty(data / "input_data", "input data"))
-    if ingestion is not None:  # the input data is the code's: hidden, not in the kit
-        ingestion["input_data"] = inputs.relative_to(dest).as_posix()
-        hidden = inputs.relative_to(dest).as_posix()
-        public = Path(_empty(data / "public", "public inputs")).relative_to(dest).as_posix()
-    else:
-        public = inputs.relative_to(dest).as_posix()
-        hidden = Path(_empty(data / "hidden", "hidden inputs")).relative_to(dest).as_posix()
+        ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
+        public, hidden = _sample_inputs(bundle, data, public_data, inputs, warnings), inputs
     if wall_s is None:
         warnings.append(
             f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
@@ -96,18 +93,74 @@ def task_plan(
         title=str(task.get("name") or name),
         program=root.relative_to(dest).as_posix(),
         command=command,
-        public_inputs=public,
-        hidden_inputs=hidden,
+        public_inputs=public.relative_to(dest).as_posix(),
+        hidden_inputs=hidden.relative_to(dest).as_posix(),
         references=references.relative_to(dest).as_posix(),
         wall_s=wall_s or DEFAULT_WALL_S,
         ingestion=ingestion,
+        concurrent=concurrent,
     )
 
 
+def _scoring_program(
+    bundle: Path, dest: Path, task: dict[str, Any], key: str, during: bool
+) -> tuple[Path, list[str]]:
+    """The task's scoring program copied to ``dest``: its folder and substituted command."""
+    where = f"{key}.scoring_program"
+    if not task.get("scoring_program"):
+        raise BundleRefusedError("a task needs a scoring program", location=where)
+    root = _program_root(materialize(bundle, task["scoring_program"], dest, where))
+    return root, program_command(root, where, scoring=True, during_scoring=during)
+
+
+def _references(
+    bundle: Path, data: Path, task: dict[str, Any], key: str, warnings: list[str]
+) -> Path:
+    """The task's reference data under ``data/reference`` (an empty folder without any)."""
+    if task.get("reference_data"):
+        where = f"{key}.reference_data"
+        return materialize(bundle, task["reference_data"], data / "reference", where)
+    warnings.append(f"{key}: no reference_data: /app/input/ref is empty")
+    return _empty(data / "reference", "reference data")
+
+
+def _input_data(bundle: Path, data: Path, task: dict[str, Any], key: str) -> Path:
+    """The task's input data under ``data/input_data`` (an empty folder without any)."""
+    if task.get("input_data"):
+        return materialize(bundle, task["input_data"], data / "input_data", f"{key}.input_data")
+    return _empty(data / "input_data", "input data")
+
+
+def _sample_inputs(
+    bundle: Path, data: Path, public_data: str | None, inputs: Path, warnings: list[str]
+) -> Path:
+    """The phase's ``public_data`` as the quiz's inputs, when laid out as the input data.
+
+    Every top-level name of the input data must be in it; otherwise (or without one) the
+    public inputs are an empty folder and the quiz runs nothing.
+    """
+    target = data / "public"
+    if public_data:
+        try:
+            materialize(bundle, public_data, target, "public_data")
+        except BundleRefusedError:
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            needed = {item.name for item in inputs.iterdir()}
+            if needed and needed <= {item.name for item in target.iterdir()}:
+                return target
+            shutil.rmtree(target)
+            warnings.append(
+                f"public_data {public_data!r} is not laid out as the input data (its top "
+                "level lacks some of the input data's files): the quiz runs no ingestion"
+            )
+    return _empty(target, "public inputs")
+
+
 def _ingestion(
-    bundle: Path, dest: Path, task: dict[str, Any], *, key: str, name: str, wall_s: float | None
+    bundle: Path, dest: Path, task: dict[str, Any], *, key: str, name: str, during: bool
 ) -> dict[str, Any] | None:
-    """The scorer's ``ingestion`` block of a task with an ingestion program (else None)."""
+    """A task's ingestion program (``program`` and ``command``), None without one."""
     if not task.get("ingestion_program"):
         return None
     where = f"{key}.ingestion_program"
@@ -115,12 +168,19 @@ def _ingestion(
         bundle, task["ingestion_program"], dest / "programs" / f"{name}-ingestion", where
     )
     root = _program_root(folder)
-    command = program_command(root, where, scoring=False, input_data=True)
-    return {
-        "program": root.relative_to(dest).as_posix(),
-        "command": command,
-        "wall_s": wall_s or DEFAULT_WALL_S,
-    }
+    command = program_command(root, where, scoring=during, input_data=True, during_scoring=during)
+    return {"program": root.relative_to(dest).as_posix(), "command": command}
+
+
+def _warn_program_variable(commands: list[list[str]], key: str, warnings: list[str]) -> None:
+    """Ingestion during scoring: ``$program`` names a folder the compute worker never mounts."""
+    if not any("/app/ingestion_program" in part for command in commands for part in command):
+        return
+    warnings.append(
+        f"{key}.ingestion_only_during_scoring: a command using $program runs "
+        "/app/ingestion_program/..., as on Codabench, where nothing is mounted there: use "
+        "$ingestion_program (the ingestion's folder) or /app/program in the metadata"
+    )
 
 
 def read_columns(
@@ -189,21 +249,6 @@ def _column(column: dict[str, Any], where: str, by_index: dict[int, dict[str, An
         hidden=bool(column.get("hidden")),
         computation=computation,
     )
-
-
-def note_ingestion(task: dict[str, Any], key: str, warnings: list[str]) -> None:
-    """``ingestion_only_during_scoring`` is refused: the two programs would have to run at once.
-
-    Such bundles talk through ``/app/shared`` while both run (the scoring program waits for
-    the ingestion's files); run one after the other they would wait until their time limit.
-    """
-    del warnings  # nothing to warn: it is mapped or refused
-    if task.get("ingestion_program") and task.get("ingestion_only_during_scoring"):
-        raise BundleRefusedError(
-            "ingestion and scoring running at once, talking through /app/shared, is not "
-            "supported: Proctor runs the ingestion program, then the scoring program",
-            location=f"{key}.ingestion_only_during_scoring",
-        )
 
 
 def copy_kit_folders(

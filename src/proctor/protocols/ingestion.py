@@ -1,0 +1,246 @@
+"""The ``ingestion`` protocol (Codabench code submissions): the organizer's program runs the upload.
+
+On Codabench a code submission is run by the task's ingestion program, the organizer's
+harness, which imports or starts the participant's code; what it writes in ``/app/output`` is
+what the scoring program scores. Here that run is the exam (on the task's hidden inputs) and,
+where the task has public inputs (a bundle's sample data), the quiz; the scoring program is
+the task's scorer. It runs in the entry's sandbox session (the participant's slot: the whole
+run is untrusted), with the compute worker's layout (``spec.ingestion.LAYOUT``)::
+
+    /app/program            the ingestion program's folder (read-only), the working folder
+    /app/input_data         the split's inputs (read-only)
+    /app/ingested_program   the upload, in the entry's writable, capped home
+    /app/output             writable, capped (:attr:`IngestionDriver.output_bytes`): the
+                            task's output afterwards
+    /app/shared             writable, ``shared_bytes``, empty
+
+An upload without a ``metadata`` file is copied into ``/app/output`` first, as the compute
+worker does, so a result zip sent to a code task is scored as it is. A task without an
+ingestion program runs nothing: the upload is its output. An upload whose ``metadata`` names
+a ``command`` (which the compute worker would start beside the ingestion program) is refused
+at prep: only the organizer's program runs here.
+
+The exam's one case fails when the program fails; what it wrote is scored all the same
+(``scored_after_failure``), and only when scoring then fails is the failure the entry's. Its
+output tails are the stage's diagnostics, shown as the exam's disclosure allows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from proctor import trees
+from proctor.entries import Manifest
+from proctor.protocols.base import CaseRun, Driver, Preparation, run_limits
+from proctor.protocols.plain_copy import copy_plain, same_trees
+from proctor.protocols.scripts import duration
+from proctor.sandbox.base import Mount, Outcome
+from proctor.spec.ingestion import LAYOUT, IngestionProgram, IngestionProtocol
+from proctor.spec.protocols import ProtocolSettings
+
+SUBMISSION = "submission"
+"""The one case of each split: the upload, run once."""
+CODE_MARKERS = ("metadata", "metadata.yaml")
+"""An upload holding one of these is code (not copied into ``/app/output``)."""
+README_NAMES = frozenset({"README.txt", "README.md", "README"})
+NO_PROGRAM_S = 60.0
+STAGE_MARGIN_S = 60.0
+"""The stage clock outlasts the one run, so a run that times out is the case's failure."""
+
+
+def _ingestion_settings(settings: ProtocolSettings) -> IngestionProtocol:
+    if not isinstance(settings, IngestionProtocol):
+        raise TypeError(f"the ingestion driver cannot run a {settings.kind!r} protocol")
+    return settings
+
+
+def has_inputs(folder: Path) -> bool:
+    """True when ``folder`` holds anything but a README (an imported placeholder)."""
+    return any(item.name not in README_NAMES for item in folder.iterdir())
+
+
+def upload_command(folder: Path) -> str | None:
+    """The ``command`` of the upload's ``metadata`` file (None: no such file or no command)."""
+    for name in CODE_MARKERS:
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            try:
+                found: Any = yaml.safe_load(path.read_bytes().decode("utf-8", "replace"))
+            except yaml.YAMLError:
+                return None  # the compute worker runs no command it cannot read
+            command = found.get("command") if isinstance(found, dict) else None
+            return str(command) if command else None
+    return None
+
+
+class IngestionDriver(Driver):
+    """Runs each task's ingestion program on the upload in the job's sandbox session."""
+
+    kind = "ingestion"
+    settings_model = IngestionProtocol
+    summary = "Codabench code submissions: each task's ingestion program runs the upload"
+    case_noun = "submission"
+    shows_run_logs = True
+    scored_after_failure = "your code failed under the ingestion program"
+
+    @property
+    def protocol(self) -> IngestionProtocol:
+        """The challenge's ingestion settings."""
+        return _ingestion_settings(self.context.settings)
+
+    @property
+    def program(self) -> IngestionProgram | None:
+        """The job's task's ingestion program (None: the upload is the output)."""
+        return self.protocol.program_of(self.context.task)
+
+    @classmethod
+    def support(cls, settings: ProtocolSettings, task: str) -> tuple[Path, ...]:
+        """The task's ingestion program folder, copied where the slot may read it."""
+        program = _ingestion_settings(settings).program_of(task)
+        return (program.program,) if program is not None else ()
+
+    @classmethod
+    def list_cases(cls, settings: ProtocolSettings, folder: Path) -> list[str]:
+        """One case per split: the upload, run once on the split's inputs."""
+        return [SUBMISSION]
+
+    @classmethod
+    def quiz_cases(cls, settings: ProtocolSettings, folder: Path) -> list[str]:
+        """The quiz runs only on public inputs that hold something (sample data)."""
+        return [SUBMISSION] if has_inputs(folder) else []
+
+    @classmethod
+    def output_template(cls, settings: ProtocolSettings) -> str:
+        """The case's output is the stage's outputs folder itself (``/app/input/res``)."""
+        return "."
+
+    @classmethod
+    def manifest(cls, settings: ProtocolSettings) -> Manifest:
+        """Nothing is required: the ingestion program says what it loads."""
+        return Manifest(required=())
+
+    @property
+    def output_bytes(self) -> int:
+        """``/app/output`` at most: ``limits.output_bytes``, and room for the upload copied in."""
+        return max(self.context.limits.output_bytes, self.protocol.upload_bytes)
+
+    @property
+    def case_s(self) -> float:
+        """Seconds the ingestion program may run (Codabench's execution time limit)."""
+        program = self.program
+        return program.wall_s if program is not None else NO_PROGRAM_S
+
+    @property
+    def stage_s(self) -> float:
+        """A stage is one run: its limit and a margin for starting and collecting."""
+        return self.case_s + STAGE_MARGIN_S
+
+    def prepare(self, home: Path, public_inputs: Path) -> Preparation:
+        """Nothing runs; an upload naming its own ``command`` or too large is refused."""
+        size, limit = trees.apparent_bytes(home), self.protocol.upload_bytes
+        problem = None
+        if size > limit:
+            problem = f"the upload takes {size} bytes, over the {limit} it may hold"
+        elif upload_command(home) is not None:
+            problem = (
+                "metadata: its `command` would have Codabench run your upload itself; here "
+                "only the organizer's ingestion program runs, and it finds your code at "
+                f"{LAYOUT.code}: remove the command from metadata"
+            )
+        outcome = Outcome(exit_status=0 if problem is None else 1)
+        return Preparation("the upload check", 0.0, outcome, problem)
+
+    def run_case(
+        self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
+    ) -> CaseRun:
+        """Run the ingestion program; store what ``/app/output`` holds in folder ``store``."""
+        store.mkdir(parents=True, exist_ok=True)
+        trees.empty_tree(store)
+        program = self.program
+        if program is None:
+            problem = self._seed(store)
+            return CaseRun(case, Outcome(exit_status=0), store, problem or "")
+        work = store.parent / f".{store.name}-ingestion"
+        work.mkdir(exist_ok=True)
+        session = self.context.session
+        with contextlib.ExitStack() as stack:
+            output = stack.enter_context(
+                session.workspace(work / "output", size_bytes=self.output_bytes)
+            )
+            shared = stack.enter_context(
+                session.workspace(work / "shared", size_bytes=self.protocol.shared_bytes)
+            )
+            seeded = self._seed(output)
+            session.give(output)
+            outcome = self._run(program, home, inputs, (output, shared), wall_s)
+            collected = copy_plain(output, store)
+        trees.remove_tree_quietly(work)
+        problem = self._problem(outcome, wall_s) or seeded or collected
+        if problem is None:
+            problem = self.validate_output(store)
+        return CaseRun(case, outcome, store, problem or "")
+
+    def _seed(self, output: Path) -> str | None:
+        """Copy the upload into ``output`` unless it is code (holds ``metadata``)."""
+        entry = self.context.entry
+        if entry is None or any((entry / name).exists() for name in CODE_MARKERS):
+            return None
+        return copy_plain(entry, output)
+
+    def _run(
+        self,
+        program: IngestionProgram,
+        home: Path,
+        inputs: Path,
+        writable: tuple[Path, Path],
+        wall_s: float,
+    ) -> Outcome:
+        """One run of the ingestion program; ``writable``: the output and shared folders."""
+        output, shared = writable
+        support = self.context.support
+        if support is None:
+            raise ValueError("the ingestion program was not staged for the run")
+        own = {"PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
+        return self.context.session.run(
+            list(program.command),
+            mounts=[
+                Mount(support / program.program.name, LAYOUT.program),
+                Mount(inputs, LAYOUT.input_data),
+                Mount(home, LAYOUT.code, writable=True),
+                Mount(output, LAYOUT.output, writable=True),
+                Mount(shared, LAYOUT.shared, writable=True),
+                *self.context.extra_mounts,
+            ],
+            limits=run_limits(self.context.limits, self.context.parallel_runs, wall_s),
+            env={**self.context.variables, **own},
+            cwd=LAYOUT.program,
+        )
+
+    @staticmethod
+    def _problem(outcome: Outcome, wall_s: float) -> str | None:
+        if outcome.timed_out:
+            return f"timed out after {duration(wall_s)} (the task's time limit)"
+        if outcome.succeeded:
+            return None
+        return outcome.describe()
+
+    def same_output(self, first: Path, second: Path) -> bool:
+        """True when two runs left the same files with the same bytes."""
+        return same_trees(first, second)
+
+    @property
+    def answers_expected(self) -> bool:
+        """False: no answers are shipped; the quiz checks the program runs on public data."""
+        return False
+
+    def expected_answer(self, entry_root: Path, case: str) -> Path | str | None:
+        """No answers are shipped in this protocol."""
+        return None
+
+    def compare(self, output: Path, answer: Path) -> str | None:
+        """Never called (no shipped answers)."""
+        return None

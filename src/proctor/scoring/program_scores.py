@@ -1,0 +1,164 @@
+"""A scoring program's finished run judged: its exit, then its scores file.
+
+:func:`judge` turns a run into scores or a :class:`ScoringProgramError` (the organizer's
+failure, with the program's output tails for the organizer's log). The scores file is
+``scores.json``, or CodaLab's ``scores.txt``. Every declared metric must be a finite number
+(``computed`` ones are made here from the written ones); keys the YAML does not declare,
+and cases the task does not have, are left out with a warning for the organizer's log. A
+document that cannot be used is a ``ValueError`` naming what is wrong: the scoring
+program's (the organizer's) failure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from proctor.scoring.base import TaskScores
+from proctor.spec.programs import SCORES_FILE, ProgramResult
+from proctor.spec.scorer import ScoringProgram
+
+
+class ScoringProgramError(Exception):
+    """The scoring program failed: ``reason`` (one line) and ``log`` (its output's tails).
+
+    Both are for the organizer only: the program has read the hidden references.
+    """
+
+    def __init__(self, reason: str, log: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.log = log
+
+
+def judge(
+    spec: ScoringProgram, result: ProgramResult, cases: Sequence[str], pages: dict[str, str]
+) -> TaskScores:
+    """The scores of a finished run; a ``ScoringProgramError`` when it failed or wrote none."""
+    problem = result.problem()
+    if problem is not None:
+        raise ScoringProgramError(f"the scoring program {problem}", result.log())
+    if result.scores_problem is not None:
+        raise ScoringProgramError(result.scores_problem, result.log())
+    if result.scores_file is None:
+        names = " or ".join(spec.scores_files)
+        raise ScoringProgramError(
+            f"the scoring program wrote no {names} in {spec.mounts.scores}", result.log()
+        )
+    try:
+        found = parse_scores_file(result.scores_file, result.scores_name)
+        summary, per_case, warnings = read_scores(found, spec, cases)
+    except ValueError as err:
+        raise ScoringProgramError(f"{result.scores_name}: {err}", result.log()) from None
+    notes = "".join(f"warning: {text}\n" for text in warnings)
+    return TaskScores(summary, per_case, log=notes + result.log(), pages=pages)
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{where} is {type(value).__name__}, not a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{where} is {value}, not a finite number")
+    return number
+
+
+def _json_constant(name: str) -> float:
+    """NaN and Infinity parse (to be refused as not finite, naming the metric)."""
+    return float(name.lower().replace("infinity", "inf"))
+
+
+def parse_scores_file(data: bytes, name: str = SCORES_FILE) -> Any:
+    """The document a program wrote: JSON, or ``key: value`` YAML for a ``.txt`` file.
+
+    ``scores.txt`` is CodaLab's form (``accuracy: 0.91`` per line); it is read as YAML as
+    Codabench reads it. ``ValueError`` when the bytes are not such a document.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        kind = "`key: value` lines" if name.endswith(".txt") else "a JSON document"
+        raise ValueError(f"not {kind}: not UTF-8 text ({err})") from None
+    if name.endswith(".txt"):
+        try:
+            return yaml.safe_load(text.replace("\r\n", "\n"))
+        except yaml.YAMLError as err:
+            raise ValueError(f"not `key: value` lines: {err}") from None
+    try:
+        return json.loads(text, parse_constant=_json_constant)
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise ValueError(f"not a JSON document: {err}") from None
+
+
+def _operate(operation: str, values: list[float]) -> float:
+    """avg, sum, min or max of ``values``."""
+    if operation == "avg":
+        return sum(values) / len(values)
+    if operation == "sum":
+        return float(sum(values))
+    return float(min(values) if operation == "min" else max(values))
+
+
+def _computed(spec: ScoringProgram, summary: dict[str, float]) -> dict[str, float]:
+    """The ``computed`` metrics (avg, sum, min, max of written ones)."""
+    return {
+        name: _operate(computed.operation, [summary[key] for key in computed.of])
+        for name, computed in spec.computed.items()
+    }
+
+
+def read_scores(
+    found: Any, spec: ScoringProgram, cases: Sequence[str]
+) -> tuple[dict[str, float], dict[str, dict[str, float]], list[str]]:
+    """(summary, per-case scores, warnings) from the parsed scores; ``ValueError`` if unusable.
+
+    Every declared metric (but the ``computed`` ones, made here) must be a finite number;
+    keys the YAML does not declare (and cases the task does not have) are left out with a
+    warning.
+    """
+    if isinstance(found, bytes):
+        found = parse_scores_file(found)
+    if not isinstance(found, dict):
+        raise ValueError(
+            'must be a JSON object {"METRIC": number, ...} (scores.txt: `METRIC: number` lines)'
+        )
+    found = {str(key): value for key, value in found.items()}
+    declared = spec.metrics
+    written = [name for name in declared if name not in spec.computed]
+    warnings = [
+        f"{key!r} is not a metric the YAML declares: left out"
+        for key in found
+        if key not in declared and key != "cases"
+    ]
+    missing = [name for name in written if name not in found]
+    if missing:
+        raise ValueError(f"declared metric(s) missing: {', '.join(missing)}")
+    summary = {name: _number(found[name], f"metric {name!r}") for name in written}
+    summary.update(_computed(spec, summary))
+    summary = {name: summary[name] for name in declared}
+    per_case: dict[str, dict[str, float]] = {}
+    rows = found.get("cases", {})
+    if not isinstance(rows, dict):
+        raise ValueError('"cases" must be an object {CASE: {METRIC: number}}')
+    known = set(cases)
+    for case, row in rows.items():
+        if case not in known:
+            warnings.append(f"case {case!r} is not a case of the task: left out")
+            continue
+        if not isinstance(row, dict):
+            raise ValueError(f"cases.{case} must be an object {{METRIC: number}}")
+        per_case[case] = {
+            name: _number(value, f"cases.{case}.{name}")
+            for name, value in row.items()
+            if name in declared
+        }
+        warnings += [
+            f"cases.{case}.{name}: not a declared metric: left out"
+            for name in row
+            if name not in declared
+        ]
+    return summary, per_case, warnings

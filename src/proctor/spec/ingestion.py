@@ -1,0 +1,111 @@
+"""The ``ingestion`` protocol block: Codabench code submissions, one ingestion program per task.
+
+::
+
+    protocol:
+      kind: ingestion
+      upload_bytes: 268435456        # the upload at most
+      shared_bytes: 67108864         # /app/shared at most
+      programs:                      # per task: the organizer's ingestion program
+        alpha-task:
+          program: programs/alpha-task-ingestion      # a folder of the challenge
+          command: [python3, /app/program/ingestion.py, /app/input_data, /app/output,
+                    /app/ingested_program]
+          wall_s: 600                # Codabench's execution_time_limit
+
+The ingestion program is the harness of the participant's code: it runs in the exam stage on
+the task's hidden inputs (and in the quiz on its public inputs, when it has any), in the
+entry's sandbox, with Codabench's compute worker layout (:data:`LAYOUT`). A task the block
+does not name has no ingestion program: the upload itself is its output, as on Codabench.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from proctor.spec.protocols import LocatedError, ProtocolSettings, Strict, declare_settings
+
+
+@dataclass(frozen=True, slots=True)
+class IngestionLayout:
+    """Where an ingestion program finds things, as Codabench's compute worker mounts them."""
+
+    program: str = "/app/program"
+    """The ingestion program's folder (read-only), the working folder."""
+    input_data: str = "/app/input_data"
+    """The task's input data (read-only): hidden inputs in the exam, public ones in the quiz."""
+    code: str = "/app/ingested_program"
+    """The participant's upload (writable, in the entry's capped home)."""
+    output: str = "/app/output"
+    """Writable, capped: what is there afterwards is the task's output (``/app/input/res``)."""
+    shared: str = "/app/shared"
+    """Writable, capped, empty: Codabench's folder shared with a scoring program."""
+    predictions: str = "/app/input/res"
+    """The upload again, where the scoring program sees it (ingestion during scoring)."""
+
+
+LAYOUT = IngestionLayout()
+
+
+class IngestionProgram(Strict):
+    """One task's ingestion program: its folder, the argv run there, its seconds."""
+
+    program: Path
+    command: tuple[str, ...] = Field(min_length=1)
+    wall_s: float = Field(default=600.0, gt=0)
+
+    @field_validator("program")
+    @classmethod
+    def _relative(cls, program: Path) -> Path:
+        if not program.is_absolute() and ".." in program.parts:
+            raise ValueError(
+                f"{str(program)!r} must be a folder inside the challenge folder, without '..'"
+            )
+        return program
+
+
+class IngestionProtocol(ProtocolSettings):
+    """Codabench code submissions: each task's ingestion program runs the uploaded code.
+
+    ``programs``: task name → its ingestion program (a task left out: the upload is its
+    output). ``upload_bytes``: the upload at most; ``shared_bytes``: ``/app/shared`` at most
+    (``/app/output`` by the larger of ``limits.output_bytes`` and ``upload_bytes``).
+    """
+
+    kind: Literal["ingestion"]
+    upload_bytes: int = Field(default=256 * 1024**2, gt=0, strict=True)
+    shared_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
+    programs: dict[str, IngestionProgram] = Field(default_factory=dict)
+
+    def resolved(self, root: Path) -> IngestionProtocol:
+        """The block with each program folder absolute: it must be a folder of the challenge."""
+        programs = {}
+        for task, program in self.programs.items():
+            folder = (root / program.program).resolve()
+            if not folder.is_relative_to(root) or not folder.is_dir():
+                raise LocatedError(
+                    f"{folder} is not a folder inside the challenge folder: fix the path",
+                    f"programs.{task}.program",
+                )
+            programs[task] = program.model_copy(update={"program": folder})
+        return self.model_copy(update={"programs": programs})
+
+    def check_tasks(self, tasks: tuple[str, ...]) -> None:
+        """Every task ``programs`` names must be a task of the challenge."""
+        for task in self.programs:
+            if task not in tasks:
+                raise LocatedError(
+                    f"{task!r} is not a task of the challenge (tasks: {', '.join(tasks)})",
+                    f"programs.{task}",
+                )
+
+    def program_of(self, task: str) -> IngestionProgram | None:
+        """``task``'s ingestion program, None when the upload is its output."""
+        return self.programs.get(task)
+
+
+declare_settings("ingestion", IngestionProtocol)

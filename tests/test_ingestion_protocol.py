@@ -1,0 +1,411 @@
+"""Codabench ingestion as a stage of its own (issue 18): the ``ingestion`` protocol, /app/shared,
+and ``ingestion_only_during_scoring`` (the two programs at once, each in its own sandbox).
+
+Bundles written for the purpose (``bundle_fixtures``), imported, run in the real bwrap
+sandbox; expected scores come from the bundle's own programs run directly.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bundle_fixtures import (
+    code_zip,
+    make_beside_bundle,
+    make_code_bundle,
+    make_v1_code_zip,
+    run_directly,
+)
+from proctor.errors import ConfigError, JobCancelledError
+from proctor.executor.run import run_next
+from proctor.executor.runtime import WorkerRuntime
+from proctor.pipeline.cancel import CancelToken
+from proctor.pipeline.report import EvaluationReport
+from proctor.protocols.plain_copy import copy_plain
+from proctor.sandbox.base import Sandbox
+from proctor.services.local.authoring import check_challenge
+from proctor.services.local.bundle_import import import_challenge
+from proctor.services.local.bundle_import.common import substitute
+from proctor.services.local.environments import tasks_on_host
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.services.platform import installs, submissions
+from proctor.services.platform.accounts import add_user, authenticate
+from proctor.services.platform.logs import submission_logs
+from proctor.services.platform.resources import open_platform
+from proctor.settings import ServiceSettings, Settings
+from proctor.spec.loader import load_challenge
+from proctor.types import Failure, RunStatus
+from service_seed import archive
+
+MODEL_PREDICTIONS = "a\nb\na\nb\na\nb\n"
+"""What the fixture's ``model.py`` predicts on the input data 0..5."""
+
+
+@pytest.fixture
+def settings(shared_dir: Path) -> Settings:
+    return Settings(work_root=shared_dir / "runs")
+
+
+def _imported(bundle: Path, dest: Path, *, exam: str | None = None) -> Path:
+    import_challenge(bundle, dest, "host")
+    if exam is not None:
+        data = yaml.safe_load((dest / "challenge.yaml").read_text())
+        data["disclosure"]["exam"] = exam
+        (dest / "challenge.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return dest
+
+
+def _stages(report: EvaluationReport) -> dict[str, dict[str, object]]:
+    return {stage["name"]: stage for stage in report.to_json()["stages"]}
+
+
+def _expected(challenge: Path, predictions: str, work: Path) -> dict[str, float]:
+    return run_directly(
+        challenge / "programs/alpha-task",
+        challenge / "data/alpha-task/reference",
+        predictions,
+        work,
+        ["python3", "/app/program/score.py", "/app/input", "/app/output"],
+    )
+
+
+# --- the ingestion program as the exam stage ------------------------------------------------
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.parametrize("exam", ["full", "counts", "none"])
+def test_ingestion_is_the_exam_and_shows_the_participants_print_only_at_full(
+    shared_dir: Path, settings: Settings, exam: str
+) -> None:
+    bundle = make_code_bundle(shared_dir / "bundle", public_data=True)
+    challenge = _imported(bundle, shared_dir / "challenge", exam=exam)
+    assert load_challenge(challenge).protocol.kind == "ingestion"
+    report = run_entry(RunRequest(code_zip(shared_dir), str(challenge)), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    expected = _expected(challenge, MODEL_PREDICTIONS, shared_dir / "direct")
+    assert report.scores["alpha-task"] == {
+        "accuracy": expected["accuracy"],
+        "error": expected["error"],
+    }
+    stages = _stages(report)
+    assert ("MODEL-PRINT" in str(stages["exam"]["message"])) is (exam == "full")
+    assert stages["quiz"]["status"] == "passed"  # the sample data, as the quiz's inputs
+    assert "MODEL-PRINT" in str(stages["quiz"]["message"])  # public data: shown (quiz full)
+    assert "MODEL-PRINT" not in str(stages["score"]["message"])
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_without_public_inputs_the_quiz_is_skipped_with_a_note(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = _imported(make_code_bundle(shared_dir / "bundle"), shared_dir / "challenge")
+    report = run_entry(RunRequest(code_zip(shared_dir), str(challenge)), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    quiz = _stages(report)["quiz"]
+    assert quiz["status"] == "skipped"
+    assert "no public inputs" in str(quiz["message"])
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("model", "limit", "exam", "reason"),
+    [
+        ("def predict(x):\n    raise RuntimeError('MODEL-SECRET')\n", 60, "full", "exited"),
+        ("import time\ndef predict(x):\n    time.sleep(60)\n", 2, "errors", "timed out"),
+    ],
+    ids=["failing", "too-slow"],
+)
+def test_code_that_fails_or_is_too_slow_under_ingestion_is_the_entrys_failure(
+    shared_dir: Path, settings: Settings, model: str, limit: int, exam: str, reason: str
+) -> None:
+    bundle = make_code_bundle(shared_dir / "bundle", limit=limit)
+    challenge = _imported(bundle, shared_dir / "challenge", exam=exam)
+    started = time.monotonic()
+    report = run_entry(RunRequest(code_zip(shared_dir, model), str(challenge)), settings)
+    assert time.monotonic() - started < 30
+    assert report.status is RunStatus.FAILED
+    assert report.failure is Failure.ENTRY
+    message = str(_stages(report)["score"]["message"])
+    assert message.startswith("your code failed under the ingestion program: ")
+    assert reason in message
+    shown = json.dumps(report.to_json())
+    assert ("MODEL-SECRET" in shown) is (exam == "full")  # the exam's log tails, at full only
+    assert "Traceback (most recent call last)" not in message
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_scoring_program_failing_after_a_good_ingestion_is_the_organizers(
+    shared_dir: Path, settings: Settings
+) -> None:
+    broken = "import sys\nprint('SECRET-LOG')\nsys.exit('broken scorer')\n"
+    bundle = make_code_bundle(shared_dir / "bundle", score_py=broken)
+    challenge = _imported(bundle, shared_dir / "challenge", exam="full")
+    report = run_entry(RunRequest(code_zip(shared_dir), str(challenge), keep=True), settings)
+    assert report.status is RunStatus.FAILED
+    assert report.failure is Failure.SCORER
+    assert _stages(report)["exam"]["status"] == "passed"
+    assert "SECRET-LOG" not in json.dumps(report.to_json())
+    assert report.run_dir is not None
+    assert "exited with status 1" in (report.run_dir / "score-error.txt").read_text()
+    assert "SECRET-LOG" in (report.run_dir / "scoring-alpha-task.log").read_text()
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_codalab_code_bundle_with_zipped_programs_scores_as_run_directly(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = shared_dir / "challenge"
+    import_challenge(make_v1_code_zip(shared_dir), challenge, "host")
+    assert load_challenge(challenge).protocol.kind == "ingestion"
+    report = run_entry(RunRequest(code_zip(shared_dir), str(challenge)), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    expected = run_directly(
+        challenge / "programs/development",
+        challenge / "data/development/reference",
+        MODEL_PREDICTIONS,
+        shared_dir / "direct",
+        ["python3", "/app/program/evaluate.py", "/app/input", "/app/output"],
+    )
+    assert report.scores["development"] == {"accuracy": expected["accuracy"]}
+
+
+# --- ingestion_only_during_scoring ----------------------------------------------------------
+
+
+def _beside_directly(challenge: Path, code: Path, work: Path) -> dict[str, float]:
+    """Both programs run at once outside any sandbox, talking through a plain folder."""
+    inputs, output, shared = work / "input", work / "output", work / "shared"
+    inputs.mkdir(parents=True)
+    shared.mkdir()
+    (inputs / "ref").symlink_to(challenge / "data/alpha-task/reference")
+    programs = challenge / "programs"
+    scoring = subprocess.Popen(
+        [sys.executable, programs / "alpha-task/score_beside.py", inputs, output, shared]
+    )
+    ingestion = subprocess.Popen(
+        [sys.executable, programs / "alpha-task-ingestion/ingest_beside.py", shared, code]
+    )
+    assert scoring.wait(60) == 0 and ingestion.wait(60) == 0
+    found: dict[str, float] = json.loads((output / "scores.json").read_text())
+    return found
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_programs_beside_each_other_talk_through_shared_and_only_scoring_sees_references(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = _imported(
+        make_beside_bundle(shared_dir / "bundle"), shared_dir / "challenge", exam="full"
+    )
+    scorer = load_challenge(challenge).tasks[0].scoring_program
+    assert scorer is not None and scorer.concurrent_ingestion is not None
+    upload = code_zip(shared_dir)
+    report = run_entry(RunRequest(upload, str(challenge), keep=True), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    expected = _beside_directly(challenge, shared_dir / "code", shared_dir / "direct")
+    assert expected["link_followed"] == 1.0  # outside the sandbox, a plain folder
+    scores = report.scores["alpha-task"]
+    assert scores == {**expected, "link_followed": 0.0}  # /app/shared is nosymfollow
+    assert scores["ref_seen"] == 0.0  # no references in its sandbox
+    assert "MODEL-PRINT" not in json.dumps(report.to_json())  # beside scoring: organizers'
+    assert report.run_dir is not None
+    assert "MODEL-PRINT" in (report.run_dir / "scoring-alpha-task.log").read_text()
+
+
+def _processes_running(marker: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_hang_beside_scoring_is_killed_at_the_limit_with_nothing_left_behind(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = _imported(make_beside_bundle(shared_dir / "bundle", limit=2), shared_dir / "c")
+    hanging = code_zip(shared_dir, "import time\ndef predict(x):\n    time.sleep(600)\n")
+    started = time.monotonic()
+    report = run_entry(RunRequest(hanging, str(challenge)), settings)
+    assert time.monotonic() - started < 20  # 2 s, the grace, the sandboxes' start and end
+    assert report.status is RunStatus.FAILED
+    assert report.failure is Failure.ENTRY
+    assert "your code failed under the ingestion program" in json.dumps(report.to_json())
+    assert _processes_running("ingest_beside.py") == []
+    assert _processes_running("score_beside.py") == []
+    mounts = Path("/proc/self/mountinfo").read_text()
+    assert str(shared_dir) not in mounts
+    assert _run_cgroups() == []
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_cancelled_job_kills_both_programs_at_once(shared_dir: Path, settings: Settings) -> None:
+    challenge = _imported(make_beside_bundle(shared_dir / "bundle"), shared_dir / "c")
+    hanging = code_zip(shared_dir, "import time\ndef predict(x):\n    time.sleep(600)\n")
+    token = CancelToken()
+
+    def cancel_once_both_run() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (
+            _processes_running("ingest_beside.py") and _processes_running("score_beside.py")
+        ):
+            time.sleep(0.05)
+        token.cancel()
+
+    watcher = threading.Thread(target=cancel_once_both_run)
+    watcher.start()
+    started = time.monotonic()
+    with pytest.raises(JobCancelledError):
+        run_entry(RunRequest(hanging, str(challenge)), settings, cancel=token)
+    watcher.join()
+    assert time.monotonic() - started < 20  # not the 60 s limit
+    assert _processes_running("ingest_beside.py") == []
+    assert _processes_running("score_beside.py") == []
+    assert _run_cgroups() == []
+
+
+def _run_cgroups() -> list[Path]:
+    """This process's run cgroups (``PID-...`` below a ``proctor`` folder) still there."""
+    pid = os.getpid()
+    return [
+        folder
+        for parent in Path("/sys/fs/cgroup").glob("**/proctor")
+        for folder in [*parent.glob(f"{pid}-*"), *parent.glob(f"slot-*/{pid}-*")]
+    ]
+
+
+# --- the declaration ------------------------------------------------------------------------
+
+
+def test_a_folder_of_the_old_importer_is_told_to_import_again(tmp_path: Path) -> None:
+    challenge = tmp_path / "challenge"
+    import_challenge(make_code_bundle(tmp_path / "bundle"), challenge, "host")
+    data = yaml.safe_load((challenge / "challenge.yaml").read_text())
+    program = data["protocol"]["programs"]["alpha-task"]
+    data["protocol"] = {"kind": "results"}
+    data["tasks"][0]["scorer"]["ingestion"] = {
+        **program,
+        "input_data": "data/alpha-task/input_data",
+    }
+    (challenge / "challenge.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as caught:
+        load_challenge(challenge)
+    assert caught.value.location == "tasks[0].scorer.ingestion"
+    assert "proctor challenge import" in caught.value.message
+
+
+def test_an_ingestion_program_for_an_unknown_task_is_refused(tmp_path: Path) -> None:
+    challenge = tmp_path / "challenge"
+    import_challenge(make_code_bundle(tmp_path / "bundle"), challenge, "host")
+    text = (challenge / "challenge.yaml").read_text()
+    (challenge / "challenge.yaml").write_text(text.replace("    alpha-task:", "    beta-task:"))
+    with pytest.raises(ConfigError) as caught:
+        load_challenge(challenge)
+    assert caught.value.location == "protocol.programs.beta-task"
+
+
+def test_commands_of_a_task_ingesting_during_scoring_read_as_the_worker_reads_them() -> None:
+    assert substitute("python $program/s.py $shared", scoring=True, during_scoring=True) == (
+        "python /app/ingestion_program/s.py /app/shared"
+    )
+    command = "python $ingestion_program/i.py $input $predictions $submission_program"
+    assert substitute(command, scoring=True, input_data=True, during_scoring=True) == (
+        "python /app/program/i.py /app/input_data /app/input/res /app/ingested_program"
+    )
+
+
+# --- through the service --------------------------------------------------------------------
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_the_service_shows_a_participant_the_ingestion_exam_as_disclosed(
+    shared_dir: Path, sandbox: Sandbox
+) -> None:
+    """The real job function on a platform (no server process): the stored, shown report."""
+    challenge = _imported(make_code_bundle(shared_dir / "bundle"), shared_dir / "c", exam="full")
+    settings = ServiceSettings(data=shared_dir / "data", allow_host_environment=True)
+    platform = open_platform(settings, Settings(work_root=shared_dir / "work"))
+    olga = add_user(platform, "olga", organizer=True)
+    bob = add_user(platform, "bob", team="blue")
+    installs.install(platform, authenticate(platform, olga.token), str(challenge))
+    participant = authenticate(platform, bob.token)
+    code_zip(shared_dir)  # the folder archive() packs
+    upload = io.BytesIO(archive(shared_dir / "code"))
+    receipt = submissions.submit(platform, participant, "toy-code-challenge", None, upload)
+    runtime = WorkerRuntime(
+        db=platform.db, artifacts=platform.artifacts, settings=Settings(work_root=shared_dir / "w"),
+        service=platform.settings, sandbox=sandbox, environments=lambda _c, _p: {},
+    )  # fmt: skip
+    while run_next("test-worker", runtime):
+        pass
+    shown = submissions.status(platform, participant, receipt.submission)
+    assert shown["status"] == "scored", shown
+    stages = {stage["name"]: stage for stage in shown["report"]["stages"]}
+    assert "MODEL-PRINT" in stages["exam"]["message"]  # exam: full
+    assert "scored 6" not in json.dumps(shown)  # the scoring program's print...
+    logs = submission_logs(platform, authenticate(platform, olga.token), receipt.submission)
+    assert "scored 6" in json.dumps(logs)  # ...is the organizer's
+
+
+def test_a_scorer_running_the_participants_code_on_the_host_needs_the_hosts_allowance(
+    tmp_path: Path,
+) -> None:
+    challenge = tmp_path / "challenge"
+    import_challenge(make_beside_bundle(tmp_path / "bundle"), challenge, "host")
+    loaded = load_challenge(challenge)
+    assert loaded.protocol.kind == "results"  # no code runs in the exam...
+    assert tasks_on_host(loaded, ["alpha-task"]) == ["alpha-task"]  # ...but beside scoring
+
+
+def test_what_a_run_wrote_is_copied_as_plain_files_within_an_uploads_bounds(
+    tmp_path: Path,
+) -> None:
+    written = tmp_path / "output"
+    (written / "sub").mkdir(parents=True)
+    (written / "sub/predictions.txt").write_text("a\n")
+    (written / "sub/predictions.txt").chmod(0o600)
+    (written / "link").symlink_to("/etc/passwd")
+    os.mkfifo(written / "fifo")
+    assert copy_plain(written, tmp_path / "kept") is None
+    kept = sorted(
+        p.relative_to(tmp_path / "kept").as_posix() for p in (tmp_path / "kept").rglob("*")
+    )
+    assert kept == ["sub", "sub/predictions.txt"]  # no link, no FIFO
+    assert (tmp_path / "kept/sub/predictions.txt").stat().st_mode & 0o777 == 0o644
+    deep = tmp_path / "deep"
+    (deep / "/".join(["d"] * 70)).mkdir(parents=True)
+    problem = copy_plain(deep, tmp_path / "deep-kept")
+    assert problem is not None and "nested deeper than 64 levels" in problem
+
+
+def test_challenge_check_finds_a_file_an_ingestion_command_names_missing(tmp_path: Path) -> None:
+    challenge = tmp_path / "challenge"
+    import_challenge(make_code_bundle(tmp_path / "bundle"), challenge, "host")
+    assert check_challenge(challenge) == []
+    (challenge / "programs/alpha-task-ingestion/ingestion.py").unlink()
+    problems = check_challenge(challenge)
+    assert [problem.location for problem in problems] == ["protocol.programs.alpha-task.command[1]"]
+    assert "not in the ingestion program's folder" in problems[0].message
