@@ -30,6 +30,7 @@ output tails are the stage's diagnostics, shown as the exam's disclosure allows.
 from __future__ import annotations
 
 import contextlib
+import shlex
 from pathlib import Path
 
 from proctor import trees
@@ -143,13 +144,16 @@ class IngestionDriver(Driver):
     def prepare(self, home: Path, public_inputs: Path) -> Preparation:
         """Nothing runs; an upload too large, or naming a ``command`` it may not, is refused."""
         size, limit = trees.apparent_bytes(home), self.protocol.upload_bytes
-        problem = None
+        problem, what = None, "the upload check"
         if size > limit:
             problem = f"the upload takes {size} bytes, over the {limit} it may hold"
         else:
             problem = command_problem(self.protocol, self.context.task, home)
+        command = metadata_command(home)
+        if problem is None and command is not None:
+            what += f" (your program runs as: {shlex.join(program_argv(command))})"
         outcome = Outcome(exit_status=0 if problem is None else 1)
-        return Preparation("the upload check", 0.0, outcome, problem)
+        return Preparation(what, 0.0, outcome, problem)
 
     def run_case(
         self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
@@ -195,10 +199,16 @@ class IngestionDriver(Driver):
         work = store.parent / f".{store.name}-program"
         work.mkdir(exist_ok=True)
         session = self.context.session
-        with session.workspace(work / "output", size_bytes=self.output_bytes) as output:
+        with contextlib.ExitStack() as stack:
+            output = stack.enter_context(
+                session.workspace(work / "output", size_bytes=self.output_bytes)
+            )
+            shared = stack.enter_context(
+                session.workspace(work / "shared", size_bytes=self.protocol.shared_bytes)
+            )
             session.give(output)
             argv = program_argv(command)
-            outcome = run_upload(self.context, argv, (home, inputs, output), wall_s)
+            outcome = run_upload(self.context, argv, (home, inputs, output, shared), wall_s)
             collected = copy_plain(output, store)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or collected

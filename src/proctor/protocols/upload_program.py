@@ -13,6 +13,7 @@ submission), beside the task's ingestion program when there is one. Here:
     /app/program      the upload (the entry's writable, capped home), the working folder
     /app/input_data   the split's inputs (read-only)
     /app/output       writable, capped: what it holds afterwards is the task's output
+    /app/shared       writable, ``shared_bytes``, empty (CodaLab's ``$shared``)
 
   and refuses it at prep elsewhere (a task with an ingestion program, which runs the upload
   itself, or a task taking no submission program).
@@ -146,10 +147,10 @@ def command_problem(settings: ProtocolSettings, task: str, upload: Path) -> str 
 
 
 def run_upload(
-    context: DriverContext, argv: list[str], folders: tuple[Path, Path, Path], wall_s: float
+    context: DriverContext, argv: list[str], folders: tuple[Path, ...], wall_s: float
 ) -> Outcome:
-    """Run the upload's program; ``folders``: the home (the upload), the inputs, the output."""
-    home, inputs, output = folders
+    """Run the upload's program; ``folders``: the home (the upload), inputs, output, shared."""
+    home, inputs, output, shared = folders
     own = {"PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
     return context.session.run(
         argv,
@@ -157,6 +158,7 @@ def run_upload(
             Mount(home, LAYOUT.program, writable=True),
             Mount(inputs, LAYOUT.input_data),
             Mount(output, LAYOUT.output, writable=True),
+            Mount(shared, LAYOUT.shared, writable=True),
             *context.extra_mounts,
         ],
         limits=run_limits(context.limits, context.parallel_runs, wall_s),

@@ -88,7 +88,8 @@ def task_plan(
     else:  # the ingestion program's, or the upload's own program's: hidden
         if ingestion is not None:
             ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
-        public, hidden = _sample_inputs(bundle, data, public_data, inputs, warnings), inputs
+        sample = public_data if task.get("input_data") else None  # no inputs to lay out as
+        public, hidden = _sample_inputs(bundle, data, sample, inputs, warnings), inputs
     if wall_s is None:
         warnings.append(
             f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
