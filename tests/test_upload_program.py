@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,11 @@ FAILS_ON_HIDDEN = PREDICT_PY.replace(
     'assert len(xs) < 3, "PREDICT-SECRET: too many"\nprint("PREDICT-PRINT',
 )
 """Runs on the two sample records, fails on the six hidden ones."""
+SLOW_ON_HIDDEN = PREDICT_PY.replace(
+    'print("PREDICT-PRINT',
+    'import time\nif len(xs) > 2:\n    time.sleep(600)\nprint("PREDICT-PRINT',
+)
+"""Runs on the two sample records, too slow on the six hidden ones."""
 
 
 @pytest.fixture
@@ -195,21 +201,28 @@ def test_the_same_challenge_scores_a_result_zip_as_it_is(
 
 @pytest.mark.sandbox
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("program", "limit", "reason"),
+    [(FAILS_ON_HIDDEN, 60, "failed"), (SLOW_ON_HIDDEN, 2, "timed out")],
+    ids=["failing", "too-slow"],
+)
 def test_a_submission_program_failing_on_hidden_data_is_the_entrys_failure(
-    shared_dir: Path, settings: Settings
+    shared_dir: Path, settings: Settings, program: str, limit: int, reason: str
 ) -> None:
-    challenge = _imported(make_v1_program_zip(shared_dir), shared_dir / "challenge", exam="errors")
-    report = run_entry(
-        RunRequest(program_zip(shared_dir, FAILS_ON_HIDDEN), str(challenge)), settings
-    )
+    text = V1_PROGRAM_YAML.replace("execution_time_limit: 60", f"execution_time_limit: {limit}")
+    bundle = make_v1_program_zip(shared_dir, text)
+    challenge = _imported(bundle, shared_dir / "challenge", exam="errors")
+    started = time.monotonic()
+    report = run_entry(RunRequest(program_zip(shared_dir, program), str(challenge)), settings)
+    assert time.monotonic() - started < 30  # the program's own limit, not the stage's
     assert report.status is RunStatus.FAILED
     assert report.failure is Failure.ENTRY
     stages = _stages(report)
     assert stages["quiz"]["status"] == "passed"  # two sample records: it ran
     message = str(stages["score"]["message"])
     assert message == (
-        "your program (the command in your metadata) failed: failed; nothing it wrote could "
-        "be scored"
+        f"your program (the command in your metadata) failed: {reason}; nothing it wrote "
+        "could be scored"
     )
     assert "PREDICT-SECRET" not in json.dumps(report.to_json())  # exam at errors: fixed texts
 

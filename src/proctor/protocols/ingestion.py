@@ -74,7 +74,7 @@ class IngestionDriver(Driver):
 
     kind = "ingestion"
     settings_model = IngestionProtocol
-    summary = "Codabench code submissions: each task's ingestion program runs the upload"
+    summary = "Codabench code: a task's ingestion program, or the upload's own command, runs it"
     case_noun = "submission"
     shows_run_logs = True
     scored_after_failure = "your code failed under the ingestion program"

@@ -18,13 +18,15 @@ one that says none of this stays ``results``, which refuses an upload naming a c
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from proctor.protocols.upload_program import metadata_command
-from proctor.services.local.bundle_import.common import BundleRefusedError, materialize
+from proctor.protocols.upload_program import CODE_MARKERS, metadata_command
 from proctor.services.local.bundle_import.plan import BundlePlan
 
+MAX_METADATA_BYTES = 64 * 1024
+"""A ``metadata`` file larger than this is no submission's (it is not read)."""
 NOTE = (
     "the bundle takes code submissions ({reason}): protocol ingestion; an upload whose "
     "metadata names a command runs as its own program in the exam (on the hidden input data) "
@@ -33,16 +35,50 @@ NOTE = (
 
 
 def is_program(bundle: Path, reference: str) -> bool:
-    """True when the folder or zip ``reference`` is a submission naming its own ``command``."""
+    """True when the folder or zip ``reference`` is a submission naming its own ``command``.
+
+    Its ``metadata`` is read at its top, or one folder down when it holds one folder only;
+    a zip is not unpacked (starting kits can be large), only that file is read.
+    """
+    found = _located(bundle, reference)
+    if found is None:
+        return False
     with tempfile.TemporaryDirectory(prefix="proctor-sample-") as scratch:
-        try:
-            folder = materialize(bundle, reference, Path(scratch) / "sample", "sample")
-        except BundleRefusedError:
-            return False
+        folder = found if found.is_dir() else _metadata_only(found, Path(scratch))
         if metadata_command(folder) is not None:
             return True
         inner = [item for item in folder.iterdir() if item.name != "__MACOSX"]
         return len(inner) == 1 and inner[0].is_dir() and metadata_command(inner[0]) is not None
+
+
+def _located(bundle: Path, reference: str) -> Path | None:
+    """The folder or zip of the bundle ``reference`` names (``NAME`` for ``NAME.zip`` too)."""
+    relative = PurePosixPath(reference.replace("\\", "/"))
+    if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+        return None
+    path = bundle.joinpath(*relative.parts)
+    for candidate in (path, path.with_name(path.name + ".zip"), path.with_suffix("")):
+        if candidate.is_dir() or (candidate.is_file() and zipfile.is_zipfile(candidate)):
+            return candidate
+    return None
+
+
+def _metadata_only(archive: Path, scratch: Path) -> Path:
+    """A folder holding the zip's ``metadata`` files (top level, and one folder down) alone."""
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            for info in zipped.infolist():
+                parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+                if info.is_dir() or len(parts) > 2 or parts[-1] not in CODE_MARKERS:
+                    continue
+                if parts[0] in ("..", "__MACOSX") or info.file_size > MAX_METADATA_BYTES:
+                    continue
+                target = scratch.joinpath(*parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(zipped.read(info))
+    except zipfile.BadZipFile:
+        pass
+    return scratch
 
 
 def first_program(bundle: Path, references: list[tuple[str, str]]) -> tuple[str, str] | None:
