@@ -64,14 +64,21 @@ def _located(bundle: Path, reference: str) -> Path | None:
 
 
 def _metadata_only(archive: Path, scratch: Path) -> Path:
-    """A folder holding the zip's ``metadata`` files (top level, and one folder down) alone."""
+    """A folder holding the zip's ``metadata`` files alone, where :func:`is_program` looks.
+
+    At the zip's top, or one folder down when that folder is all the zip holds.
+    """
     try:
         with zipfile.ZipFile(archive) as zipped:
-            for info in zipped.infolist():
-                parts = PurePosixPath(info.filename.replace("\\", "/")).parts
-                if info.is_dir() or len(parts) > 2 or parts[-1] not in CODE_MARKERS:
+            names = [
+                PurePosixPath(info.filename.replace("\\", "/")).parts for info in zipped.infolist()
+            ]
+            tops = {parts[0] for parts in names if parts and parts[0] != "__MACOSX"}
+            for info, parts in zip(zipped.infolist(), names, strict=True):
+                wanted = len(parts) == 1 or (len(parts) == 2 and len(tops) == 1)
+                if not wanted or info.is_dir() or parts[-1] not in CODE_MARKERS:
                     continue
-                if parts[0] in ("..", "__MACOSX") or info.file_size > MAX_METADATA_BYTES:
+                if parts[0] in ("/", "..", "__MACOSX") or info.file_size > MAX_METADATA_BYTES:
                     continue
                 target = scratch.joinpath(*parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
