@@ -491,7 +491,9 @@ def program_zip(root: Path, predict_py: str = PREDICT_PY, name: str = "program")
     return _zip(folder, root / f"{name}.zip")
 
 
-def make_v1_program_zip(root: Path, yaml_text: str = V1_PROGRAM_YAML) -> Path:
+def make_v1_program_zip(
+    root: Path, yaml_text: str = V1_PROGRAM_YAML, *, score_py: str = SCORE_TXT
+) -> Path:
     """A CodaLab v1 bundle without ingestion program whose sample submission is a program.
 
     Its starting kit is the sample code submission (``metadata`` naming ``predict.py``), its
@@ -499,7 +501,7 @@ def make_v1_program_zip(root: Path, yaml_text: str = V1_PROGRAM_YAML) -> Path:
     """
     work = root / "v1-program-work"
     for name, files in (
-        ("scoring", {"evaluate.py": SCORE_TXT,
+        ("scoring", {"evaluate.py": score_py,
                      "metadata": "command: python $program/evaluate.py $input $output\n"}),
         ("reference", {"truth.txt": TRUTH["alpha"].replace(" ", "\n") + "\n"}),
         ("input", {"x.txt": "0\n1\n2\n3\n4\n5\n"}),

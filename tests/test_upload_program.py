@@ -229,6 +229,21 @@ def test_a_submission_program_failing_on_hidden_data_is_the_entrys_failure(
 
 @pytest.mark.sandbox
 @pytest.mark.slow
+def test_a_scoring_program_failing_after_a_good_program_run_is_the_organizers(
+    shared_dir: Path, settings: Settings
+) -> None:
+    broken = "import sys\nprint('SCORER-SECRET')\nsys.exit('broken scorer')\n"
+    bundle = make_v1_program_zip(shared_dir, score_py=broken)
+    challenge = _imported(bundle, shared_dir / "challenge", exam="full")
+    report = run_entry(RunRequest(program_zip(shared_dir), str(challenge)), settings)
+    assert report.status is RunStatus.FAILED
+    assert report.failure is Failure.SCORER
+    assert _stages(report)["exam"]["status"] == "passed"
+    assert "SCORER-SECRET" not in json.dumps(report.to_json())
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
 def test_a_results_only_bundle_refuses_an_upload_naming_a_command_at_prep(
     shared_dir: Path, settings: Settings
 ) -> None:
