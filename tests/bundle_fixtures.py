@@ -440,3 +440,82 @@ def make_beside_bundle(root: Path, *, limit: int = 60) -> Path:
         "command: python $ingestion_program/ingest_beside.py $shared $submission_program\n"
     )
     return root
+
+
+PREDICT_PY = """\
+import sys
+from pathlib import Path
+inputs, output = Path(sys.argv[1]), Path(sys.argv[2])
+xs = (inputs / "x.txt").read_text().split()
+print("PREDICT-PRINT: predicting", len(xs))
+output.mkdir(parents=True, exist_ok=True)
+(output / "predictions.txt").write_text("".join(("a" if int(x) % 3 == 0 else "b") + "\\n"
+                                                for x in xs))
+"""
+
+PROGRAM_METADATA = "command: python $program/predict.py $input $output\n"
+"""CodaLab's classic code submission: the upload is the program the worker runs."""
+
+V1_PROGRAM_YAML = """\
+title: Old Program Toy
+phases:
+  1:
+    phasenumber: 1
+    label: "Development"
+    start_date: 2020-01-01
+    execution_time_limit: 60
+    scoring_program: scoring_program.zip
+    reference_data: reference_data.zip
+    input_data: input_data.zip
+    public_data: sample_data.zip
+    starting_kit: sample_code_submission.zip
+leaderboard:
+  leaderboards:
+    RESULTS: &RESULTS
+      label: Results
+      rank: 1
+  columns:
+    accuracy:
+      leaderboard: *RESULTS
+      label: Accuracy
+      rank: 1
+"""
+
+
+def program_zip(root: Path, predict_py: str = PREDICT_PY, name: str = "program") -> Path:
+    """A code submission that is its own program: ``predict.py`` and a ``metadata`` command."""
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "predict.py").write_text(predict_py)
+    (folder / "metadata").write_text(PROGRAM_METADATA)
+    return _zip(folder, root / f"{name}.zip")
+
+
+def make_v1_program_zip(
+    root: Path, yaml_text: str = V1_PROGRAM_YAML, *, score_py: str = SCORE_TXT
+) -> Path:
+    """A CodaLab v1 bundle without ingestion program whose sample submission is a program.
+
+    Its starting kit is the sample code submission (``metadata`` naming ``predict.py``), its
+    phase's public data is sample data laid out as the input data.
+    """
+    work = root / "v1-program-work"
+    for name, files in (
+        ("scoring", {"evaluate.py": score_py,
+                     "metadata": "command: python $program/evaluate.py $input $output\n"}),
+        ("reference", {"truth.txt": TRUTH["alpha"].replace(" ", "\n") + "\n"}),
+        ("input", {"x.txt": "0\n1\n2\n3\n4\n5\n"}),
+        ("sample", {"x.txt": "7\n9\n"}),
+    ):  # fmt: skip
+        (work / name).mkdir(parents=True)
+        for file, text in files.items():
+            (work / name / file).write_text(text)
+    bundle = root / "v1-program-bundle"
+    bundle.mkdir()
+    _zip(work / "scoring", bundle / "scoring_program.zip")
+    _zip(work / "reference", bundle / "reference_data.zip")
+    _zip(work / "input", bundle / "input_data.zip")
+    _zip(work / "sample", bundle / "sample_data.zip")
+    program_zip(work, name="sample_code_submission").rename(bundle / "sample_code_submission.zip")
+    (bundle / "competition.yaml").write_text(yaml_text)
+    return _zip(bundle, root / "v1-program-bundle.zip")

@@ -343,7 +343,7 @@ BUILTIN_PROTOCOLS: Mapping[str, str] = {
     "predictions": "Kaggle-style: uploaded prediction files, no code runs",
     "single_file": "EvalAI-style: one uploaded file scored on every split, no code runs",
     "results": "Codabench-style: the uploaded folder is the scoring program's input/res",
-    "ingestion": "Codabench code submissions: each task's ingestion program runs the upload",
+    "ingestion": "Codabench code: a task's ingestion program, or the upload's own command, runs it",
 }
 """Every protocol kind the ``challenge.yaml`` vocabulary names, runnable or not yet."""
 

@@ -172,7 +172,7 @@ def _code_failure(
 
     For a protocol that scores what failed code wrote, when the exam's run failed.
     """
-    words, run = ctx.driver.scored_after_failure, exam.failed_run
+    words, run = ctx.driver.failed_code_words, exam.failed_run
     if not words or run is None:
         return None, ""
     level = disclosure_level(policy, Stage.EXAM)

@@ -119,7 +119,8 @@ class ProtocolDriver(ABC):
     run per stage, whose prints are what a participant reads: Codabench's ingestion).
     ``scored_after_failure``: when set, a failed exam case's output, as far as it got, is
     stored and scored (Codabench scores what a failed ingestion wrote); should scoring then
-    fail, the failure is the entry's, told in these words ("your code failed under ...").
+    fail, the failure is the entry's, told in these words ("your code failed under ..."), or
+    in the job's own (:attr:`failed_code_words`).
     """
 
     kind: ClassVar[str]
@@ -130,6 +131,11 @@ class ProtocolDriver(ABC):
     failed_case_fails_task: ClassVar[bool] = False
     shows_run_logs: ClassVar[bool] = False
     scored_after_failure: ClassVar[str] = ""
+
+    @property
+    def failed_code_words(self) -> str:
+        """Whose code failed where, for this job (``scored_after_failure`` unless overridden)."""
+        return self.scored_after_failure
 
     @classmethod
     @abstractmethod

@@ -16,9 +16,11 @@ run is untrusted), with the compute worker's layout (``spec.ingestion.LAYOUT``):
 
 An upload without a ``metadata`` file is copied into ``/app/output`` first, as the compute
 worker does, so a result zip sent to a code task is scored as it is. A task without an
-ingestion program runs nothing: the upload is its output. An upload whose ``metadata`` names
-a ``command`` (which the compute worker would start beside the ingestion program) is refused
-at prep: only the organizer's program runs here.
+ingestion program takes the upload as its output, or, when it takes submission programs and
+the upload's ``metadata`` names a ``command``, runs the upload as its own program
+(``protocols.upload_program``: CodaLab's classic code submission). An upload naming a
+``command`` for a task with an ingestion program (which the compute worker would start beside
+it) is refused at prep: the ingestion program alone runs the participant's code here.
 
 The exam's one case fails when the program fails; what it wrote is scored all the same
 (``scored_after_failure``), and only when scoring then fails is the failure the entry's. Its
@@ -28,26 +30,30 @@ output tails are the stage's diagnostics, shown as the exam's disclosure allows.
 from __future__ import annotations
 
 import contextlib
+import shlex
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from proctor import trees
 from proctor.entries import Manifest
 from proctor.protocols.base import CaseRun, Driver, Preparation, run_limits
 from proctor.protocols.plain_copy import copy_plain, same_trees
 from proctor.protocols.scripts import duration
+from proctor.protocols.upload_program import (
+    command_problem,
+    is_code,
+    metadata_command,
+    program_argv,
+    run_upload,
+)
 from proctor.sandbox.base import Mount, Outcome
 from proctor.spec.ingestion import LAYOUT, IngestionProgram, IngestionProtocol
 from proctor.spec.protocols import ProtocolSettings
 
 SUBMISSION = "submission"
 """The one case of each split: the upload, run once."""
-CODE_MARKERS = ("metadata", "metadata.yaml")
-"""An upload holding one of these is code (not copied into ``/app/output``)."""
 README_NAMES = frozenset({"README.txt", "README.md", "README"})
 NO_PROGRAM_S = 60.0
+OWN_PROGRAM_FAILED = "your program (the command in your metadata) failed"
 STAGE_MARGIN_S = 60.0
 """The stage clock outlasts the one run, so a run that times out is the case's failure."""
 
@@ -63,26 +69,12 @@ def has_inputs(folder: Path) -> bool:
     return any(item.name not in README_NAMES for item in folder.iterdir())
 
 
-def upload_command(folder: Path) -> str | None:
-    """The ``command`` of the upload's ``metadata`` file (None: no such file or no command)."""
-    for name in CODE_MARKERS:
-        path = folder / name
-        if path.is_file() and not path.is_symlink():
-            try:
-                found: Any = yaml.safe_load(path.read_bytes().decode("utf-8", "replace"))
-            except yaml.YAMLError:
-                return None  # the compute worker runs no command it cannot read
-            command = found.get("command") if isinstance(found, dict) else None
-            return str(command) if command else None
-    return None
-
-
 class IngestionDriver(Driver):
     """Runs each task's ingestion program on the upload in the job's sandbox session."""
 
     kind = "ingestion"
     settings_model = IngestionProtocol
-    summary = "Codabench code submissions: each task's ingestion program runs the upload"
+    summary = "Codabench code: a task's ingestion program, or the upload's own command, runs it"
     case_noun = "submission"
     shows_run_logs = True
     scored_after_failure = "your code failed under the ingestion program"
@@ -124,15 +116,25 @@ class IngestionDriver(Driver):
         return Manifest(required=())
 
     @property
+    def failed_code_words(self) -> str:
+        """Whose code failed: under the ingestion program, or the upload's own program."""
+        if self.program is None:
+            return OWN_PROGRAM_FAILED
+        return self.scored_after_failure
+
+    @property
     def output_bytes(self) -> int:
         """``/app/output`` at most: ``limits.output_bytes``, and room for the upload copied in."""
         return max(self.context.limits.output_bytes, self.protocol.upload_bytes)
 
     @property
     def case_s(self) -> float:
-        """Seconds the ingestion program may run (Codabench's execution time limit)."""
+        """Seconds the ingestion program (or the upload's own) may run: Codabench's limit."""
         program = self.program
-        return program.wall_s if program is not None else NO_PROGRAM_S
+        if program is not None:
+            return program.wall_s
+        own = self.protocol.submission_program_of(self.context.task)
+        return own.wall_s if own is not None else NO_PROGRAM_S
 
     @property
     def stage_s(self) -> float:
@@ -140,19 +142,18 @@ class IngestionDriver(Driver):
         return self.case_s + STAGE_MARGIN_S
 
     def prepare(self, home: Path, public_inputs: Path) -> Preparation:
-        """Nothing runs; an upload naming its own ``command`` or too large is refused."""
+        """Nothing runs; an upload too large, or naming a ``command`` it may not, is refused."""
         size, limit = trees.apparent_bytes(home), self.protocol.upload_bytes
-        problem = None
+        problem, what = None, "the upload check"
         if size > limit:
             problem = f"the upload takes {size} bytes, over the {limit} it may hold"
-        elif upload_command(home) is not None:
-            problem = (
-                "metadata: its `command` would have Codabench run your upload itself; here "
-                "only the organizer's ingestion program runs, and it finds your code at "
-                f"{LAYOUT.code}: remove the command from metadata"
-            )
+        else:
+            problem = command_problem(self.protocol, self.context.task, home)
+        command = metadata_command(home)
+        if problem is None and command is not None:
+            what += f" (your program runs as: {shlex.join(program_argv(command))})"
         outcome = Outcome(exit_status=0 if problem is None else 1)
-        return Preparation("the upload check", 0.0, outcome, problem)
+        return Preparation(what, 0.0, outcome, problem)
 
     def run_case(
         self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
@@ -162,8 +163,7 @@ class IngestionDriver(Driver):
         trees.empty_tree(store)
         program = self.program
         if program is None:
-            problem = self._seed(store)
-            return CaseRun(case, Outcome(exit_status=0), store, problem or "")
+            return self._without_program(home, inputs, case, wall_s=wall_s, store=store)
         work = store.parent / f".{store.name}-ingestion"
         work.mkdir(exist_ok=True)
         session = self.context.session
@@ -184,10 +184,42 @@ class IngestionDriver(Driver):
             problem = self.validate_output(store)
         return CaseRun(case, outcome, store, problem or "")
 
+    def _without_program(
+        self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
+    ) -> CaseRun:
+        """A task without an ingestion program: the upload's own program runs, or it is copied.
+
+        An upload naming a ``command`` got here only when the task takes submission programs
+        (prep refused it otherwise).
+        """
+        command = metadata_command(self.context.entry or home)
+        if command is None:
+            problem = self._seed(store)
+            return CaseRun(case, Outcome(exit_status=0), store, problem or "")
+        work = store.parent / f".{store.name}-program"
+        work.mkdir(exist_ok=True)
+        session = self.context.session
+        with contextlib.ExitStack() as stack:
+            output = stack.enter_context(
+                session.workspace(work / "output", size_bytes=self.output_bytes)
+            )
+            shared = stack.enter_context(
+                session.workspace(work / "shared", size_bytes=self.protocol.shared_bytes)
+            )
+            session.give(output)
+            argv = program_argv(command)
+            outcome = run_upload(self.context, argv, (home, inputs, output, shared), wall_s)
+            collected = copy_plain(output, store)
+        trees.remove_tree_quietly(work)
+        problem = self._problem(outcome, wall_s) or collected
+        if problem is None:
+            problem = self.validate_output(store)
+        return CaseRun(case, outcome, store, problem or "")
+
     def _seed(self, output: Path) -> str | None:
         """Copy the upload into ``output`` unless it is code (holds ``metadata``)."""
         entry = self.context.entry
-        if entry is None or any((entry / name).exists() for name in CODE_MARKERS):
+        if entry is None or is_code(entry):
             return None
         return copy_plain(entry, output)
 

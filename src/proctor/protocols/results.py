@@ -4,9 +4,11 @@ On Codabench a result submission is a zip whose content the scoring program find
 ``/app/input/res``. Here the unpacked upload, as a whole, is the one "case" of every task of
 the phase: the scoring program (with Codabench's mount points) reads it as its outputs folder.
 There is no public split to score at the quiz (a bundle has no public references); the prep
-stage checks only that the upload holds plain files within ``upload_bytes``. Code submissions
-are the ``ingestion`` protocol's (``protocols.ingestion``), or run beside the scoring program by
-the scorer itself (``concurrent_ingestion``).
+stage checks that the upload holds plain files within ``upload_bytes``, and refuses an upload
+whose ``metadata`` names a ``command`` (a program, which Codabench would run: scored as a result
+it would get a wrong score). Code submissions are the ``ingestion`` protocol's
+(``protocols.ingestion``), or run beside the scoring program by the scorer itself
+(``concurrent_ingestion``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import ClassVar
 
 from proctor.entries import Manifest
 from proctor.protocols.base import FilesDriver
+from proctor.protocols.upload_program import command_problem
 from proctor.spec.protocols import ProtocolSettings, ResultsProtocol
 
 SUBMISSION = "submission"
@@ -65,8 +68,11 @@ class ResultsDriver(FilesDriver):
         return case
 
     def check_upload(self, entry_root: Path) -> list[str]:
-        """Links, special files and an upload over ``upload_bytes`` are refused."""
+        """Links, special files, an upload over ``upload_bytes`` or naming a command: refused."""
         problems: list[str] = []
+        program = command_problem(self.context.settings, "", entry_root)
+        if program is not None:
+            problems.append(program)
         total = 0
         for folder, names, files in os.walk(entry_root, followlinks=False):
             for name in [*names, *files]:

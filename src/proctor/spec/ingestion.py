@@ -12,11 +12,16 @@
           command: [python3, /app/program/ingestion.py, /app/input_data, /app/output,
                     /app/ingested_program]
           wall_s: 600                # Codabench's execution_time_limit
+      submission_programs:           # per task without an ingestion program: the upload may
+        beta-task: {wall_s: 600}     # be a program (its metadata command), run in the exam
 
 The ingestion program is the harness of the participant's code: it runs in the exam stage on
 the task's hidden inputs (and in the quiz on its public inputs, when it has any), in the
-entry's sandbox, with Codabench's compute worker layout (:data:`LAYOUT`). A task the block
-does not name has no ingestion program: the upload itself is its output, as on Codabench.
+entry's sandbox, with Codabench's compute worker layout (:data:`LAYOUT`). A task without an
+ingestion program takes the upload itself as its output, as on Codabench; when the task is in
+``submission_programs``, an upload whose ``metadata`` names a ``command`` is the program
+instead (CodaLab's classic code submission): it runs in the exam with ``/app/program`` = the
+upload, ``/app/input_data`` and ``/app/output``, within ``wall_s``.
 """
 
 from __future__ import annotations
@@ -68,18 +73,27 @@ class IngestionProgram(Strict):
         return program
 
 
+class SubmissionProgram(Strict):
+    """A task whose upload may be its own program: the seconds that program may run."""
+
+    wall_s: float = Field(default=600.0, gt=0)
+
+
 class IngestionProtocol(ProtocolSettings):
     """Codabench code submissions: each task's ingestion program runs the uploaded code.
 
     ``programs``: task name → its ingestion program (a task left out: the upload is its
-    output). ``upload_bytes``: the upload at most; ``shared_bytes``: ``/app/shared`` at most
-    (``/app/output`` by the larger of ``limits.output_bytes`` and ``upload_bytes``).
+    output). ``submission_programs``: task name (without an ingestion program) → how long an
+    upload naming its own ``command`` may run as the task's program (a task left out refuses
+    such an upload). ``upload_bytes``: the upload at most; ``shared_bytes``: ``/app/shared`` at
+    most (``/app/output`` by the larger of ``limits.output_bytes`` and ``upload_bytes``).
     """
 
     kind: Literal["ingestion"]
     upload_bytes: int = Field(default=256 * 1024**2, gt=0, strict=True)
     shared_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
     programs: dict[str, IngestionProgram] = Field(default_factory=dict)
+    submission_programs: dict[str, SubmissionProgram] = Field(default_factory=dict)
 
     def resolved(self, root: Path) -> IngestionProtocol:
         """The block with each program folder absolute: it must be a folder of the challenge."""
@@ -95,17 +109,33 @@ class IngestionProtocol(ProtocolSettings):
         return self.model_copy(update={"programs": programs})
 
     def check_tasks(self, tasks: tuple[str, ...]) -> None:
-        """Every task ``programs`` names must be a task of the challenge."""
-        for task in self.programs:
-            if task not in tasks:
+        """Every task named must be a task of the challenge; none in both mappings."""
+        named_by: tuple[tuple[str, tuple[str, ...]], ...] = (
+            ("programs", tuple(self.programs)),
+            ("submission_programs", tuple(self.submission_programs)),
+        )
+        for key, named in named_by:
+            for task in named:
+                if task not in tasks:
+                    raise LocatedError(
+                        f"{task!r} is not a task of the challenge (tasks: {', '.join(tasks)})",
+                        f"{key}.{task}",
+                    )
+        for task in self.submission_programs:
+            if task in self.programs:
                 raise LocatedError(
-                    f"{task!r} is not a task of the challenge (tasks: {', '.join(tasks)})",
-                    f"programs.{task}",
+                    f"{task!r} has an ingestion program, which runs the upload: remove the task "
+                    "from submission_programs",
+                    f"submission_programs.{task}",
                 )
 
     def program_of(self, task: str) -> IngestionProgram | None:
         """``task``'s ingestion program, None when the upload is its output."""
         return self.programs.get(task)
+
+    def submission_program_of(self, task: str) -> SubmissionProgram | None:
+        """Whether (and how long) ``task`` runs an upload naming its own ``command``."""
+        return self.submission_programs.get(task)
 
 
 declare_settings("ingestion", IngestionProtocol)

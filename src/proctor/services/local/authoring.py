@@ -15,6 +15,7 @@ from pathlib import Path
 
 from proctor.challenges import bundled_root
 from proctor.errors import ConfigError, UsageError
+from proctor.protocols.upload_program import CODE_MARKERS, command_problem
 from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
 from proctor.services.local.catalog import check_references
 from proctor.services.local.template_files import TEMPLATES, write_files
@@ -82,13 +83,14 @@ def check_challenge(location: Path) -> list[Problem]:
 
     The YAML (keys, values, names, metrics, directions), the folders it names, the scoring
     program's folder and files, the environment's files, the references of every hidden case
-    and the determinism cases. Empty when the challenge is ready.
+    and the determinism cases, and sample uploads (``baseline/``, ``kit/solutions/``) naming a
+    ``command`` the protocol would refuse at prep. Empty when the challenge is ready.
     """
     try:
         challenge = load_challenge(location)
     except ConfigError as err:
         return problems_of(err)
-    problems = [*_program_problems(challenge)]
+    problems = [*_program_problems(challenge), *_sample_problems(challenge)]
     try:
         check_references(challenge)
     except ConfigError as err:
@@ -116,6 +118,28 @@ def _program_problems(challenge: Challenge) -> list[Problem]:
                         "fix the command",
                     )
                 )
+    return found
+
+
+def _sample_problems(challenge: Challenge) -> list[Problem]:
+    """Sample uploads whose ``metadata`` names a command the protocol refuses at prep.
+
+    A Codabench-style challenge (``results``, ``ingestion``) whose kit entry or solutions are
+    programs of their own, where no task would run them (docs/import-bundles.md).
+    """
+    root = challenge.root
+    samples = [root / "baseline", *sorted((root / "kit" / "solutions").glob("*"))]
+    found = []
+    for sample in samples:
+        marker = next((sample / name for name in CODE_MARKERS if (sample / name).is_file()), None)
+        if marker is None:
+            continue
+        for task in challenge.tasks:
+            problem = command_problem(challenge.protocol, task.name, sample)
+            if problem is not None:
+                where = marker.relative_to(root).as_posix()
+                found.append(Problem(where, f"task {task.name}: {problem}"))
+                break
     return found
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from proctor.services.local.bundle_import.code_evidence import codabench_evidence, note_code
 from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
     copy_pages,
@@ -66,6 +67,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         raise BundleRefusedError("the bundle declares no phase", location="phases")
     limits = _time_limits(phases)
     samples = _public_data(phases)
+    code = codabench_evidence(spec, bundle)
     task_names: dict[int, str] = {}
     taken: set[str] = set()
     for index, task in sorted(tasks.items()):
@@ -82,8 +84,10 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 wall_s=limits.get(index),
                 warnings=plan.warnings,
                 public_data=samples.get(index),
+                takes_code=code is not None,
             )
         )
+    note_code(plan, code)
     _phases(plan, phases, task_names)
     read_columns(plan, _list(spec, "leaderboards"), _columns_v2, "leaderboards")
     rule = next((board.get("submission_rule") for board in _list(spec, "leaderboards")), None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from proctor.services.local.bundle_import.code_evidence import codalab_evidence, note_code
 from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
     copy_pages,
@@ -18,7 +19,12 @@ from proctor.services.local.bundle_import.common import (
     parse_date,
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
-from proctor.services.local.bundle_import.programs import read_columns, task_plan
+from proctor.services.local.bundle_import.programs import (
+    copy_kit_folders,
+    copy_solutions,
+    read_columns,
+    task_plan,
+)
 
 FORMAT = "codalab-v1"
 
@@ -56,6 +62,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     if not phases:
         raise BundleRefusedError("the bundle declares no phase", location="phases")
     end = parse_date(spec.get("end_date"), "end_date")
+    code, sample = codalab_evidence(phases, bundle)
     taken: set[str] = set()
     for position, (key, phase) in enumerate(phases):
         label = str(phase.get("label") or f"Phase {position + 1}")
@@ -71,6 +78,8 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 name=name,
                 wall_s=wall_s,
                 warnings=plan.warnings,
+                public_data=phase.get("public_data"),
+                takes_code=code is not None,
             )
         )
         following = phases[position + 1][1] if position + 1 < len(phases) else None
@@ -90,6 +99,8 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 bundle_index=int(phase.get("phasenumber", position + 1) or position + 1),
             )
         )
+    note_code(plan, code)
+    _copy_kit(bundle, dest, phases, sample, plan.warnings)
     board = spec.get("leaderboard") or {}
     if not isinstance(board, dict):
         raise BundleRefusedError("must be a mapping", location="leaderboard")
@@ -98,6 +109,29 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
     plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
     return plan
+
+
+def _copy_kit(
+    bundle: Path,
+    dest: Path,
+    phases: list[tuple[str, dict[str, Any]]],
+    sample: str | None,
+    warnings: list[str],
+) -> None:
+    """The phases' ``starting_kit`` and ``public_data`` in the kit.
+
+    A sample code submission (a starting kit that is a program) is also ``baseline/``, the
+    kit's ``entry/``.
+    """
+    kit = {
+        key: str(phase[key])
+        for _, phase in phases
+        for key in ("starting_kit", "public_data")
+        if phase.get(key)
+    }
+    copy_kit_folders(bundle, dest, kit, warnings)
+    if sample is not None:
+        copy_solutions(bundle, dest, [sample], warnings)
 
 
 def _positive(value: Any) -> int | None:

@@ -90,6 +90,8 @@ class BundlePlan:
     board_title: str = ""
     pages: dict[PageName, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    takes_code: bool = False
+    """The bundle takes code submissions (``code_evidence``): protocol ``ingestion``."""
 
 
 def _metrics(plan: BundlePlan) -> dict[str, Any]:
@@ -165,15 +167,24 @@ def _phase(plan: BundlePlan, phase: PhasePlan) -> dict[str, Any]:
 
 
 def _protocol(plan: BundlePlan) -> dict[str, Any]:
-    """The protocol block: ``results``, or ``ingestion`` when a task ingests in the exam.
+    """The protocol block: ``results``, or ``ingestion`` when the bundle takes code.
 
-    Under ``ingestion`` a task without an exam-time ingestion program has the upload as its
-    output, as under ``results`` (the upload is ``/app/input/res``).
+    Under ``ingestion`` a task without an exam-time ingestion program (nor one beside scoring)
+    takes submission programs: an upload naming its own command runs as the task's program
+    within the task's time limit; any other upload is its output, as under ``results``.
     """
     programs = {task.name: task.ingestion for task in plan.tasks if task.ingestion is not None}
-    if not programs:
+    if not programs and not plan.takes_code:
         return {"kind": "results"}
-    return {"kind": "ingestion", "programs": programs}
+    own = {
+        task.name: {"wall_s": task.wall_s}
+        for task in plan.tasks
+        if task.ingestion is None and task.concurrent is None
+    }
+    block: dict[str, Any] = {"kind": "ingestion", "programs": programs}
+    if own:
+        block["submission_programs"] = own
+    return block
 
 
 def challenge_mapping(plan: BundlePlan) -> dict[str, Any]:
@@ -201,9 +212,10 @@ HEADER = """\
 # Imported from a {format} bundle by `proctor challenge import` (docs/import-bundles.md).
 # The programs run as Codabench's compute worker runs them: an ingestion program (protocol
 # `ingestion`) with /app/program, /app/input_data, /app/ingested_program (the upload),
-# /app/output, /app/shared; a scoring program with /app/program (the working folder),
-# /app/input/ref, /app/input/res (the upload, or what ingestion wrote), /app/output
-# (scores.json or scores.txt), /app/shared.
+# /app/output, /app/shared; an upload naming its own command (`submission_programs`) with
+# /app/program (the upload), /app/input_data, /app/output; a scoring program with
+# /app/program (the working folder), /app/input/ref, /app/input/res (the upload, or what
+# ingestion wrote), /app/output (scores.json or scores.txt), /app/shared.
 """
 
 

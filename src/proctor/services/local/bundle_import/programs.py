@@ -5,7 +5,9 @@ Shared by the Codabench and CodaLab importers: programs land in ``programs/TASK`
 ``hidden`` folder where no code runs on hidden inputs), solutions in ``kit/solutions/`` and
 the first as ``baseline/``. A task's ingestion program becomes the ``ingestion`` protocol's
 program of the task (it runs the upload in the exam, on the input data as hidden inputs), or,
-with ``ingestion_only_during_scoring``, the scorer's ``concurrent_ingestion``.
+with ``ingestion_only_during_scoring``, the scorer's ``concurrent_ingestion``. In a bundle
+taking code submissions, a task without one runs an upload naming its own command on the input
+data as hidden inputs.
 """
 
 from __future__ import annotations
@@ -60,11 +62,13 @@ def task_plan(
     wall_s: float | None,
     warnings: list[str],
     public_data: str | None = None,
+    takes_code: bool = False,
 ) -> TaskPlan:
     """Copy a task's programs and data under ``dest``; its plan.
 
     ``public_data``: the bundle's sample data of a phase running the task; laid out as the
-    input data, it is the public inputs an ingestion program runs on in the quiz.
+    input data, it is the public inputs the code runs on in the quiz. ``takes_code``: the
+    bundle takes code submissions (``code_evidence``): the input data is the code's, hidden.
     """
     during = bool(task.get("ingestion_program") and task.get("ingestion_only_during_scoring"))
     root, command = _scoring_program(bundle, dest / "programs" / name, task, key, during)
@@ -73,17 +77,19 @@ def task_plan(
     ingestion = _ingestion(bundle, dest, task, key=key, name=name, during=during)
     inputs = _input_data(bundle, data, task, key)
     concurrent = None
-    if ingestion is None:  # a result submission: the input data is public
-        public, hidden = inputs, _empty(data / "hidden", "hidden inputs")
-    elif during:  # the input data is the code's: never in the kit
+    if during and ingestion is not None:  # the input data is the code's: never in the kit
         concurrent = {**ingestion, "input_data": inputs.relative_to(dest).as_posix()}
         public = _empty(data / "public", "public inputs")
         hidden = _empty(data / "hidden", "hidden inputs")
         _warn_program_variable([command, concurrent["command"]], key, warnings)
         ingestion = None
-    else:
-        ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
-        public, hidden = _sample_inputs(bundle, data, public_data, inputs, warnings), inputs
+    elif ingestion is None and not takes_code:  # result submissions: the input data is public
+        public, hidden = inputs, _empty(data / "hidden", "hidden inputs")
+    else:  # the ingestion program's, or the upload's own program's: hidden
+        if ingestion is not None:
+            ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
+        sample = public_data if task.get("input_data") else None  # no inputs to lay out as
+        public, hidden = _sample_inputs(bundle, data, sample, inputs, warnings), inputs
     if wall_s is None:
         warnings.append(
             f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
