@@ -28,7 +28,8 @@ LEGACY_ENVIRONMENT = "codabench-legacy"
 """The environment of ``codalab/codalab-legacy:py37`` (numpy < 1.24), and of no image."""
 MODERN_ENVIRONMENT = "codabench"
 """The environment of ``codalab/codalab-legacy:py312`` and newer images."""
-LEGACY_IMAGES = ("py37", "py3", "py36", "py38", "py39", "legacy:latest")
+LEGACY_TAG = re.compile(r"^(py2\d*|py3|py3[0-9]|latest)$")
+"""Tags of a ``codalab-legacy`` image older than ``py310`` (``py312`` is the modern one)."""
 
 CODABENCH_MOUNTS = {
     "program": "/app/program",
@@ -236,8 +237,11 @@ def derive_name(title: str, taken: set[str], fallback: str) -> str:
 
 def environment_for_image(image: Any) -> str:
     """The bundled environment standing for a Docker image (no image: Codabench's default)."""
-    text = str(image or "")
-    if not text or any(tag in text for tag in LEGACY_IMAGES):
+    text = str(image or "").strip()
+    if not text:
+        return LEGACY_ENVIRONMENT
+    name, _, tag = text.rpartition(":") if ":" in text.rsplit("/", 1)[-1] else (text, "", "latest")
+    if "legacy" in name and LEGACY_TAG.match(tag):
         return LEGACY_ENVIRONMENT
     return MODERN_ENVIRONMENT
 

@@ -1,0 +1,39 @@
+"""Quirks of real public bundles, each on a small look-alike written for the purpose.
+
+Every case here was met importing or running public Codabench/CodaLab bundles and EvalAI
+challenges (docs/import-bundles.md, "Real bundles tried"); none of their files is used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bundle_fixtures import V2_YAML, make_v2_bundle
+from proctor.services.local.bundle_import import import_challenge
+
+
+def _yaml(folder: Path) -> dict[str, object]:
+    data: dict[str, object] = yaml.safe_load((folder / "challenge.yaml").read_text())
+    return data
+
+
+@pytest.mark.parametrize(
+    ("image", "environment"),
+    [
+        ("codalab/codalab-legacy:py312", "codabench"),
+        ("codalab/codalab-legacy:py37", "codabench-legacy"),
+        ("codalab/codalab-legacy:py3", "codabench-legacy"),
+        ("ghcr.io/someone/their-image:latest", "codabench"),
+    ],
+)
+def test_the_docker_image_tag_names_the_environment(
+    tmp_path: Path, image: str, environment: str
+) -> None:
+    text = V2_YAML.replace("codalab/codalab-legacy:py37", image)
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
+    result = import_challenge(bundle, tmp_path / "challenge")
+    assert _yaml(tmp_path / "challenge")["environment"] == environment
+    assert result.warnings[0].startswith(f"environment: {environment} (docker_image {image})")
