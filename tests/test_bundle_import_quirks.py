@@ -13,6 +13,7 @@ import yaml
 
 from bundle_fixtures import V2_YAML, make_v2_bundle
 from proctor.services.local.bundle_import import import_challenge
+from proctor.services.local.catalog import write_kit
 
 
 def _yaml(folder: Path) -> dict[str, object]:
@@ -37,3 +38,17 @@ def test_the_docker_image_tag_names_the_environment(
     result = import_challenge(bundle, tmp_path / "challenge")
     assert _yaml(tmp_path / "challenge")["environment"] == environment
     assert result.warnings[0].startswith(f"environment: {environment} (docker_image {image})")
+
+
+def test_a_bundle_without_solutions_still_gives_a_kit(tmp_path: Path) -> None:
+    text = V2_YAML.replace(
+        "solutions:\n  - index: 0\n    tasks: [0, 1]\n    path: solutions/sample.zip\n", ""
+    )
+    text = text.replace("    tasks: [1]\n", "    tasks: [1]\n    starting_kit: pages\n")
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
+    import_challenge(bundle, tmp_path / "challenge", "host")
+    written = write_kit(str(tmp_path / "challenge"), tmp_path / "kit")
+    assert not (tmp_path / "kit/entry").exists()
+    assert (tmp_path / "kit/starting_kit/overview.md").is_file()
+    assert "No baseline entry" in (tmp_path / "kit/README.md").read_text()
+    assert tmp_path / "kit/README.md" in written

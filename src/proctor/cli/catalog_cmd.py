@@ -70,7 +70,7 @@ def kit(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write a participant's starting kit: DEST/entry (baseline), DEST/data, DEST/README.md.
+    """Write a participant's starting kit: DEST/entry (baseline, if any), DEST/data, DEST/README.md.
 
     The organizers' 2018 sample training script fits one classifier per record on 60 s
     windows: give it records of an hour or more (--seconds 3600).
