@@ -6,14 +6,18 @@ challenges (docs/import-bundles.md, "Real bundles tried"); none of their files i
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from bundle_fixtures import V2_YAML, make_v2_bundle
+from bundle_fixtures import V2_YAML, make_v1_zip, make_v2_bundle
+from proctor.errors import ConfigError, UsageError
 from proctor.services.local.bundle_import import import_challenge
+from proctor.services.local.bundle_import.common import parse_date
 from proctor.services.local.catalog import write_kit
+from proctor.spec.loader import load_challenge
 
 
 def _yaml(folder: Path) -> dict[str, object]:
@@ -52,3 +56,13 @@ def test_a_bundle_without_solutions_still_gives_a_kit(tmp_path: Path) -> None:
     assert (tmp_path / "kit/starting_kit/overview.md").is_file()
     assert "No baseline entry" in (tmp_path / "kit/README.md").read_text()
     assert tmp_path / "kit/README.md" in written
+
+
+def test_a_refusal_in_a_zipped_bundle_names_the_zip_not_a_scratch_folder(tmp_path: Path) -> None:
+    text = V2_YAML.replace("        key: error\n", "        key: error-rate\n")
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
+    archive = shutil.make_archive(str(tmp_path / "bundle"), "zip", bundle)
+    with pytest.raises(ConfigError) as caught:
+        import_challenge(Path(archive), tmp_path / "challenge", "host")
+    assert str(caught.value).startswith(f"{archive}/competition.yaml: leaderboards[0]")
+    assert "proctor-import-" not in str(caught.value)

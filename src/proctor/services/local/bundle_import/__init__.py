@@ -107,7 +107,11 @@ def import_challenge(source: Path, dest: Path, environment: str | None = None) -
             found = bundle / form.yaml_file
             if not found.is_file():
                 continue
-            spec = read_yaml(found)
+            shown = found if source.is_dir() else source / found.relative_to(scratch)
+            try:
+                spec = read_yaml(found)
+            except ConfigError as err:
+                raise ConfigError(err.message, path=shown) from None
             if not form.detect(spec):
                 continue
             dest.mkdir(parents=True, exist_ok=True)
@@ -115,7 +119,7 @@ def import_challenge(source: Path, dest: Path, environment: str | None = None) -
                 return _import(form, spec, bundle, dest, environment)
             except ConfigError as err:
                 shutil.rmtree(dest, ignore_errors=True)
-                raise ConfigError(err.message, path=found, location=err.location) from None
+                raise ConfigError(err.message, path=shown, location=err.location) from None
             except BaseException:
                 shutil.rmtree(dest, ignore_errors=True)
                 raise
