@@ -66,3 +66,17 @@ def test_a_refusal_in_a_zipped_bundle_names_the_zip_not_a_scratch_folder(tmp_pat
         import_challenge(Path(archive), tmp_path / "challenge", "host")
     assert str(caught.value).startswith(f"{archive}/competition.yaml: leaderboards[0]")
     assert "proctor-import-" not in str(caught.value)
+
+
+def test_codalabs_own_export_tags_are_read_as_strings(tmp_path: Path) -> None:
+    folder = tmp_path / "export"
+    shutil.unpack_archive(make_v1_zip(tmp_path), folder)
+    yaml_file = folder / "competition.yaml"
+    text = yaml_file.read_text().replace(
+        "scoring_program: scoring_program.zip",
+        "scoring_program: !!python/unicode 'scoring_program.zip'",
+    )
+    yaml_file.write_text(text.replace("label: Error", "label: !!python/str Error"))
+    import_challenge(folder, tmp_path / "challenge", "host")
+    challenge = load_challenge(tmp_path / "challenge")
+    assert challenge.tasks[0].scorer.metrics["error"].description == "Error"  # type: ignore[union-attr]

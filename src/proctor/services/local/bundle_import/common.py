@@ -73,11 +73,26 @@ class ImportResult:
         }
 
 
+class BundleLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, also reading the ``!!python/unicode`` and ``!!python/str`` tags.
+
+    CodaLab v1 (Python 2) wrote them when it exported a competition; they are plain strings.
+    """
+
+
+def _plain_string(loader: BundleLoader, node: yaml.Node) -> Any:
+    return loader.construct_yaml_str(node)
+
+
+for _tag in ("tag:yaml.org,2002:python/unicode", "tag:yaml.org,2002:python/str"):
+    BundleLoader.add_constructor(_tag, _plain_string)
+
+
 def read_yaml(path: Path) -> Any:
     """A bundle's YAML file: UTF-8 (a BOM allowed), CRLF accepted, duplicate keys: the last wins."""
     text = path.read_bytes().decode("utf-8-sig").replace("\r\n", "\n")
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, BundleLoader)  # noqa: S506 (a safe loader, two string tags more)
     except yaml.YAMLError as err:
         raise ConfigError(f"not a YAML document: {err}", path=path) from None
 
