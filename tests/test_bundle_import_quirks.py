@@ -80,3 +80,8 @@ def test_codalabs_own_export_tags_are_read_as_strings(tmp_path: Path) -> None:
     import_challenge(folder, tmp_path / "challenge", "host")
     challenge = load_challenge(tmp_path / "challenge")
     assert challenge.tasks[0].scorer.metrics["error"].description == "Error"  # type: ignore[union-attr]
+
+
+def test_a_date_with_a_one_digit_day_is_read() -> None:
+    found = parse_date("2012-10-2", "end_date")
+    assert found is not None and found.isoformat() == "2012-10-02T00:00:00+00:00"

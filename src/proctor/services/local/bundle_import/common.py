@@ -214,6 +214,20 @@ def substitute(command: str, *, scoring: bool, input_data: bool = False) -> str:
     return pattern.sub(lambda match: table[match.group(0)], command)
 
 
+DATE_PATTERNS = (
+    "%Y-%m-%d",  # 2012-10-2: one digit, which ISO 8601 does not allow
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%d %H:%M:%S",
+    "%m-%d-%Y",
+    "%d-%m-%Y",
+    "%m/%d/%Y",
+    "%Y/%m/%d",
+    "%m-%d-%Y %H:%M",
+    "%m/%d/%Y %H:%M",
+)
+"""What bundles write besides ISO 8601 (Codabench reads them with dateutil: month first)."""
+
+
 def parse_date(value: Any, key: str) -> datetime | None:
     """A bundle's date or datetime (``2026-01-01``, ``1-1-2026``, ISO 8601), in UTC if naive."""
     if value is None or value == "":
@@ -232,7 +246,7 @@ def _date_text(text: str, key: str) -> datetime:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         pass
-    for pattern in ("%m-%d-%Y", "%d-%m-%Y", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y %H:%M"):
+    for pattern in DATE_PATTERNS:
         try:
             return datetime.strptime(text, pattern)
         except ValueError:
