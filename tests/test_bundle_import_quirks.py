@@ -85,3 +85,11 @@ def test_codalabs_own_export_tags_are_read_as_strings(tmp_path: Path) -> None:
 def test_a_date_with_a_one_digit_day_is_read() -> None:
     found = parse_date("2012-10-2", "end_date")
     assert found is not None and found.isoformat() == "2012-10-02T00:00:00+00:00"
+
+
+def test_a_bundle_listing_tasks_without_a_version_is_read_as_codabench_v2(tmp_path: Path) -> None:
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=V2_YAML.replace("version: 2\n", ""))
+    result = import_challenge(bundle, tmp_path / "challenge", "host")
+    assert result.format == "codabench-v2"
+    assert [task["name"] for task in result.tasks] == ["alpha-task", "beta-task"]
+    assert any(warning.startswith("version: none written") for warning in result.warnings)

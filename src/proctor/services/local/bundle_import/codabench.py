@@ -31,8 +31,25 @@ RULES_KEPT = (None, "", "Force_Best")
 
 
 def detect(spec: Any) -> bool:
-    """True for a Codabench bundle's YAML (``version: 2``)."""
-    return isinstance(spec, dict) and str(spec.get("version", "")).strip() in ("2", "2.0")
+    """True for a Codabench bundle's YAML: ``version: 2``, or no version and a list of tasks.
+
+    Early Codabench bundles wrote no ``version``; a top-level ``tasks`` list (and a list of
+    phases naming them) is v2's shape, which CodaLab v1 never has.
+    """
+    if not isinstance(spec, dict):
+        return False
+    version = str(spec.get("version", "")).strip()
+    if version in ("2", "2.0"):
+        return True
+    return _unversioned_v2(spec)
+
+
+def _unversioned_v2(spec: dict[str, Any]) -> bool:
+    return (
+        "version" not in spec
+        and isinstance(spec.get("tasks"), list)
+        and isinstance(spec.get("phases"), list)
+    )
 
 
 def _list(spec: dict[str, Any], key: str) -> list[Any]:
@@ -61,6 +78,11 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         environment=environment,
         description=str(spec.get("description") or "")[:2000],
     )
+    if _unversioned_v2(spec):
+        plan.warnings.append(
+            "version: none written: read as a Codabench v2 bundle (it lists tasks and phases); "
+            "add `version: 2`"
+        )
     tasks = _by_index(_list(spec, "tasks"), "tasks")
     phases = _list(spec, "phases")
     if not phases:
