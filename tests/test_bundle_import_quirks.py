@@ -93,3 +93,11 @@ def test_a_bundle_listing_tasks_without_a_version_is_read_as_codabench_v2(tmp_pa
     assert result.format == "codabench-v2"
     assert [task["name"] for task in result.tasks] == ["alpha-task", "beta-task"]
     assert any(warning.startswith("version: none written") for warning in result.warnings)
+
+
+def test_another_tools_challenge_config_is_not_taken_for_evalais(tmp_path: Path) -> None:
+    (tmp_path / "sim").mkdir()
+    (tmp_path / "sim/challenge_config.yaml").write_text("width: 640\nheight: 480\nmax_steps: 500\n")
+    with pytest.raises(UsageError) as caught:
+        import_challenge(tmp_path / "sim", tmp_path / "challenge")
+    assert "not a bundle Proctor imports" in str(caught.value)

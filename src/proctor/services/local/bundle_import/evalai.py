@@ -47,9 +47,13 @@ PAGE_KEYS = (
 """EvalAI's template keys and the Proctor page (``spec.display``) each one is."""
 
 
+EVALAI_KEYS = ("challenge_phases", "challenge_phase_splits", "leaderboard", "dataset_splits")
+"""Keys only EvalAI's configuration has (other tools name their settings file alike)."""
+
+
 def detect(config: Any) -> bool:
-    """Whether the parsed ``challenge_config.yaml`` is a mapping (EvalAI's configuration)."""
-    return isinstance(config, dict)
+    """Whether the parsed ``challenge_config.yaml`` is EvalAI's: a mapping with its keys."""
+    return isinstance(config, dict) and any(key in config for key in EVALAI_KEYS)
 
 
 def read_config(path: Path) -> dict[str, Any]:
