@@ -2,7 +2,7 @@
 
 Not imported by Proctor: its text is written into each run (``scoring.evalai``) and run there
 with the environment's python3 (standard library only). It reads ``/scoring/evalai.json``
-(phase, split, annotation), finds the one submitted file (or the one file of a submitted zip),
+(phase, split, annotation), finds the one submitted file (given as it is: a zip stays a zip),
 calls ``evaluate(annotation, submission, phase, submission_metadata=...)`` and writes the
 split's labels as ``scores.json``; the whole output (``result``, ``submission_result``) is
 printed for the organizer's log.
@@ -14,14 +14,12 @@ import importlib
 import json
 import os
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
 SETTINGS = Path("/scoring/evalai.json")
 ROOT = "/scoring/evalai"
 PACKAGE = "evaluation_script"
-UNPACKED = Path("/tmp/evalai-submission")  # noqa: S108 (the sandbox's private /tmp)
 
 
 def fail(message: str) -> None:
@@ -38,26 +36,12 @@ def regular_files(root: Path) -> list[Path]:
 
 
 def submission_file(outputs: Path) -> Path:
-    """The one submitted file; a zip holding one file gives that file, unpacked."""
+    """The one submitted file, as EvalAI's worker gives it to ``evaluate`` (a zip stays a zip)."""
     files = regular_files(outputs)
     if len(files) != 1:
         names = ", ".join(str(path.relative_to(outputs)) for path in files[:5]) or "none"
-        fail(f"an EvalAI submission is one file, or a zip holding one file; found: {names}")
-    found = files[0]
-    if not zipfile.is_zipfile(found):
-        return found
-    with zipfile.ZipFile(found) as archive:
-        members = [
-            info
-            for info in archive.infolist()
-            if not info.is_dir() and not info.filename.startswith("__MACOSX/")
-        ]
-        if len(members) != 1:
-            fail(f"the submitted zip {found.name} must hold one file, not {len(members)}")
-        UNPACKED.mkdir(parents=True, exist_ok=True)
-        target = UNPACKED / Path(members[0].filename).name
-        target.write_bytes(archive.read(members[0]))
-    return target
+        fail(f"an EvalAI submission is one file (zip that one file to upload it); found: {names}")
+    return files[0]
 
 
 def annotation_file(reference: Path, cases: list[str], name: str) -> Path:
