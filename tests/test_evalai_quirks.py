@@ -59,3 +59,39 @@ def test_a_zip_submission_reaches_the_script_as_the_zip(shared_dir: Path) -> Non
     scores, direct = _scored(shared_dir, ZIP_SCRIPT, upload)
     assert scores == {"Accuracy": direct["Accuracy"], "Errors": 0.0}
     assert scores["Accuracy"] == 0.5
+
+
+ACCURACY = """\
+    with open(test_annotation_file) as handle:
+        truth = json.load(handle)["train_split"]
+    with open(user_submission_file) as handle:
+        guesses = json.load(handle)
+    right = sum(guesses.get(key) == label for key, label in truth.items())
+    return {"result": [{"train_split": {"Accuracy": right / len(truth), "Errors": 0}}]}
+"""
+CONVENTIONS = {
+    "three arguments, no **kwargs": "import json\n\n\n"
+    "def evaluate(test_annotation_file, user_annotation_file, phase_codename):\n"
+    "    user_submission_file = user_annotation_file\n" + ACCURACY,
+    "reads the worker's metadata keys": "import json\n\n\n"
+    "def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs):\n"
+    "    meta = kwargs['submission_metadata']\n"
+    "    print(meta['participant_team_name'], meta['id'], meta['submitted_at'])\n" + ACCURACY,
+    "writes in its working folder": "import json, os\n\n\n"
+    "def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs):\n"
+    "    os.makedirs('./tmp', exist_ok=True)\n"
+    "    open('./tmp/notes.txt', 'w').close()\n" + ACCURACY,
+}
+
+
+@pytest.mark.parametrize("convention", list(CONVENTIONS))
+def test_evaluate_is_called_as_evalais_worker_calls_it(shared_dir: Path, convention: str) -> None:
+    upload = shared_dir / "upload"
+    upload.mkdir()
+    (upload / "guesses.json").write_text(json.dumps(SUBMISSION))
+    scores, direct = _scored(shared_dir, CONVENTIONS[convention], upload)
+    assert (
+        scores
+        == {"Accuracy": direct["Accuracy"], "Errors": 0.0}
+        == {"Accuracy": 0.5, "Errors": 0.0}
+    )
