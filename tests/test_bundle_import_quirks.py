@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bundle_fixtures import V2_YAML, make_v1_zip, make_v2_bundle
+from bundle_fixtures import SCORE_JSON, V2_YAML, make_v1_zip, make_v2_bundle
+from evalai_challenge import make_evalai_challenge
 from proctor.errors import ConfigError, UsageError
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import parse_date
@@ -101,3 +102,41 @@ def test_another_tools_challenge_config_is_not_taken_for_evalais(tmp_path: Path)
     with pytest.raises(UsageError) as caught:
         import_challenge(tmp_path / "sim", tmp_path / "challenge")
     assert "not a bundle Proctor imports" in str(caught.value)
+
+
+INSTALLING_INIT = '''\
+import subprocess
+import sys
+
+
+def install(package):
+    subprocess.check_call([sys.executable, "-m", "pip", "install", package])
+
+
+install("nltk")
+"""
+install("commented-out")
+"""
+from .main import evaluate
+'''
+
+
+def test_programs_reaching_for_the_network_are_named_in_warnings(tmp_path: Path) -> None:
+    source = make_evalai_challenge(tmp_path / "evalai")
+    (source / "evaluation_script/__init__.py").write_text(INSTALLING_INIT)
+    main_py = source / "evaluation_script/main.py"
+    main_py.write_text("import nltk\nnltk.download('punkt')\n" + main_py.read_text())
+    warnings = import_challenge(source, tmp_path / "imported", "host").warnings
+    assert any(
+        text.startswith("evaluation_script/__init__.py: installs packages with pip")
+        and "install('nltk') (line 9)" in text
+        and "commented-out" not in text
+        for text in warnings
+    )
+    assert any("nltk.download('punkt') (line 2)" in text for text in warnings)
+    score_py = "import os\nos.system('pip install shapely')\n" + SCORE_JSON
+    bundle = make_v2_bundle(tmp_path / "bundle", score_py=score_py)
+    warnings = import_challenge(bundle, tmp_path / "challenge", "host").warnings
+    pip = [text for text in warnings if "installs packages with pip" in text]
+    assert len(pip) == 1  # one program, copied for both tasks: named once
+    assert pip[0].startswith("programs/alpha-task/score.py: installs packages with pip")

@@ -16,6 +16,7 @@ from proctor.services.local.bundle_import.common import (
     derive_name,
     parse_date,
 )
+from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
@@ -106,6 +107,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 warnings=plan.warnings,
             )
         )
+    note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
     _phases(plan, phases, task_names)
     read_columns(plan, _list(spec, "leaderboards"), _columns_v2, "leaderboards")
     rule = next((board.get("submission_rule") for board in _list(spec, "leaderboards")), None)

@@ -17,6 +17,7 @@ from proctor.services.local.bundle_import.common import (
     derive_name,
     parse_date,
 )
+from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import note_ingestion, read_columns, task_plan
 
@@ -91,6 +92,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 bundle_index=int(phase.get("phasenumber", position + 1) or position + 1),
             )
         )
+    note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
     board = spec.get("leaderboard") or {}
     if not isinstance(board, dict):
         raise BundleRefusedError("must be a mapping", location="leaderboard")

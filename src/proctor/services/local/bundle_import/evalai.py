@@ -31,6 +31,7 @@ import yaml
 
 from proctor.errors import ConfigError
 from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+from proctor.services.local.bundle_import.network import note_network_use
 from proctor.spec.display import MAX_PRECISION
 
 FORMAT = "evalai"
@@ -253,6 +254,7 @@ class EvalaiImport:
                 location="remote_evaluation",
             )
         self.evaluation_script()
+        note_network_use(self.dest, [self.dest / PACKAGE], self.warnings)
         phases, boards, splits = (
             self.by_id("challenge_phases"),
             self.by_id("leaderboard"),
