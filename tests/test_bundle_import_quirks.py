@@ -140,3 +140,34 @@ def test_programs_reaching_for_the_network_are_named_in_warnings(tmp_path: Path)
     pip = [text for text in warnings if "installs packages with pip" in text]
     assert len(pip) == 1  # one program, copied for both tasks: named once
     assert pip[0].startswith("programs/alpha-task/score.py: installs packages with pip")
+
+
+RANK_AVERAGE = """\
+    ave_rank:
+      leaderboard: *RESULTS
+      label: < Rank >
+      rank: 0
+      sort: asc
+      computed:
+        operation: Avg
+        fields: accuracy, error
+"""
+
+
+def test_a_codalab_rank_average_column_is_left_out_not_averaged_as_scores(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "v1"
+    shutil.unpack_archive(make_v1_zip(tmp_path), folder)
+    yaml_file = folder / "competition.yaml"
+    text = yaml_file.read_text().replace("  columns:\n", "  columns:\n" + RANK_AVERAGE)
+    assert RANK_AVERAGE in text
+    yaml_file.write_text(text)
+    result = import_challenge(folder, tmp_path / "challenge", "host")
+    challenge = load_challenge(tmp_path / "challenge")
+    assert list(challenge.tasks[0].scorer.metrics) == ["accuracy", "error"]  # type: ignore[union-attr]
+    assert challenge.leaderboard is not None and challenge.leaderboard.metric == "accuracy"
+    assert any(
+        warning.startswith("leaderboard.columns.ave_rank.computed: CodaLab averaged the ranks")
+        for warning in result.warnings
+    )

@@ -96,6 +96,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     board = spec.get("leaderboard") or {}
     if not isinstance(board, dict):
         raise BundleRefusedError("must be a mapping", location="leaderboard")
+    _note_rank_averages(board, plan.warnings)
     read_columns(plan, [board], _columns_v1, "leaderboard")
     html = spec.get("html") or {}
     pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
@@ -114,15 +115,42 @@ def _fields(value: Any) -> list[str]:
     return [str(part) for part in value or []]
 
 
+def _computed(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value.get("computed"))
+
+
+def _note_rank_averages(board: dict[str, Any], warnings: list[str]) -> None:
+    """CodaLab v1's ``computed`` columns average ranks, which no one submission's scores give.
+
+    CodaLab ranked every submission of the phase on each field, then averaged those ranks
+    (the ``< Rank >`` column of AutoML bundles); Codabench's v1 import drops such columns.
+    Proctor leaves them out too, and ranks on the next column.
+    """
+    columns = board.get("columns") if isinstance(board.get("columns"), dict) else {}
+    for name, column in (columns or {}).items():
+        if _computed(column):
+            computed = column["computed"]
+            fields = ", ".join(
+                _fields(computed.get("fields") if isinstance(computed, dict) else [])
+            )
+            warnings.append(
+                f"leaderboard.columns.{name}.computed: CodaLab averaged the ranks of {fields} "
+                "among the phase's submissions; no submission's own scores give it, so the "
+                "column is left out (as Codabench does) and the board ranks on the next column "
+                "(a board with `aggregation: mean_rank` over tasks is Proctor's rank average)"
+            )
+
+
 def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], str]]:
-    """The ``columns`` mapping in Codabench's form, ordered by ``rank``."""
+    """The ``columns`` mapping in Codabench's form, ordered by ``rank`` (rank averages left out)."""
     columns = board.get("columns") or {}
     if not isinstance(columns, dict):
         raise BundleRefusedError("must be a mapping of columns", location=f"{key}.columns")
     found = []
     for position, (name, value) in enumerate(columns.items()):
         column: dict[str, Any] = value if isinstance(value, dict) else {}
-        computed = column.get("computed") or {}
+        if _computed(column):
+            continue
         normalized = {
             "index": position,
             "key": name,
@@ -130,10 +158,6 @@ def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], s
             "sorting": column.get("sort") or "desc",
             "precision": column.get("numeric_format"),
             "hidden": column.get("hidden", False),
-            "computation": computed.get("operation") if isinstance(computed, dict) else None,
-            "computation_keys": _fields(computed.get("fields"))
-            if isinstance(computed, dict)
-            else [],
             "rank": column.get("rank", position + 1),
         }
         found.append((normalized, f"{key}.columns.{name}"))
