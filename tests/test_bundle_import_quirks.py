@@ -171,3 +171,13 @@ def test_a_codalab_rank_average_column_is_left_out_not_averaged_as_scores(
         warning.startswith("leaderboard.columns.ave_rank.computed: CodaLab averaged the ranks")
         for warning in result.warnings
     )
+
+
+def test_a_page_the_bundle_does_not_hold_is_named_in_a_warning(tmp_path: Path) -> None:
+    text = V2_YAML.replace(
+        "    file: pages/overview.md\n",
+        "    file: pages/overview.md\n  - title: Goals\n    file: goals.html\n",
+    )
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
+    result = import_challenge(bundle, tmp_path / "challenge", "host")
+    assert "page 'Goals' (goals.html): no such file in the bundle: left out" in result.warnings

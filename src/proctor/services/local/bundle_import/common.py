@@ -315,6 +315,7 @@ def copy_pages(
         relative = PurePosixPath(str(reference).replace("\\", "/"))
         source = bundle.joinpath(*relative.parts)
         if relative.is_absolute() or ".." in relative.parts or not source.is_file():
+            warnings.append(f"page {title!r} ({reference}): no such file in the bundle: left out")
             continue
         if relative.suffix.lower() not in PAGE_SUFFIXES:
             warnings.append(f"page {title!r} ({reference}): neither Markdown nor HTML, left out")
