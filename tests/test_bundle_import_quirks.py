@@ -181,3 +181,11 @@ def test_a_page_the_bundle_does_not_hold_is_named_in_a_warning(tmp_path: Path) -
     bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
     result = import_challenge(bundle, tmp_path / "challenge", "host")
     assert "page 'Goals' (goals.html): no such file in the bundle: left out" in result.warnings
+
+
+def test_an_imported_evalai_challenge_gives_a_kit(tmp_path: Path) -> None:
+    source = make_evalai_challenge(tmp_path / "evalai")
+    import_challenge(source, tmp_path / "challenge", "host")  # three tasks, one case name
+    write_kit(str(tmp_path / "challenge"), tmp_path / "kit")
+    assert (tmp_path / "kit/README.md").is_file()
+    assert (tmp_path / "kit/data/public/submission").is_dir()

@@ -275,8 +275,9 @@ def _copy_data(challenge: Challenge, dest: Path) -> list[Path]:
             if inputs is None:
                 continue
             target = dest / "data" / driver.split_folder(challenge.protocol, split) / inputs.name
-            shutil.copytree(inputs, target)
-            written.append(target)
+            if target not in written:  # tasks sharing a case (EvalAI's splits) share its folder
+                written.append(target)
+            shutil.copytree(inputs, target, dirs_exist_ok=True)
     return written
 
 
