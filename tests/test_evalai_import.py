@@ -109,8 +109,9 @@ def test_untranslatable_inputs_are_refused_naming_the_key(tmp_path: Path) -> Non
     config.write_bytes(
         config.read_bytes().replace(b"remote_evaluation: False", b"remote_evaluation: True")
     )
-    with pytest.raises(ConfigError, match="remote_evaluation"):
+    with pytest.raises(ConfigError, match="remote_evaluation") as caught:
         import_challenge(source, tmp_path / "dest")
+    assert "set `remote_evaluation: False` and import again" in str(caught.value)  # the fix
     config.write_bytes(
         config.read_bytes().replace(b"remote_evaluation: True", b"remote_evaluation: False")
     )

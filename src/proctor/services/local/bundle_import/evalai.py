@@ -249,7 +249,10 @@ class EvalaiImport:
         """The ``challenge.yaml`` data, with the folder's files written."""
         if self.config.get("remote_evaluation"):
             raise ConfigError(
-                "remote evaluation runs on the host's own machines: Proctor cannot run it",
+                "remote evaluation runs on the host's own machines, which Proctor cannot reach: "
+                "if evaluation_script/ scores a submission from the annotation files in this "
+                "folder, set `remote_evaluation: False` and import again (Proctor then runs it "
+                "in its sandbox)",
                 path=self.config_path,
                 location="remote_evaluation",
             )
