@@ -189,3 +189,17 @@ def test_an_imported_evalai_challenge_gives_a_kit(tmp_path: Path) -> None:
     write_kit(str(tmp_path / "challenge"), tmp_path / "kit")
     assert (tmp_path / "kit/README.md").is_file()
     assert (tmp_path / "kit/data/public/submission").is_dir()
+
+
+def test_a_docker_based_evalai_challenge_is_refused_naming_the_key(tmp_path: Path) -> None:
+    source = make_evalai_challenge(tmp_path / "evalai")
+    config = source / "challenge_config.yaml"
+    config.write_bytes(
+        config.read_bytes().replace(
+            b"    codename: dev\r\n", b"    codename: dev\r\n    is_docker_based: True\r\n"
+        )
+    )
+    with pytest.raises(ConfigError) as caught:
+        import_challenge(source, tmp_path / "challenge", "host")
+    assert caught.value.location == "challenge_phases[dev].is_docker_based"
+    assert "set `is_docker_based: False`" in str(caught.value)

@@ -31,6 +31,7 @@ import yaml
 
 from proctor.errors import ConfigError
 from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.spec.display import MAX_PRECISION
 
@@ -247,15 +248,7 @@ class EvalaiImport:
 
     def build(self) -> dict[str, Any]:
         """The ``challenge.yaml`` data, with the folder's files written."""
-        if self.config.get("remote_evaluation"):
-            raise ConfigError(
-                "remote evaluation runs on the host's own machines, which Proctor cannot reach: "
-                "if evaluation_script/ scores a submission from the annotation files in this "
-                "folder, set `remote_evaluation: False` and import again (Proctor then runs it "
-                "in its sandbox)",
-                path=self.config_path,
-                location="remote_evaluation",
-            )
+        refuse_unrunnable(self.config, self.by_id("challenge_phases"), self.config_path)
         self.evaluation_script()
         note_network_use(self.dest, [self.dest / PACKAGE], self.warnings)
         phases, boards, splits = (
