@@ -7,6 +7,7 @@ files is used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zipfile
 from pathlib import Path
@@ -45,9 +46,11 @@ def _scored(root: Path, main_py: str, upload: Path) -> tuple[dict[str, float], d
     report = run_entry(RunRequest(upload, str(challenge), phase="dev"), settings)
     assert report.status is RunStatus.SCORED, report.to_json()
     submitted = next(path for path in upload.iterdir())
-    direct = evaluate_directly(
-        challenge / "evaluation_script", source / "annotations/dev.json", submitted, "dev"
-    )
+    (root / "direct").mkdir()
+    with contextlib.chdir(root / "direct"):  # a working folder of its own, as on EvalAI
+        direct = evaluate_directly(
+            challenge / "evaluation_script", source / "annotations/dev.json", submitted, "dev"
+        )
     return report.scores["dev-train-split"], direct["result"][0]["train_split"]
 
 
