@@ -203,3 +203,18 @@ def test_a_docker_based_evalai_challenge_is_refused_naming_the_key(tmp_path: Pat
         import_challenge(source, tmp_path / "challenge", "host")
     assert caught.value.location == "challenge_phases[dev].is_docker_based"
     assert "set `is_docker_based: False`" in str(caught.value)
+
+
+def test_a_column_without_precision_shows_the_platforms_two_digits(tmp_path: Path) -> None:
+    result = import_challenge(make_v1_zip(tmp_path), tmp_path / "v1", "host")
+    assert load_challenge(tmp_path / "v1").digits("accuracy") == 4  # numeric_format: 4
+    text = (tmp_path / "v1/challenge.yaml").read_text()
+    assert result.format == "codalab-v1" and "numeric_format" not in text
+    source = make_evalai_challenge(tmp_path / "evalai")  # no leaderboard_decimal_precision
+    import_challenge(source, tmp_path / "evalai-challenge", "host")
+    assert load_challenge(tmp_path / "evalai-challenge").digits("Accuracy") == 2
+    bundle = make_v2_bundle(
+        tmp_path / "bundle", yaml_text=V2_YAML.replace("        precision: 4\n", "")
+    )
+    import_challenge(bundle, tmp_path / "v2", "host")
+    assert load_challenge(tmp_path / "v2").digits("accuracy") == 2

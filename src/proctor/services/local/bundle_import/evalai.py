@@ -40,6 +40,8 @@ CONFIG = "challenge_config.yaml"
 PACKAGE = "evaluation_script"
 CASE = "submission"
 DEFAULT_ENVIRONMENT = "codabench"
+DEFAULT_PRECISION = 2
+"""EvalAI's ``leaderboard_decimal_precision`` when a split gives none (as Codabench's columns)."""
 IGNORED_PHASE_KEYS = ("max_submissions_per_month", "submission_meta_attributes")
 PAGE_KEYS = (
     ("description", "overview"),
@@ -227,10 +229,10 @@ class EvalaiImport:
         return found
 
     def note_precision(self, link: dict[str, Any], metrics: dict[str, Any], where: str) -> None:
-        """A split's ``leaderboard_decimal_precision``: the digits its board's metrics show."""
+        """A split's ``leaderboard_decimal_precision`` (EvalAI's default 2): the digits shown."""
         digits = link.get("leaderboard_decimal_precision")
         if digits is None:
-            return
+            digits = DEFAULT_PRECISION
         if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
             self.warnings.append(f"{where}.leaderboard_decimal_precision {digits!r}: left out")
             return
