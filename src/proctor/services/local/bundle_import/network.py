@@ -113,9 +113,10 @@ def _warn(where: str, pip: list[str], fetches: list[str], warnings: list[str]) -
     if pip:
         warnings.append(
             f"{where}: installs packages with pip at run time ({'; '.join(pip[:4])}): the "
-            "sandbox has no network, so this fails or does nothing there; declare the "
-            "packages in an environment (`proctor challenge import --environment DIR`, its "
-            "environment.yaml) so they are installed already"
+            "sandbox has no network, so this fails there; declare the packages, at the "
+            "versions the calls name, in an environment (`proctor challenge import "
+            "--environment DIR`, its environment.yaml) so pip finds them installed, or "
+            "remove the calls when the environment has them already"
         )
     if fetches:
         warnings.append(
