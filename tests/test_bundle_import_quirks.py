@@ -218,3 +218,17 @@ def test_a_column_without_precision_shows_the_platforms_two_digits(tmp_path: Pat
     )
     import_challenge(bundle, tmp_path / "v2", "host")
     assert load_challenge(tmp_path / "v2").digits("accuracy") == 2
+
+
+def test_evalai_ranks_its_default_order_by_as_the_split_says(tmp_path: Path) -> None:
+    source = make_evalai_challenge(tmp_path / "evalai")  # splits descending; Accuracy ranks
+    config = source / "challenge_config.yaml"
+    text = config.read_bytes().replace(
+        b'"metadata": {', b'"metadata": {"Accuracy": {"sort_ascending": True}, '
+    )
+    config.write_bytes(text)
+    result = import_challenge(source, tmp_path / "challenge", "host")
+    scorer = load_challenge(tmp_path / "challenge").tasks[0].scorer
+    assert scorer.metrics["Accuracy"].direction == "higher"  # type: ignore[union-attr]
+    assert scorer.metrics["Errors"].direction == "lower"  # type: ignore[union-attr]
+    assert any("schema.metadata.Accuracy.sort_ascending True" in text for text in result.warnings)

@@ -163,8 +163,14 @@ class EvalaiImport:
         found: dict[str, Any] = {}
         for label in labels:
             ascending = (metadata.get(label) or {}).get("sort_ascending")
-            if ascending is None:
-                ascending = not descending if label == order else False
+            if label == order:  # EvalAI ranks on it in the split's order, whatever metadata says
+                if ascending is not None and bool(ascending) == descending:
+                    self.warnings.append(
+                        f"leaderboard schema.metadata.{label}.sort_ascending {ascending!r}: "
+                        "EvalAI ranks on default_order_by by the split's "
+                        f"is_leaderboard_order_descending ({descending}); so does Proctor"
+                    )
+                ascending = not descending
             found[metric_name(label, taken)] = (label, "lower" if ascending else "higher")
         return found
 
