@@ -232,3 +232,26 @@ def test_evalai_ranks_its_default_order_by_as_the_split_says(tmp_path: Path) -> 
     assert scorer.metrics["Accuracy"].direction == "higher"  # type: ignore[union-attr]
     assert scorer.metrics["Errors"].direction == "lower"  # type: ignore[union-attr]
     assert any("schema.metadata.Accuracy.sort_ascending True" in text for text in result.warnings)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "said"),
+    [
+        (None, "the program has no `metadata` file (at its top, or one folder down): add one"),
+        ("description: scores\n", "the program's metadata.yaml has no `command`: add one"),
+        ("command: [python\n", "the program's metadata.yaml: not a YAML document"),
+    ],
+)
+def test_a_program_without_a_usable_metadata_is_refused_with_the_fix(
+    tmp_path: Path, metadata: str | None, said: str
+) -> None:
+    bundle = make_v2_bundle(tmp_path / "bundle")
+    target = bundle / "scoring_program/metadata.yaml"
+    target.unlink()
+    if metadata is not None:
+        target.write_text(metadata)
+    with pytest.raises(ConfigError) as caught:
+        import_challenge(bundle, tmp_path / "challenge", "host")
+    assert caught.value.location == "tasks[0].scoring_program"
+    assert said in str(caught.value)
+    assert "command: python $program/score.py $input $output" in str(caught.value) or metadata

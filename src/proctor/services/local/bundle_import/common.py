@@ -173,6 +173,9 @@ def materialize(bundle: Path, reference: str, dest: Path, key: str) -> Path:
     )
 
 
+EXAMPLE_COMMAND = "command: python $program/score.py $input $output"
+
+
 def program_command(
     folder: Path, key: str, *, scoring: bool, input_data: bool = False
 ) -> list[str]:
@@ -183,13 +186,25 @@ def program_command(
     """
     for name in ("metadata.yaml", "metadata"):
         if (folder / name).is_file():
-            metadata = read_yaml(folder / name)
+            try:
+                metadata = read_yaml(folder / name)
+            except ConfigError as err:  # named by its key: DEST is removed on a refusal
+                raise BundleRefusedError(
+                    f"the program's {name}: {err.message}", location=key
+                ) from None
             break
     else:
-        raise BundleRefusedError(f"the program in {folder.name} has no metadata file", location=key)
+        raise BundleRefusedError(
+            "the program has no `metadata` file (at its top, or one folder down): add one "
+            f"saying how to run it, e.g. `{EXAMPLE_COMMAND}`",
+            location=key,
+        )
     command = metadata.get("command") if isinstance(metadata, dict) else None
     if not isinstance(command, str) or not command.strip():
-        raise BundleRefusedError(f"{folder.name}/metadata has no `command`", location=key)
+        raise BundleRefusedError(
+            f"the program's {name} has no `command`: add one, e.g. `{EXAMPLE_COMMAND}`",
+            location=key,
+        )
     line = substitute(command, scoring=scoring, input_data=input_data)
     argv = shlex.split(line)
     if argv and argv[0] == "python":
