@@ -255,3 +255,35 @@ def test_a_program_without_a_usable_metadata_is_refused_with_the_fix(
     assert caught.value.location == "tasks[0].scoring_program"
     assert said in str(caught.value)
     assert "command: python $program/score.py $input $output" in str(caught.value) or metadata
+
+
+PARENT_PHASE = """\
+phases:
+  0:
+    phasenumber: 0
+    label: "All tracks"
+    start_date: 2019-12-01
+    is_parallel_parent: True
+"""
+
+
+def test_a_codalab_parallel_parent_phase_is_left_out_and_hidden_results_warned(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "v1"
+    shutil.unpack_archive(make_v1_zip(tmp_path), folder)
+    yaml_file = folder / "competition.yaml"
+    text = yaml_file.read_text().replace("phases:\n", PARENT_PHASE, 1)
+    text = text.replace('    label: "Final"\n', '    label: "Final"\n    parent_phasenumber: 0\n')
+    text = text.replace(
+        "    max_submissions: 3\n",
+        "    max_submissions: 3\n    leaderboard_management_mode: hide_results\n",
+    )
+    yaml_file.write_text(text)
+    result = import_challenge(folder, tmp_path / "challenge", "host")
+    assert [phase["title"] for phase in result.phases] == ["Development", "Final"]
+    assert any(text.startswith("phases.0.is_parallel_parent") for text in result.warnings)
+    assert any(
+        text.startswith("phases.2.leaderboard_management_mode hide_results")
+        for text in result.warnings
+    )

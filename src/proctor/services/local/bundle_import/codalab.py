@@ -43,6 +43,35 @@ def _phases(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return sorted(items, key=lambda item: int(item[1].get("phasenumber", 0) or 0))
 
 
+def _without_parents(
+    phases: list[tuple[str, dict[str, Any]]], warnings: list[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """CodaLab 1.8's parallel phases: the parent (``is_parallel_parent``) only groups them.
+
+    Codabench drops it when it imports such a bundle; so does Proctor, with a warning.
+    """
+    kept = []
+    for key, phase in phases:
+        if phase.get("is_parallel_parent"):
+            warnings.append(
+                f"{key}.is_parallel_parent: a CodaLab 1.8 parent phase only groups the phases "
+                "that name it (parent_phasenumber): left out, its children are the phases"
+            )
+            continue
+        kept.append((key, phase))
+    return kept
+
+
+def _note_hidden_results(key: str, phase: dict[str, Any], warnings: list[str]) -> None:
+    mode = str(phase.get("leaderboard_management_mode") or "default").lower()
+    if mode == "hide_results":
+        warnings.append(
+            f"{key}.leaderboard_management_mode hide_results: Proctor's boards show the "
+            "phase's results while it runs (there is no hide-until-the-end mode); a board of "
+            "the phase with `public: false` is seen by organizers only"
+        )
+
+
 def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any) -> BundlePlan:
     """Map the bundle's YAML, copying its programs, data and pages under ``dest``."""
     title = str(spec.get("title") or bundle.name)
@@ -53,13 +82,14 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         environment=environment,
         description=str(spec.get("description") or "")[:2000],
     )
-    phases = _phases(spec)
+    phases = _without_parents(_phases(spec), plan.warnings)
     if not phases:
         raise BundleRefusedError("the bundle declares no phase", location="phases")
     end = parse_date(spec.get("end_date"), "end_date")
     taken: set[str] = set()
     for position, (key, phase) in enumerate(phases):
         note_ingestion(phase, key, plan.warnings)
+        _note_hidden_results(key, phase, plan.warnings)
         label = str(phase.get("label") or f"Phase {position + 1}")
         name = derive_name(label, taken, f"phase-{position + 1}")
         limit = phase.get("execution_time_limit")
