@@ -287,3 +287,16 @@ def test_a_codalab_parallel_parent_phase_is_left_out_and_hidden_results_warned(
         text.startswith("phases.2.leaderboard_management_mode hide_results")
         for text in result.warnings
     )
+
+
+def test_codalab_phases_starting_together_run_side_by_side(tmp_path: Path) -> None:
+    folder = tmp_path / "v1"
+    shutil.unpack_archive(make_v1_zip(tmp_path), folder)
+    yaml_file = folder / "competition.yaml"
+    text = yaml_file.read_text().replace("start_date: 2029-01-01", "start_date: 2020-01-01")
+    yaml_file.write_text(text)
+    import_challenge(folder, tmp_path / "challenge", "host")
+    development, final = load_challenge(tmp_path / "challenge").phases
+    assert development.opens == final.opens
+    assert development.closes == final.closes and final.closes is not None
+    assert final.closes.year == 2030  # the competition's end_date

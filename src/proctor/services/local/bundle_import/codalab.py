@@ -8,6 +8,7 @@ file), so each phase is one Proctor task of that phase. A phase ends where the n
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,8 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     phases = _without_parents(_phases(spec), plan.warnings)
     if not phases:
         raise BundleRefusedError("the bundle declares no phase", location="phases")
-    end = parse_date(spec.get("end_date"), "end_date")
+    opens = [parse_date(phase.get("start_date"), f"{key}.start_date") for key, phase in phases]
+    closes = _closing_times(opens, parse_date(spec.get("end_date"), "end_date"))
     taken: set[str] = set()
     for position, (key, phase) in enumerate(phases):
         note_ingestion(phase, key, plan.warnings)
@@ -105,17 +107,13 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 warnings=plan.warnings,
             )
         )
-        following = phases[position + 1][1] if position + 1 < len(phases) else None
-        closes = (
-            parse_date(following.get("start_date"), "start_date") if following is not None else end
-        )
         plan.phases.append(
             PhasePlan(
                 name=name,
                 title=label,
                 tasks=[name],
-                opens=parse_date(phase.get("start_date"), f"{key}.start_date"),
-                closes=closes,
+                opens=opens[position],
+                closes=closes[position],
                 per_day=_positive(phase.get("max_submissions_per_day")),
                 total=_positive(phase.get("max_submissions")),
                 bundle_name=label,
@@ -132,6 +130,23 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
     plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
     return plan
+
+
+def _closing_times(opens: list[datetime | None], end: datetime | None) -> list[datetime | None]:
+    """A phase ends where the next later phase starts, the last at the competition's end.
+
+    Phases starting together (CodaLab 1.8's parallel phases, the children of one parent) run
+    side by side: each ends where the first phase starting after them starts.
+    """
+    closes: list[datetime | None] = []
+    for position, start in enumerate(opens):
+        later = [
+            moment
+            for moment in opens[position + 1 :]
+            if moment is not None and (start is None or moment > start)
+        ]
+        closes.append(later[0] if later else end)
+    return closes
 
 
 def _positive(value: Any) -> int | None:
