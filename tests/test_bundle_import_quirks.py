@@ -300,3 +300,25 @@ def test_codalab_phases_starting_together_run_side_by_side(tmp_path: Path) -> No
     assert development.opens == final.opens
     assert development.closes == final.closes and final.closes is not None
     assert final.closes.year == 2030  # the competition's end_date
+
+
+def test_a_phase_ending_before_it_starts_is_refused_at_its_end_key(tmp_path: Path) -> None:
+    text = V2_YAML.replace("end: 2021-06-30", "end: 2019-06-30")
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
+    with pytest.raises(ConfigError) as caught:
+        import_challenge(bundle, tmp_path / "challenge", "host")
+    assert caught.value.location == "phases[0].end"
+    assert "before it starts" in str(caught.value)
+    assert not (tmp_path / "challenge").exists()
+
+
+def test_an_import_that_would_not_load_is_refused_and_leaves_nothing(tmp_path: Path) -> None:
+    source = make_evalai_challenge(tmp_path / "evalai")
+    config = source / "challenge_config.yaml"
+    config.write_bytes(
+        config.read_bytes().replace(b"end_date: 2099-04-25", b"end_date: 2018-04-25", 1)
+    )
+    with pytest.raises(ConfigError) as caught:
+        import_challenge(source, tmp_path / "challenge", "host")
+    assert "does not load" in str(caught.value) and "closes before it opens" in str(caught.value)
+    assert not (tmp_path / "challenge").exists()

@@ -27,6 +27,7 @@ from proctor.services.local.bundle_import.common import (
     unpack_source,
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
+from proctor.spec.loader import load_challenge
 
 __all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
 
@@ -116,7 +117,9 @@ def import_challenge(source: Path, dest: Path, environment: str | None = None) -
                 continue
             dest.mkdir(parents=True, exist_ok=True)
             try:
-                return _import(form, spec, bundle, dest, environment)
+                result = _import(form, spec, bundle, dest, environment)
+                _loads(dest)
+                return result
             except ConfigError as err:
                 shutil.rmtree(dest, ignore_errors=True)
                 raise ConfigError(err.message, path=shown, location=err.location) from None
@@ -125,6 +128,17 @@ def import_challenge(source: Path, dest: Path, environment: str | None = None) -
                 raise
     names = ", ".join(sorted({form.yaml_file for form in FORMATS}))
     raise UsageError(f"{source}: not a bundle Proctor imports (no {names} it recognizes)")
+
+
+def _loads(dest: Path) -> None:
+    """Refuse a written challenge Proctor cannot load (a mapping the importer got wrong)."""
+    try:
+        load_challenge(dest)
+    except ConfigError as err:
+        raise ConfigError(
+            f"the challenge written from this bundle does not load ({err}): correct the "
+            "bundle's YAML where it says, or report the bundle if it runs on its platform"
+        ) from None
 
 
 def _import(

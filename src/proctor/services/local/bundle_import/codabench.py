@@ -168,13 +168,21 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
             names.append(task_names[int(index)])
         if not names:
             raise BundleRefusedError("the phase runs no task", location=f"{key}.tasks")
+        opens = parse_date(phase.get("start"), f"{key}.start")
+        closes = parse_date(phase.get("end"), f"{key}.end")
+        if opens is not None and closes is not None and closes <= opens:
+            raise BundleRefusedError(
+                f"the phase ends ({closes.isoformat()}) before it starts ({opens.isoformat()}): "
+                "correct start or end (dates are month first: 1-31-2026)",
+                location=f"{key}.end",
+            )
         plan.phases.append(
             PhasePlan(
                 name=derive_name(bundle_name, taken, f"phase-{position + 1}"),
                 title=bundle_name,
                 tasks=names,
-                opens=parse_date(phase.get("start"), f"{key}.start"),
-                closes=parse_date(phase.get("end"), f"{key}.end"),
+                opens=opens,
+                closes=closes,
                 per_day=_positive(phase.get("max_submissions_per_day")),
                 total=_positive(phase.get("max_submissions")),
                 bundle_name=bundle_name,
