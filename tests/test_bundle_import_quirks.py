@@ -322,3 +322,22 @@ def test_an_import_that_would_not_load_is_refused_and_leaves_nothing(tmp_path: P
         import_challenge(source, tmp_path / "challenge", "host")
     assert "does not load" in str(caught.value) and "closes before it opens" in str(caught.value)
     assert not (tmp_path / "challenge").exists()
+
+
+@pytest.mark.parametrize(
+    ("reference", "said"),
+    [
+        ("pages/terms.md", "is a file, not a folder or a zip: the platform unzips every dataset"),
+        ("c4819120-18a2-4466-9c82-f51cbbe8b667", "is the key of a dataset stored on the platform"),
+        ("no_such_folder", "is neither a folder nor a zip of the bundle"),
+    ],
+)
+def test_a_dataset_the_bundle_lacks_is_refused_saying_what_to_do(
+    tmp_path: Path, reference: str, said: str
+) -> None:
+    text = V2_YAML.replace("reference_data: reference_alpha", f"reference_data: {reference}")
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
+    with pytest.raises(ConfigError) as caught:
+        import_challenge(bundle, tmp_path / "challenge", "host")
+    assert caught.value.location == "tasks[0].reference_data"
+    assert said in str(caught.value)

@@ -166,10 +166,29 @@ def materialize(bundle: Path, reference: str, dest: Path, key: str) -> Path:
         if candidate.is_file() and zipfile.is_zipfile(candidate):
             safe_extract(candidate, dest)
             return dest
-    raise BundleRefusedError(
-        f"{reference!r} is neither a folder nor a zip of the bundle (a dataset stored on the "
-        "platform is not part of the bundle: add it to the bundle)",
-        location=key,
+    raise BundleRefusedError(_missing(reference, found), location=key)
+
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+def _missing(reference: str, found: Path) -> str:
+    """Why ``reference`` is not a folder or zip of the bundle, and what to do."""
+    if found.is_file():
+        return (
+            f"{reference!r} is a file, not a folder or a zip: the platform unzips every "
+            "dataset; zip it (the program then finds it at the top of its folder) and name "
+            "the zip here"
+        )
+    if UUID.match(str(reference).strip()):
+        return (
+            f"{reference!r} is the key of a dataset stored on the platform, not a file of the "
+            "bundle: download that dataset, add it to the bundle as a folder or zip, and name "
+            "it here"
+        )
+    return (
+        f"{reference!r} is neither a folder nor a zip of the bundle: add it to the bundle "
+        "(a dataset stored on the platform is not part of the bundle), or correct the name"
     )
 
 
