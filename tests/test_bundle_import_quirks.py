@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from bundle_fixtures import SCORE_JSON, V2_YAML, make_v1_zip, make_v2_bundle
 from evalai_challenge import make_evalai_challenge
+from proctor.cli.main import build_app
 from proctor.errors import ConfigError, UsageError
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import parse_date
@@ -57,6 +59,11 @@ def test_a_bundle_without_solutions_still_gives_a_kit(tmp_path: Path) -> None:
     assert (tmp_path / "kit/starting_kit/overview.md").is_file()
     assert "No baseline entry" in (tmp_path / "kit/README.md").read_text()
     assert tmp_path / "kit/README.md" in written
+    said = CliRunner().invoke(
+        build_app(), ["kit", str(tmp_path / "challenge"), str(tmp_path / "k2")]
+    )
+    assert said.exit_code == 0, said.output
+    assert "try it" not in said.output and "no baseline entry: see" in said.output
 
 
 def test_a_refusal_in_a_zipped_bundle_names_the_zip_not_a_scratch_folder(tmp_path: Path) -> None:

@@ -86,7 +86,10 @@ def kit(
         return
     for path in written:
         typer.echo(f"wrote {path}")
-    typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
+    if (dest / "entry").is_dir():
+        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
+    else:
+        typer.echo(f"no baseline entry: see {dest / 'README.md'} for what to upload")
 
 
 def _with_interval(value: float, scores: dict[str, float], metric: str) -> str:
