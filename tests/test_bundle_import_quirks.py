@@ -44,7 +44,9 @@ def test_the_docker_image_tag_names_the_environment(
     bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
     result = import_challenge(bundle, tmp_path / "challenge")
     assert _yaml(tmp_path / "challenge")["environment"] == environment
-    assert result.warnings[0].startswith(f"environment: {environment} (docker_image {image})")
+    assert result.warnings[0].startswith(f"environment: {environment} (docker_image {image}")
+    custom = "not one of Codabench's images" in result.warnings[0]
+    assert custom == ("codalab-legacy" not in image)
 
 
 def test_a_bundle_without_solutions_still_gives_a_kit(tmp_path: Path) -> None:

@@ -158,7 +158,15 @@ def _import(
 
 def _image(spec: dict[str, Any]) -> str:
     image = spec.get("docker_image") or spec.get("competition_docker_image")
-    return f"docker_image {image}" if image else "no docker_image: Codabench's default"
+    if not image:
+        return "no docker_image: Codabench's default"
+    if "codalab/codalab-legacy" not in str(image):
+        return (
+            f"docker_image {image}: not one of Codabench's images, whose libraries Proctor "
+            "cannot know; if its programs import more than numpy, scipy, scikit-learn, pandas "
+            "and matplotlib, import again with `--environment DIR` declaring them"
+        )
+    return f"docker_image {image}"
 
 
 def _default_environment(spec: dict[str, Any]) -> str:
