@@ -17,7 +17,7 @@ repositories (none of them is part of Proctor). For each one the script runs, th
    ``*submission*`` or ``*sample*`` in the bundle's folder or beside it (not the programs),
    anything in a ``proctor-samples/`` folder of the bundle or beside it (uploads made by
    hand from the bundle's own data, in its documented format), and for EvalAI the
-   ``submission*`` files at the challenge's root (zipped, as Proctor's upload of that file);
+   ``*submission*`` files at the challenge's root (zipped, as Proctor's upload of that file);
 4. each task's own program run directly, outside any sandbox, on the same upload
    (``tests/bundle_direct.py``: the Codabench layout with real paths, or EvalAI's
    ``evaluate()`` called as its worker calls it), with a Python whose libraries are the
@@ -113,6 +113,10 @@ def _is_sample(path: Path) -> bool:
         return False
     if name == "proctor-samples":
         return False
+    if path.is_file() and zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as zipped:  # a bundle named *submission*: not a sample
+            if any(Path(item).name in MARKERS for item in zipped.namelist()):
+                return False
     return ("submission" in name or "sample" in name) and (
         path.is_dir() or path.suffix.lower() == ".zip"
     )
@@ -140,7 +144,10 @@ def evalai_samples(bundle: Path, scratch: Path) -> list[Path]:
     """EvalAI sample files at the challenge's root, each zipped as Proctor's upload."""
     uploads = []
     extra = sorted((bundle / "proctor-samples").glob("*")) if bundle.is_dir() else []
-    for path in [*sorted(bundle.glob("submission*")), *extra]:
+    found = [path for path in sorted(bundle.glob("*submission*")) if _is_sample(path)]
+    found += [path for path in sorted(bundle.glob("*submission*")) if path.is_file()
+              and path.suffix.lower() in (".json", ".csv", ".txt", ".tsv", ".npy")]  # fmt: skip
+    for path in [*dict.fromkeys(found), *extra]:
         if not path.is_file():
             continue
         upload = scratch / f"{path.parent.name}-{path.name}.zip"
@@ -222,7 +229,7 @@ def compare_runs(
                             task, upload, place.with_name(place.name + "-again"),
                             task_python(challenge, task, venvs),
                         )  # fmt: skip
-                        if again != direct and set(scores) <= set(direct):
+                        if again != direct and set(scores) - made <= set(direct):
                             row.verdict = "random"  # the program's own runs differ too
                 row.note = report.get("message") or stderr[-300:] if status else ""
                 rows.append(row)

@@ -13,12 +13,15 @@ as its platform runs it:
   submitted file given as it is (a zip stays a zip).
 
 ``python`` is the interpreter to run them with: one whose libraries are those of the
-challenge's environment (the bench builds a virtual environment from its lock).
+challenge's environment (the bench builds a virtual environment from its lock). A program's
+own ``pip install`` finds no package (no index, no links), as in the sandbox without network,
+so it cannot change that environment.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import zipfile
@@ -32,6 +35,19 @@ from proctor.spec.model import Task
 from proctor.spec.scorer import ScoringProgram
 
 TIMEOUT_S = 900
+NO_INSTALLS = {
+    "PIP_NO_INDEX": "1",
+    "PIP_FIND_LINKS": "",
+    "PIP_EXTRA_INDEX_URL": "",
+    "PIP_CONFIG_FILE": os.devnull,
+}
+"""A program's own ``pip install`` finds nothing (as in the sandbox), not a changed library."""
+
+
+def _environ() -> dict[str, str]:
+    return {**os.environ, **NO_INSTALLS}
+
+
 EVALAI_CALL = """\
 import inspect, json, sys
 sys.path.insert(0, sys.argv[1])
@@ -76,7 +92,9 @@ def run_real(folder: Path, command: tuple[str, ...], places: dict[str, Path], py
             continue
     argv = [python if Path(part).name.startswith("python") else real(part) for part in command]
     try:
-        done = subprocess.run(argv, cwd=folder, timeout=TIMEOUT_S, capture_output=True, check=False)
+        done = subprocess.run(
+            argv, cwd=folder, timeout=TIMEOUT_S, capture_output=True, check=False, env=_environ()
+        )
     except subprocess.TimeoutExpired:
         return False
     (folder.parent / f"{folder.name}.log").write_bytes(done.stdout + done.stderr)
@@ -166,11 +184,17 @@ def evalai_direct(
         scorer.phase,
         str(output),
     ]
-    done = subprocess.run(argv, cwd=work, timeout=TIMEOUT_S, capture_output=True, check=False)
+    try:
+        done = subprocess.run(
+            argv, cwd=work, timeout=TIMEOUT_S, capture_output=True, check=False, env=_environ()
+        )
+    except subprocess.TimeoutExpired:
+        return None
     (work / "evaluate.log").write_bytes(done.stdout + done.stderr)
     if done.returncode != 0 or not output.is_file():
         return None
-    result = json.loads(output.read_text()).get("result") or []
+    returned = json.loads(output.read_text())
+    result = returned.get("result") or [] if isinstance(returned, dict) else []
     for item in result:
         if isinstance(item, dict) and isinstance(item.get(scorer.split), dict):
             labels = item[scorer.split]
