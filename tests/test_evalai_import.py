@@ -294,6 +294,7 @@ def test_np_float_works_in_codabench_legacy_and_not_in_codabench(
     assert wheels["numpy"] == "1.23.5" and wheels["pandas"] == "1.5.3"
     modern = {name: version for name, (version, _) in codabench_env.manifest.wheels.items()}
     assert modern["numpy"] == "1.26.4" and modern["scikit-learn"] == "1.5.1"
+    assert modern["numba"] == "0.61.2" and modern["psutil"] == "7.0.0"  # the py312 image's
     source = make_evalai_challenge(shared_dir / "source", main_py=NP_FLOAT_SCRIPT)
     upload = make_upload(shared_dir / "upload")
     outcomes = {}
