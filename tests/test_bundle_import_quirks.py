@@ -47,6 +47,8 @@ def test_the_docker_image_tag_names_the_environment(
     assert result.warnings[0].startswith(f"environment: {environment} (docker_image {image}")
     custom = "not one of Codabench's images" in result.warnings[0]
     assert custom == ("codalab-legacy" not in image)
+    chosen = import_challenge(bundle, tmp_path / "on-host", "host")  # the organizer chose
+    assert chosen.warnings[0] == f"environment: host (docker_image {image})"
 
 
 def test_a_bundle_without_solutions_still_gives_a_kit(tmp_path: Path) -> None:

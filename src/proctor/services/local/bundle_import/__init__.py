@@ -152,15 +152,17 @@ def _import(
         raise TypeError(f"the {form.name} row has neither a plan builder nor an importer")
     chosen = _environment(environment, _default_environment(spec), dest)
     result = write_challenge(form.build_plan(spec, bundle, dest, chosen), dest)
-    result.warnings.insert(0, f"environment: {_describe(chosen)} ({_image(spec)})")
+    described = _image(spec, advise=environment is None)
+    result.warnings.insert(0, f"environment: {_describe(chosen)} ({described})")
     return result
 
 
-def _image(spec: dict[str, Any]) -> str:
+def _image(spec: dict[str, Any], *, advise: bool) -> str:
+    """The bundle's image as the environment warning names it; ``advise``: say what to do."""
     image = spec.get("docker_image") or spec.get("competition_docker_image")
     if not image:
         return "no docker_image: Codabench's default"
-    if "codalab/codalab-legacy" not in str(image):
+    if advise and "codalab/codalab-legacy" not in str(image):
         return (
             f"docker_image {image}: not one of Codabench's images, whose libraries Proctor "
             "cannot know; if its programs import more than numpy, scipy, scikit-learn, pandas "
