@@ -352,3 +352,14 @@ def test_a_dataset_the_bundle_lacks_is_refused_saying_what_to_do(
         import_challenge(bundle, tmp_path / "challenge", "host")
     assert caught.value.location == "tasks[0].reference_data"
     assert said in str(caught.value)
+
+
+def test_an_imported_program_may_write_true_and_false_as_codabench_stores_them(
+    tmp_path: Path,
+) -> None:
+    import_challenge(make_v2_bundle(tmp_path / "bundle"), tmp_path / "challenge", "host")
+    scorer = load_challenge(tmp_path / "challenge").tasks[0].scorer
+    assert scorer.booleans == "numbers"  # type: ignore[union-attr]
+    source = make_evalai_challenge(tmp_path / "evalai")
+    import_challenge(source, tmp_path / "evalai-challenge", "host")  # EvalAI sorts floats only
+    assert load_challenge(tmp_path / "evalai-challenge").tasks[0].scorer.booleans == "refused"  # type: ignore[union-attr]
