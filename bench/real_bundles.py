@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python bench/real_bundles.py FOLDER [--only TEXT] [--work DIR] [--venvs DIR]
-        [--json FILE] [--no-kit]
+        [--json FILE] [--no-kit] [--environment TEXT=DIR ...]
 
 FOLDER holds Codabench/CodaLab bundles (a folder with ``competition.yaml``, or a zip holding
 one) and EvalAI challenge folders (``challenge_config.yaml``), as checked out from public
@@ -236,11 +236,16 @@ def compare_runs(
     return rows
 
 
-def bundle_rows(bundle: Path, work: Path, venvs: Path, kit: bool) -> list[Row]:
-    """Import, check, kit and compare one bundle."""
+def bundle_rows(
+    bundle: Path, work: Path, venvs: Path, kit: bool, environment: str | None = None
+) -> list[Row]:
+    """Import (with ``environment`` when given), check, kit and compare one bundle."""
     name = bundle.name
     dest = work / "challenge"
-    status, answer, stderr = proctor("challenge", "import", str(bundle), str(dest), "--json")
+    chosen = ["--environment", environment] if environment else []
+    status, answer, stderr = proctor(
+        "challenge", "import", str(bundle), str(dest), "--json", *chosen
+    )
     if status != 0:
         message = ((answer or {}).get("error") or {}).get("message") or stderr
         return [Row(name, "import", verdict="refused", note=message)]
@@ -287,6 +292,13 @@ def main() -> int:
     parser.add_argument("--venvs", type=Path, default=Path.home() / ".cache/proctor-real-venvs")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
     parser.add_argument("--no-kit", action="store_true")
+    parser.add_argument(
+        "--environment",
+        action="append",
+        default=[],
+        metavar="TEXT=DIR",
+        help="import the bundles whose path holds TEXT with --environment DIR",
+    )
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="proctor-real-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -297,7 +309,9 @@ def main() -> int:
             continue
         place = work / f"{number:03d}-{bundle.name}"
         place.mkdir(parents=True, exist_ok=True)
-        found = bundle_rows(bundle.resolve(), place, args.venvs, not args.no_kit)
+        rules = [rule.split("=", 1) for rule in args.environment]
+        environment = next((env for text, env in rules if text in str(bundle)), None)
+        found = bundle_rows(bundle.resolve(), place, args.venvs, not args.no_kit, environment)
         print_table(found)
         rows += found
     if args.json:

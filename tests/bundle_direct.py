@@ -44,8 +44,10 @@ NO_INSTALLS = {
 """A program's own ``pip install`` finds nothing (as in the sandbox), not a changed library."""
 
 
-def _environ() -> dict[str, str]:
-    return {**os.environ, **NO_INSTALLS}
+def _environ(python: str) -> dict[str, str]:
+    """The direct run's variables: no installs, ``python`` first on PATH (for subprocesses)."""
+    path = f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {**os.environ, **NO_INSTALLS, "PATH": path}
 
 
 EVALAI_CALL = """\
@@ -93,8 +95,9 @@ def run_real(folder: Path, command: tuple[str, ...], places: dict[str, Path], py
     argv = [python if Path(part).name.startswith("python") else real(part) for part in command]
     try:
         done = subprocess.run(
-            argv, cwd=folder, timeout=TIMEOUT_S, capture_output=True, check=False, env=_environ()
-        )
+            argv, cwd=folder, timeout=TIMEOUT_S, capture_output=True, check=False,
+            env=_environ(python),
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         return False
     (folder.parent / f"{folder.name}.log").write_bytes(done.stdout + done.stderr)
@@ -186,8 +189,9 @@ def evalai_direct(
     ]
     try:
         done = subprocess.run(
-            argv, cwd=work, timeout=TIMEOUT_S, capture_output=True, check=False, env=_environ()
-        )
+            argv, cwd=work, timeout=TIMEOUT_S, capture_output=True, check=False,
+            env=_environ(python),
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         return None
     (work / "evaluate.log").write_bytes(done.stdout + done.stderr)
