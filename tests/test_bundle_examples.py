@@ -5,7 +5,7 @@ directly (outside any sandbox: ``tests/bundle_direct.py``). Nothing of those bun
 this repository: set PROCTOR_BUNDLE_EXAMPLES to a folder holding Codabench/CodaLab bundles
 (searched for ``competition.yaml``; e.g. codalab/competition-examples' codabench/ and codalab/
 folders) and PROCTOR_EVALAI_EXAMPLES to a folder holding EvalAI challenge folders (searched for
-``challenge_config.yaml``, each scored on its ``submission*`` files); skipped otherwise. The
+``challenge_config.yaml``, each scored on its ``*submission*`` files); skipped otherwise. The
 programs run in the reference environment (numpy, scipy, scikit-learn, pandas...), the direct
 runs with this interpreter (the same libraries). ``bench/real_bundles.py`` runs the same
 comparison in the bundles' own environments, through the command line, and prints a table.
@@ -38,6 +38,8 @@ EVALAI_ROOT = os.environ.get("PROCTOR_EVALAI_EXAMPLES", "")
 TIMINGS = frozenset({"duration", "time", "elapsed", "runtime"})
 """Columns measuring how long the code ran: they differ between any two runs."""
 BUNDLED = Path(__file__).resolve().parents[1] / "src/proctor/challenges/environment"
+SAMPLE_SUFFIXES = frozenset({".json", ".csv", ".txt", ".tsv", ".npy", ".zip"})
+"""What an EvalAI sample submission at a challenge's root is (not its README or script)."""
 
 
 def _found(root: str, marker: str) -> list[Path]:
@@ -103,13 +105,14 @@ def test_each_evalai_sample_scores_what_evaluate_returns(
 ) -> None:
     challenge = _imported(folder, shared_dir)
     uploads = []
-    for sample in sorted(path for path in folder.glob("submission*") if path.is_file()):
+    samples = [path for path in folder.glob("*submission*") if path.suffix in SAMPLE_SUFFIXES]
+    for sample in sorted(samples):
         upload = shared_dir / f"{sample.name}.zip"  # Proctor's upload: a zip holding the file
         with zipfile.ZipFile(upload, "w") as archive:
             archive.write(sample, sample.name)
         uploads.append(upload)
     if not uploads:
-        pytest.skip("no submission* file")
+        pytest.skip("no *submission* file")
     _compare(challenge, uploads, shared_dir)
 
 
