@@ -9,6 +9,7 @@ each split's accuracy from a JSON submission ``{ID: LABEL}`` against the annotat
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -23,6 +24,16 @@ ANNOTATIONS = {
 }
 SUBMISSION = {"a": 1, "b": 1, "c": 1, "d": 0, "e": 0, "f": 1, "g": 1, "h": 0, "i": 1}
 SECRET = "ANNOTATION-SECRET-4471"
+WORKER_METADATA = {
+    "status": "running",
+    "participant_team": 5,
+    "participant_team_name": "Test Team",
+    "method_name": "Test",
+    "id": 123,
+    "submitted_at": "2017-03-20T19:22:03.880652Z",
+    "is_public": False,
+}
+"""Keys of the metadata EvalAI's worker gives ``evaluate`` (a sample, as its docs show)."""
 
 INIT_PY = "from .main import evaluate\n"
 MAIN_PY = """\
@@ -139,6 +150,8 @@ def make_upload(root: Path, guesses: dict[str, int] | None = None) -> Path:
 def evaluate_directly(script: Path, annotation: Path, submission: Path, phase: str) -> Any:
     """Call the evaluation script's ``evaluate`` in this process, as a package."""
     name = f"evalai_direct_{phase}"
+    for loaded in [key for key in sys.modules if key == name or key.startswith(f"{name}.")]:
+        del sys.modules[loaded]  # another test's script of the same name
     spec = importlib.util.spec_from_file_location(
         name, script / "__init__.py", submodule_search_locations=[str(script)]
     )
@@ -146,6 +159,8 @@ def evaluate_directly(script: Path, annotation: Path, submission: Path, phase: s
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module.evaluate(
-        str(annotation), str(submission), phase, submission_metadata={"status": "running"}
-    )
+    arguments = (str(annotation), str(submission), phase)
+    parameters = inspect.signature(module.evaluate).parameters.values()
+    if not any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
+        return module.evaluate(*arguments)  # EvalAI's first workers: three arguments
+    return module.evaluate(*arguments, submission_metadata=WORKER_METADATA)

@@ -1,29 +1,32 @@
-"""Public example bundles (e.g. codalab/competition-examples' codabench/ and codalab/ folders),
-imported and scored in the sandbox: each result-submission sample scores exactly what the
-bundle's own scoring program computes when run directly (outside any sandbox, its /app paths
-pointed at a temporary layout). Nothing of those bundles is part of this repository: set
-PROCTOR_BUNDLE_EXAMPLES to a folder holding them (searched for competition.yaml); skipped
-otherwise. The programs run in the reference environment (numpy, scipy, scikit-learn...).
+"""Public example bundles and EvalAI challenges, imported and scored in the sandbox.
+
+Each sample submission scores exactly what the bundle's own program computes when run
+directly (outside any sandbox: ``tests/bundle_direct.py``). Nothing of those bundles is part of
+this repository: set PROCTOR_BUNDLE_EXAMPLES to a folder holding Codabench/CodaLab bundles
+(searched for ``competition.yaml``; e.g. codalab/competition-examples' codabench/ and codalab/
+folders) and PROCTOR_EVALAI_EXAMPLES to a folder holding EvalAI challenge folders (searched for
+``challenge_config.yaml``, each scored on its ``*submission*`` files); skipped otherwise. The
+programs run in the reference environment (numpy, scipy, scikit-learn, pandas...), the direct
+runs with this interpreter (the same libraries). ``bench/real_bundles.py`` runs the same
+comparison in the bundles' own environments, through the command line, and prints a table.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
 
+from bundle_direct import direct_scores
 from proctor.errors import ConfigError
 from proctor.pipeline.report import EvaluationReport
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec.ingestion import IngestionProgram, IngestionProtocol
 from proctor.spec.loader import load_challenge
 from proctor.spec.model import Challenge, Task
 from proctor.spec.scorer import ScoringProgram
@@ -31,15 +34,18 @@ from proctor.types import Failure, RunStatus
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 ROOT = os.environ.get("PROCTOR_BUNDLE_EXAMPLES", "")
+EVALAI_ROOT = os.environ.get("PROCTOR_EVALAI_EXAMPLES", "")
 TIMINGS = frozenset({"duration", "time", "elapsed", "runtime"})
 """Columns measuring how long the code ran: they differ between any two runs."""
 BUNDLED = Path(__file__).resolve().parents[1] / "src/proctor/challenges/environment"
+SAMPLE_SUFFIXES = frozenset({".json", ".csv", ".txt", ".tsv", ".npy", ".zip"})
+"""What an EvalAI sample submission at a challenge's root is (not its README or script)."""
 
 
-def _bundles() -> list[Path]:
-    if not ROOT:
+def _found(root: str, marker: str) -> list[Path]:
+    if not root:
         return []
-    return sorted(path.parent for path in Path(ROOT).rglob("competition.yaml"))
+    return sorted(path.parent for path in Path(root).rglob(marker))
 
 
 def _environment(folder: Path) -> Path:
@@ -57,122 +63,73 @@ def _environment(folder: Path) -> Path:
     return folder
 
 
-def _run_real(folder: Path, command: tuple[str, ...], places: dict[str, Path]) -> bool:
-    """Run a program copied to ``folder``, its ``/app/...`` paths (in its files too) made real."""
-
-    def real(text: str) -> str:
-        for inside, outside in places.items():
-            text = text.replace(inside, str(outside))
-        return text
-
-    for source in folder.rglob("*.py"):
-        source.write_text(real(source.read_text()))
-    argv = [sys.executable if part.startswith("python") else real(part) for part in command]
-    done = subprocess.run(argv, cwd=folder, timeout=600, capture_output=True, check=False)
-    return done.returncode == 0
+def _imported(source: Path, shared_dir: Path) -> Challenge:
+    challenge_dir = shared_dir / "challenge"
+    try:
+        import_challenge(source, challenge_dir, str(_environment(shared_dir / "env")))
+    except ConfigError as err:
+        pytest.skip(f"refused: {err}")
+    return load_challenge(challenge_dir)
 
 
-def _ingest_directly(
-    ingestion: IngestionProgram, input_data: Path, upload: Path, work: Path
-) -> Path:
-    """The ingestion program run directly on ``upload``: the folder it wrote."""
-    output = work / "ingestion-output"
-    if any((upload / name).exists() for name in ("metadata", "metadata.yaml")):
-        output.mkdir(parents=True)
-    else:
-        shutil.copytree(upload, output)
-    (work / "shared").mkdir(parents=True)
-    shutil.copytree(ingestion.program, work / "ingestion")
-    places = {
-        "/app/input_data": input_data,
-        "/app/ingested_program": upload,
-        "/app/output": output,
-        "/app/shared": work / "shared",
-        "/app/program": work / "ingestion",
-    }
-    _run_real(work / "ingestion", ingestion.command, places)  # a failure scores what it wrote
-    return output
-
-
-def _direct(
-    task: Task, ingestion: IngestionProgram | None, upload: Path, work: Path
-) -> dict[str, float] | None:
-    """The programs run directly, every ``/app/...`` path (in their files too) made a real one.
-
-    None when the scoring program fails or writes no scores.
-    """
-    scorer, references = task.scorer, task.hidden_references
-    assert isinstance(scorer, ScoringProgram) and references is not None
-    if ingestion is not None and task.hidden_inputs is not None:
-        upload = _ingest_directly(ingestion, task.hidden_inputs, upload, work)
-    places = {
-        "/app/input/ref": work / "input/ref",
-        "/app/input/res": work / "input/res",
-        "/app/input": work / "input",
-        "/app/output": work / "output",
-        "/app/shared": work / "scoring-shared",
-        "/app/program": work / "program",
-    }
-    (work / "scoring-shared").mkdir(parents=True)
-    shutil.copytree(scorer.program, work / "program")
-    shutil.copytree(references, work / "input/ref")
-    shutil.copytree(upload, work / "input/res")
-    (work / "output").mkdir()
-    if not _run_real(work / "program", scorer.command, places):
-        return None
-    for name in ("scores.json", "scores.txt"):
-        if (work / "output" / name).is_file():
-            text = (work / "output" / name).read_text()
-            found = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
-            return {str(key): value for key, value in found.items()}
-    return None
+def _compare(challenge: Challenge, uploads: list[Path], shared_dir: Path) -> None:
+    """Every upload on every phase: Proctor's scores are the program's own, run directly."""
+    settings = Settings(work_root=shared_dir / "runs")
+    for number, upload in enumerate(uploads):
+        for phase in challenge.phases:
+            report = run_entry(RunRequest(upload, str(challenge.root), phase=phase.name), settings)
+            for task in (task for task in challenge.tasks if task.name in phase.tasks):
+                work = shared_dir / f"direct-{number}-{phase.name}-{task.name}"
+                _same_as_direct(report, task, upload, work)
 
 
 @pytest.mark.skipif(not ROOT, reason="PROCTOR_BUNDLE_EXAMPLES names no folder of bundles")
-@pytest.mark.parametrize("bundle", _bundles(), ids=lambda path: path.name)
+@pytest.mark.parametrize("bundle", _found(ROOT, "competition.yaml"), ids=lambda path: path.name)
 def test_each_sample_scores_what_the_bundle_program_computes(
     bundle: Path, shared_dir: Path, reference_env: object
 ) -> None:
-    challenge_dir = shared_dir / "challenge"
-    try:
-        imported = import_challenge(bundle, challenge_dir, str(_environment(shared_dir / "env")))
-    except ConfigError as err:
-        pytest.skip(f"refused: {err}")
-    assert imported.tasks
-    challenge = load_challenge(challenge_dir)
-    settings = Settings(work_root=shared_dir / "runs")
-    solutions = sorted((challenge_dir / "kit/solutions").glob("*"))
-    results = [solution for solution in solutions if solution.is_dir()]
-    if not results:
+    challenge = _imported(bundle, shared_dir)
+    solutions = sorted((challenge.root / "kit/solutions").glob("*"))
+    uploads = [solution for solution in solutions if solution.is_dir()]
+    if not uploads:
         pytest.skip("no sample submission")
-    for number, solution in enumerate(results):
-        for phase in challenge.phases:
-            report = run_entry(RunRequest(solution, str(challenge_dir), phase=phase.name), settings)
-            for task in (task for task in challenge.tasks if task.name in phase.tasks):
-                work = shared_dir / f"direct-{number}-{phase.name}-{task.name}"
-                _same_as_direct(report, challenge, task, solution, work)
+    _compare(challenge, uploads, shared_dir)
 
 
-def _same_as_direct(
-    report: EvaluationReport, challenge: Challenge, task: Task, solution: Path, work: Path
+@pytest.mark.skipif(not EVALAI_ROOT, reason="PROCTOR_EVALAI_EXAMPLES names no folder")
+@pytest.mark.parametrize(
+    "folder", _found(EVALAI_ROOT, "challenge_config.yaml"), ids=lambda path: path.name
+)
+def test_each_evalai_sample_scores_what_evaluate_returns(
+    folder: Path, shared_dir: Path, reference_env: object
 ) -> None:
-    """The task's scores in ``report`` are the programs' own, run directly on ``solution``."""
+    challenge = _imported(folder, shared_dir)
+    uploads = []
+    samples = [path for path in folder.glob("*submission*") if path.suffix in SAMPLE_SUFFIXES]
+    for sample in sorted(samples):
+        upload = shared_dir / f"{sample.name}.zip"  # Proctor's upload: a zip holding the file
+        with zipfile.ZipFile(upload, "w") as archive:
+            archive.write(sample, sample.name)
+        uploads.append(upload)
+    if not uploads:
+        pytest.skip("no *submission* file")
+    _compare(challenge, uploads, shared_dir)
+
+
+def _same_as_direct(report: EvaluationReport, task: Task, upload: Path, work: Path) -> None:
+    """The task's scores in ``report`` are the program's own, run directly on ``upload``."""
     scorer = task.scorer
     assert isinstance(scorer, ScoringProgram)
-    if scorer.concurrent_ingestion is not None:
-        return  # two programs at once: tests/test_ingestion_protocol.py runs such a pair
-    protocol = challenge.protocol
-    ingestion = protocol.program_of(task.name) if isinstance(protocol, IngestionProtocol) else None
-    expected = _direct(task, ingestion, solution, work)
+    expected = direct_scores(task, upload, work, sys.executable)
     if expected is None:  # the sample does not fit this task: the program fails
-        failure = Failure.ENTRY if ingestion is not None else Failure.SCORER
-        assert report.failure is failure, (solution.name, task.name)
+        failure = Failure.ENTRY if scorer.ingestion is not None else Failure.SCORER
+        assert report.failure is failure, (upload.name, task.name)
         return
-    assert report.status is RunStatus.SCORED, (solution.name, task.name)
-    if ingestion is not None:
-        again = _direct(task, ingestion, solution, work.with_name(work.name + "-2"))
-        if again != expected:  # the participant's code is not deterministic (an unseeded model)
-            return
+    assert report.status is RunStatus.SCORED, (upload.name, task.name)
+    again = direct_scores(task, upload, work.with_name(work.name + "-2"), sys.executable)
+    if again != expected:  # the program is not deterministic (an unseeded model or score)
+        assert set(report.scores[task.name]) <= set(expected)
+        return
     for metric in scorer.metrics:
-        if metric not in scorer.computed and metric not in TIMINGS:
+        if metric not in scorer.computed and metric.lower() not in TIMINGS:
             assert report.scores[task.name][metric] == float(expected[metric])

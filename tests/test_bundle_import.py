@@ -63,7 +63,8 @@ def test_a_codabench_bundle_maps_phases_tasks_and_columns(tmp_path: Path) -> Non
     assert challenge.leaderboard is not None and challenge.leaderboard.metric == "accuracy"
     alpha = _yaml(tmp_path / "challenge")["tasks"][0]["scorer"]  # type: ignore[index]
     assert alpha["metrics"]["accuracy"] == {"direction": "higher", "description": "Accuracy"}
-    assert _yaml(tmp_path / "challenge")["precision"] == {"accuracy": 4, "error": 2}
+    precision = {"accuracy": 4, "error": 2, "mean": 2}  # mean gives none: Codabench's 2
+    assert _yaml(tmp_path / "challenge")["precision"] == precision
     assert challenge.digits("accuracy") == 4
     assert alpha["metrics"]["error"]["direction"] == "lower"
     assert alpha["computed"] == {"mean": {"operation": "avg", "of": ["accuracy", "error"]}}

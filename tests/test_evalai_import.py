@@ -109,8 +109,9 @@ def test_untranslatable_inputs_are_refused_naming_the_key(tmp_path: Path) -> Non
     config.write_bytes(
         config.read_bytes().replace(b"remote_evaluation: False", b"remote_evaluation: True")
     )
-    with pytest.raises(ConfigError, match="remote_evaluation"):
+    with pytest.raises(ConfigError, match="remote_evaluation") as caught:
         import_challenge(source, tmp_path / "dest")
+    assert "set `remote_evaluation: False` and import again" in str(caught.value)  # the fix
     config.write_bytes(
         config.read_bytes().replace(b"remote_evaluation: True", b"remote_evaluation: False")
     )
@@ -293,6 +294,7 @@ def test_np_float_works_in_codabench_legacy_and_not_in_codabench(
     assert wheels["numpy"] == "1.23.5" and wheels["pandas"] == "1.5.3"
     modern = {name: version for name, (version, _) in codabench_env.manifest.wheels.items()}
     assert modern["numpy"] == "1.26.4" and modern["scikit-learn"] == "1.5.1"
+    assert modern["numba"] == "0.61.2" and modern["psutil"] == "7.0.0"  # the py312 image's
     source = make_evalai_challenge(shared_dir / "source", main_py=NP_FLOAT_SCRIPT)
     upload = make_upload(shared_dir / "upload")
     outcomes = {}

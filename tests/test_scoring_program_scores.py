@@ -63,3 +63,10 @@ def test_scores_json_is_read_without_following_links_and_within_its_cap(tmp_path
     assert read_capped(tmp_path / "missing.json", 100) == (None, None)
     (tmp_path / "folder").mkdir()
     assert read_capped(tmp_path / "folder", 100) == (None, "scores.json is not a regular file")
+
+
+def test_booleans_read_as_numbers_when_the_scorer_says_so() -> None:
+    codabench_like = SPEC.model_copy(update={"booleans": "numbers"})
+    summary, cases, _ = read_scores(b'{"mae": true, "n": false, "cases": {"a": {"mae": false}}}',
+                                    codabench_like, ["a"])  # fmt: skip
+    assert summary == {"mae": 1.0, "n": 0.0} and cases == {"a": {"mae": 0.0}}

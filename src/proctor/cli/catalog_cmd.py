@@ -70,7 +70,7 @@ def kit(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write a participant's starting kit: DEST/entry (baseline), DEST/data, DEST/README.md.
+    """Write a participant's starting kit: DEST/entry (baseline, if any), DEST/data, DEST/README.md.
 
     The organizers' 2018 sample training script fits one classifier per record on 60 s
     windows: give it records of an hour or more (--seconds 3600).
@@ -86,7 +86,10 @@ def kit(
         return
     for path in written:
         typer.echo(f"wrote {path}")
-    typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
+    if (dest / "entry").is_dir():
+        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
+    else:
+        typer.echo(f"no baseline entry: see {dest / 'README.md'} for what to upload")
 
 
 def _with_interval(value: float, scores: dict[str, float], metric: str) -> str:

@@ -2,26 +2,30 @@
 
 Not imported by Proctor: its text is written into each run (``scoring.evalai``) and run there
 with the environment's python3 (standard library only). It reads ``/scoring/evalai.json``
-(phase, split, annotation), finds the one submitted file (or the one file of a submitted zip),
-calls ``evaluate(annotation, submission, phase, submission_metadata=...)`` and writes the
-split's labels as ``scores.json``; the whole output (``result``, ``submission_result``) is
-printed for the organizer's log.
+(phase, split, annotation), finds the one submitted file (given as it is: a zip stays a zip),
+calls ``evaluate(annotation, submission, phase, submission_metadata=...)`` from a writable
+working folder of its own, as EvalAI's worker does (the metadata has the worker's keys, with
+neutral values; a script whose ``evaluate`` takes no ``**kwargs`` gets the three arguments
+only, as EvalAI's first workers called it) and writes the split's labels as ``scores.json``;
+the whole output (``result``, ``submission_result``) is printed for the organizer's log.
+The environment's python3 may be older than Proctor's: nothing newer than Python 3.7 here.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import os
 import sys
-import zipfile
+import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 SETTINGS = Path("/scoring/evalai.json")
 ROOT = "/scoring/evalai"
 PACKAGE = "evaluation_script"
-UNPACKED = Path("/tmp/evalai-submission")  # noqa: S108 (the sandbox's private /tmp)
 
 
 def fail(message: str) -> None:
@@ -38,26 +42,12 @@ def regular_files(root: Path) -> list[Path]:
 
 
 def submission_file(outputs: Path) -> Path:
-    """The one submitted file; a zip holding one file gives that file, unpacked."""
+    """The one submitted file, as EvalAI's worker gives it to ``evaluate`` (a zip stays a zip)."""
     files = regular_files(outputs)
     if len(files) != 1:
         names = ", ".join(str(path.relative_to(outputs)) for path in files[:5]) or "none"
-        fail(f"an EvalAI submission is one file, or a zip holding one file; found: {names}")
-    found = files[0]
-    if not zipfile.is_zipfile(found):
-        return found
-    with zipfile.ZipFile(found) as archive:
-        members = [
-            info
-            for info in archive.infolist()
-            if not info.is_dir() and not info.filename.startswith("__MACOSX/")
-        ]
-        if len(members) != 1:
-            fail(f"the submitted zip {found.name} must hold one file, not {len(members)}")
-        UNPACKED.mkdir(parents=True, exist_ok=True)
-        target = UNPACKED / Path(members[0].filename).name
-        target.write_bytes(archive.read(members[0]))
-    return target
+        fail(f"an EvalAI submission is one file (zip that one file to upload it); found: {names}")
+    return files[0]
 
 
 def annotation_file(reference: Path, cases: list[str], name: str) -> Path:
@@ -84,6 +74,43 @@ def split_scores(output: Any, split: str) -> dict[str, Any]:
     raise AssertionError
 
 
+def takes_metadata(evaluate: Any) -> bool:
+    """Whether ``evaluate`` accepts ``submission_metadata=`` (a ``**kwargs`` or that name)."""
+    try:
+        parameters = inspect.signature(evaluate).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(
+        parameter.kind is parameter.VAR_KEYWORD or parameter.name == "submission_metadata"
+        for parameter in parameters
+    )
+
+
+def submission_metadata(submission: Path) -> dict[str, Any]:
+    """The keys EvalAI's worker gives, with neutral values (no team, no identity)."""
+    return {
+        "id": 0,
+        "status": "running",
+        "participant_team": 0,
+        "participant_team_name": "",
+        "created_by": "",
+        "challenge_phase": 0,
+        "method_name": "",
+        "method_description": "",
+        "project_url": "",
+        "publication_url": "",
+        "is_public": False,
+        "when_made_public": None,
+        "submitted_at": datetime.now(timezone.utc).isoformat(),  # noqa: UP017 (any python3)
+        "execution_time": "",
+        "input_file": submission.name,
+        "submitted_file": submission.name,
+        "stdout_file": "",
+        "stderr_file": "",
+        "submission_result_file": "",
+    }
+
+
 def main() -> None:
     """Evaluate the submission and write ``scores.json``."""
     settings = json.loads(SETTINGS.read_text(encoding="utf-8"))
@@ -93,11 +120,13 @@ def main() -> None:
         Path(os.environ["PROCTOR_REFERENCE"]), cases, settings["annotation"]
     )
     sys.path.insert(0, ROOT)
+    os.chdir(tempfile.mkdtemp(prefix="evalai-run-"))  # writable, as the worker's folder is
     evaluate = importlib.import_module(PACKAGE).evaluate
-    metadata = {"status": "running", "method_name": "", "submitted_file": submission.name}
-    output = evaluate(
-        str(annotation), str(submission), settings["phase"], submission_metadata=metadata
-    )
+    arguments = (str(annotation), str(submission), settings["phase"])
+    if takes_metadata(evaluate):
+        output = evaluate(*arguments, submission_metadata=submission_metadata(submission))
+    else:  # a script written for EvalAI's first workers: three arguments
+        output = evaluate(*arguments)
     scores = split_scores(output, settings["split"])
     for metric, label in settings["labels"].items():
         if label in scores:

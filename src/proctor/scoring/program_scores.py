@@ -58,7 +58,9 @@ def judge(
     return TaskScores(summary, per_case, log=notes + result.log(), pages=pages)
 
 
-def _number(value: Any, where: str) -> float:
+def _number(value: Any, where: str, booleans: str = "refused") -> float:
+    if isinstance(value, bool) and booleans == "numbers":
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{where} is {type(value).__name__}, not a number")
     number = float(value)
@@ -137,7 +139,7 @@ def read_scores(
     missing = [name for name in written if name not in found]
     if missing:
         raise ValueError(f"declared metric(s) missing: {', '.join(missing)}")
-    summary = {name: _number(found[name], f"metric {name!r}") for name in written}
+    summary = {name: _number(found[name], f"metric {name!r}", spec.booleans) for name in written}
     summary.update(_computed(spec, summary))
     summary = {name: summary[name] for name in declared}
     per_case: dict[str, dict[str, float]] = {}
@@ -152,7 +154,7 @@ def read_scores(
         if not isinstance(row, dict):
             raise ValueError(f"cases.{case} must be an object {{METRIC: number}}")
         per_case[case] = {
-            name: _number(value, f"cases.{case}.{name}")
+            name: _number(value, f"cases.{case}.{name}", spec.booleans)
             for name, value in row.items()
             if name in declared
         }

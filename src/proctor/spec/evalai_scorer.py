@@ -16,7 +16,7 @@
 
 It is a scoring program whose program folder is the package and whose command is a small
 driver (``scoring.evalai_driver``, written into the run, never mounted from the install): the
-driver finds the one submitted file (or the one file of a submitted zip), calls
+driver finds the one submitted file (given as it is: a zip stays a zip, as on EvalAI), calls
 ``evaluate(annotation, submission, phase, submission_metadata=...)`` and writes the split's
 labels as ``scores.json``; ``submission_result`` goes to the organizer's log.
 """

@@ -11,6 +11,7 @@
       environment: ...             # optional; default: the task's environment
       check: [python3, check.py]   # optional: is one case's output valid?
       scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
+      booleans: refused            # optional: `numbers` reads true/false as 1/0 (Codabench)
       computed:                    # optional: metrics Proctor computes from written ones
         mean_score: {operation: avg, of: [score_a, score_b]}
       concurrent_ingestion:        # optional: Codabench's ingestion_only_during_scoring
@@ -176,6 +177,8 @@ class ScoringProgram(ScorerSettings):
     check: tuple[str, ...] | None = Field(default=None, min_length=1)
     mounts: ProgramMounts = ProgramMounts()
     scores_files: tuple[str, ...] = Field(default=("scores.json",), min_length=1)
+    booleans: Literal["refused", "numbers"] = "refused"
+    """A ``true``/``false`` score: refused, or read as 1 and 0 (as Codabench stores them)."""
     computed: dict[str, ComputedMetric] = Field(default_factory=dict)
     concurrent_ingestion: ConcurrentIngestion | None = None
 

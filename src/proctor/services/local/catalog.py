@@ -132,8 +132,9 @@ class FreshRecords:
 def write_kit(ref: str, dest: Path) -> list[Path]:
     """Write a participant's starting kit: ``entry/`` (the baseline), ``data/``, ``README.md``.
 
-    ``entry/`` is a copy of the challenge's ``baseline/``; ``README.md`` its ``KIT.md``, or a
-    README made from the challenge (:func:`generic_kit_readme`) when it ships none.
+    ``entry/`` is a copy of the challenge's ``baseline/`` (none when it ships none, as an
+    imported bundle without ``solutions``); ``README.md`` its ``KIT.md``, or a README made
+    from the challenge (:func:`generic_kit_readme`) when it ships none.
 
     Only public data is copied (once, into ``data/``, when every task shares its public
     inputs). Refuses to write into a non-empty ``dest``.
@@ -155,18 +156,16 @@ def write_kit_with(ref: str, dest: Path, fresh: FreshRecords | None) -> tuple[li
             "apply to physionet2018 only"
         )
     baseline = challenge.root / BASELINE_FOLDER
-    if not baseline.is_dir():
-        raise UsageError(
-            f"challenge {challenge.name!r} ships no baseline entry to build a kit from"
-        )
     _check_kit_folder(dest)
-    shutil.copytree(baseline, dest / "entry", ignore=shutil.ignore_patterns("__pycache__"))
+    entry = [dest / "entry"] if baseline.is_dir() else []
+    if entry:
+        shutil.copytree(baseline, entry[0], ignore=shutil.ignore_patterns("__pycache__"))
     described = ""
     if writer is not None and fresh is not None:
         described = writer(dest / "data", fresh.seconds, fresh.records)
-        written = [dest / "entry", dest / "data"]
+        written = [*entry, dest / "data"]
     else:
-        written = [dest / "entry", *_copy_data(challenge, dest)]
+        written = [*entry, *_copy_data(challenge, dest)]
     return [*written, *_copy_extras(challenge, dest)], described
 
 
@@ -197,15 +196,27 @@ def _copy_extras(challenge: Challenge, dest: Path) -> list[Path]:
     if readme.is_file():
         shutil.copy2(readme, dest / "README.md")
     else:
-        (dest / "README.md").write_text(generic_kit_readme(challenge), encoding="utf-8")
+        text = generic_kit_readme(challenge, entry=(dest / "entry").is_dir())
+        (dest / "README.md").write_text(text, encoding="utf-8")
     written.append(dest / "README.md")
     return written
 
 
-def generic_kit_readme(challenge: Challenge) -> str:
+def _entry_line(entry: bool) -> str:
+    if entry:
+        return "- `entry/`: the challenge's baseline entry, a working example to start from.\n"
+    return "- No baseline entry: the challenge ships none (see its pages for the format).\n"
+
+
+def _layout_line(entry: bool) -> str:
+    return " Keep the layout of `entry/`." if entry else ""
+
+
+def generic_kit_readme(challenge: Challenge, *, entry: bool = True) -> str:
     """The kit's README of a challenge that ships no ``KIT.md``: what is where, how to submit.
 
     It names the challenge, never the folder it was installed from (which holds hidden data).
+    ``entry``: whether the kit holds the baseline as ``entry/``.
     """
     driver = driver_for(challenge.protocol.kind)
     metrics = "; ".join(
@@ -220,12 +231,11 @@ def generic_kit_readme(challenge: Challenge) -> str:
 
 ## What is in this kit
 
-- `entry/`: the challenge's baseline entry, a working example to start from.
-- `data/`: the public data.
+{_entry_line(entry)}- `data/`: the public data.
 
 ## The entry
 
-Protocol `{challenge.protocol.kind}`: {driver.summary}. Keep the layout of `entry/`.
+Protocol `{challenge.protocol.kind}`: {driver.summary}.{_layout_line(entry)}
 
 ## Scores
 
@@ -265,8 +275,9 @@ def _copy_data(challenge: Challenge, dest: Path) -> list[Path]:
             if inputs is None:
                 continue
             target = dest / "data" / driver.split_folder(challenge.protocol, split) / inputs.name
-            shutil.copytree(inputs, target)
-            written.append(target)
+            if target not in written:  # tasks sharing a case (EvalAI's splits) share its folder
+                written.append(target)
+            shutil.copytree(inputs, target, dirs_exist_ok=True)
     return written
 
 

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from proctor.challenges import bundled_root
 from proctor.entries import unpack_entry
 from proctor.errors import ForbiddenError, NotFoundError, UsageError
 from proctor.services.local.catalog import resolve_challenge
@@ -66,12 +67,19 @@ def _paths(value: Any) -> Iterator[Path]:
 
 
 def _outside_files(challenge: Challenge) -> list[Path]:
-    """Files and folders the challenge names outside its own folder (shared environments)."""
+    """Files and folders the challenge names outside its own folder (shared environments).
+
+    A bundled environment's declaration (``environment: codabench``, as an imported bundle
+    names it) is not copied: the name stays in the copy and loads the same declaration.
+    """
     root = challenge.root.resolve()
+    bundled = bundled_root().resolve()
     found = []
     for path in _paths(challenge.model_dump()):
         real = (root / path).resolve()
         if real.exists() and not real.is_relative_to(root):
+            if real.is_relative_to(bundled) and not real.is_relative_to(root.parent):
+                continue
             if not real.is_relative_to(root.parent):
                 raise UsageError(
                     f"{real} lies outside {root.parent}: keep what the challenge names in its "

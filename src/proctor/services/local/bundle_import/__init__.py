@@ -27,6 +27,7 @@ from proctor.services.local.bundle_import.common import (
     unpack_source,
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
+from proctor.spec.loader import load_challenge
 
 __all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
 
@@ -107,20 +108,37 @@ def import_challenge(source: Path, dest: Path, environment: str | None = None) -
             found = bundle / form.yaml_file
             if not found.is_file():
                 continue
-            spec = read_yaml(found)
+            shown = found if source.is_dir() else source / found.relative_to(scratch)
+            try:
+                spec = read_yaml(found)
+            except ConfigError as err:
+                raise ConfigError(err.message, path=shown) from None
             if not form.detect(spec):
                 continue
             dest.mkdir(parents=True, exist_ok=True)
             try:
-                return _import(form, spec, bundle, dest, environment)
+                result = _import(form, spec, bundle, dest, environment)
+                _loads(dest)
+                return result
             except ConfigError as err:
                 shutil.rmtree(dest, ignore_errors=True)
-                raise ConfigError(err.message, path=found, location=err.location) from None
+                raise ConfigError(err.message, path=shown, location=err.location) from None
             except BaseException:
                 shutil.rmtree(dest, ignore_errors=True)
                 raise
     names = ", ".join(sorted({form.yaml_file for form in FORMATS}))
     raise UsageError(f"{source}: not a bundle Proctor imports (no {names} it recognizes)")
+
+
+def _loads(dest: Path) -> None:
+    """Refuse a written challenge Proctor cannot load (a mapping the importer got wrong)."""
+    try:
+        load_challenge(dest)
+    except ConfigError as err:
+        raise ConfigError(
+            f"the challenge written from this bundle does not load ({err}): correct the "
+            "bundle's YAML where it says, or report the bundle if it runs on its platform"
+        ) from None
 
 
 def _import(
@@ -134,13 +152,23 @@ def _import(
         raise TypeError(f"the {form.name} row has neither a plan builder nor an importer")
     chosen = _environment(environment, _default_environment(spec), dest)
     result = write_challenge(form.build_plan(spec, bundle, dest, chosen), dest)
-    result.warnings.insert(0, f"environment: {_describe(chosen)} ({_image(spec)})")
+    described = _image(spec, advise=environment is None)
+    result.warnings.insert(0, f"environment: {_describe(chosen)} ({described})")
     return result
 
 
-def _image(spec: dict[str, Any]) -> str:
+def _image(spec: dict[str, Any], *, advise: bool) -> str:
+    """The bundle's image as the environment warning names it; ``advise``: say what to do."""
     image = spec.get("docker_image") or spec.get("competition_docker_image")
-    return f"docker_image {image}" if image else "no docker_image: Codabench's default"
+    if not image:
+        return "no docker_image: Codabench's default"
+    if advise and "codalab/codalab-legacy" not in str(image):
+        return (
+            f"docker_image {image}: not one of Codabench's images, whose libraries Proctor "
+            "cannot know; if its programs import more than numpy, scipy, scikit-learn, pandas "
+            "and matplotlib, import again with `--environment DIR` declaring them"
+        )
+    return f"docker_image {image}"
 
 
 def _default_environment(spec: dict[str, Any]) -> str:

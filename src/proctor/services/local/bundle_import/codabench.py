@@ -17,6 +17,7 @@ from proctor.services.local.bundle_import.common import (
     derive_name,
     parse_date,
 )
+from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
@@ -31,8 +32,25 @@ RULES_KEPT = (None, "", "Force_Best")
 
 
 def detect(spec: Any) -> bool:
-    """True for a Codabench bundle's YAML (``version: 2``)."""
-    return isinstance(spec, dict) and str(spec.get("version", "")).strip() in ("2", "2.0")
+    """True for a Codabench bundle's YAML: ``version: 2``, or no version and a list of tasks.
+
+    Early Codabench bundles wrote no ``version``; a top-level ``tasks`` list (and a list of
+    phases naming them) is v2's shape, which CodaLab v1 never has.
+    """
+    if not isinstance(spec, dict):
+        return False
+    version = str(spec.get("version", "")).strip()
+    if version in ("2", "2.0"):
+        return True
+    return _unversioned_v2(spec)
+
+
+def _unversioned_v2(spec: dict[str, Any]) -> bool:
+    return (
+        "version" not in spec
+        and isinstance(spec.get("tasks"), list)
+        and isinstance(spec.get("phases"), list)
+    )
 
 
 def _list(spec: dict[str, Any], key: str) -> list[Any]:
@@ -61,6 +79,11 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         environment=environment,
         description=str(spec.get("description") or "")[:2000],
     )
+    if _unversioned_v2(spec):
+        plan.warnings.append(
+            "version: none written: read as a Codabench v2 bundle (it lists tasks and phases); "
+            "add `version: 2`"
+        )
     tasks = _by_index(_list(spec, "tasks"), "tasks")
     phases = _list(spec, "phases")
     if not phases:
@@ -88,6 +111,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
             )
         )
     note_code(plan, code)
+    note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
     _phases(plan, phases, task_names)
     read_columns(plan, _list(spec, "leaderboards"), _columns_v2, "leaderboards")
     rule = next((board.get("submission_rule") for board in _list(spec, "leaderboards")), None)
@@ -158,13 +182,21 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
             names.append(task_names[int(index)])
         if not names:
             raise BundleRefusedError("the phase runs no task", location=f"{key}.tasks")
+        opens = parse_date(phase.get("start"), f"{key}.start")
+        closes = parse_date(phase.get("end"), f"{key}.end")
+        if opens is not None and closes is not None and closes <= opens:
+            raise BundleRefusedError(
+                f"the phase ends ({closes.isoformat()}) before it starts ({opens.isoformat()}): "
+                "correct start or end (dates are month first: 1-31-2026)",
+                location=f"{key}.end",
+            )
         plan.phases.append(
             PhasePlan(
                 name=derive_name(bundle_name, taken, f"phase-{position + 1}"),
                 title=bundle_name,
                 tasks=names,
-                opens=parse_date(phase.get("start"), f"{key}.start"),
-                closes=parse_date(phase.get("end"), f"{key}.end"),
+                opens=opens,
+                closes=closes,
                 per_day=_positive(phase.get("max_submissions_per_day")),
                 total=_positive(phase.get("max_submissions")),
                 bundle_name=bundle_name,

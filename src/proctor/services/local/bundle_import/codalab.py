@@ -8,6 +8,7 @@ file), so each phase is one Proctor task of that phase. A phase ends where the n
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from proctor.services.local.bundle_import.common import (
     derive_name,
     parse_date,
 )
+from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
@@ -48,6 +50,35 @@ def _phases(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return sorted(items, key=lambda item: int(item[1].get("phasenumber", 0) or 0))
 
 
+def _without_parents(
+    phases: list[tuple[str, dict[str, Any]]], warnings: list[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """CodaLab 1.8's parallel phases: the parent (``is_parallel_parent``) only groups them.
+
+    Codabench drops it when it imports such a bundle; so does Proctor, with a warning.
+    """
+    kept = []
+    for key, phase in phases:
+        if phase.get("is_parallel_parent"):
+            warnings.append(
+                f"{key}.is_parallel_parent: a CodaLab 1.8 parent phase only groups the phases "
+                "that name it (parent_phasenumber): left out, its children are the phases"
+            )
+            continue
+        kept.append((key, phase))
+    return kept
+
+
+def _note_hidden_results(key: str, phase: dict[str, Any], warnings: list[str]) -> None:
+    mode = str(phase.get("leaderboard_management_mode") or "default").lower()
+    if mode == "hide_results":
+        warnings.append(
+            f"{key}.leaderboard_management_mode hide_results: Proctor's boards show the "
+            "phase's results while it runs (there is no hide-until-the-end mode); a board of "
+            "the phase with `public: false` is seen by organizers only"
+        )
+
+
 def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any) -> BundlePlan:
     """Map the bundle's YAML, copying its programs, data and pages under ``dest``."""
     title = str(spec.get("title") or bundle.name)
@@ -58,13 +89,15 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         environment=environment,
         description=str(spec.get("description") or "")[:2000],
     )
-    phases = _phases(spec)
+    phases = _without_parents(_phases(spec), plan.warnings)
     if not phases:
         raise BundleRefusedError("the bundle declares no phase", location="phases")
-    end = parse_date(spec.get("end_date"), "end_date")
+    opens = [parse_date(phase.get("start_date"), f"{key}.start_date") for key, phase in phases]
+    closes = _closing_times(opens, parse_date(spec.get("end_date"), "end_date"))
     code, sample = codalab_evidence(phases, bundle)
     taken: set[str] = set()
     for position, (key, phase) in enumerate(phases):
+        _note_hidden_results(key, phase, plan.warnings)
         label = str(phase.get("label") or f"Phase {position + 1}")
         name = derive_name(label, taken, f"phase-{position + 1}")
         limit = phase.get("execution_time_limit")
@@ -82,17 +115,13 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 takes_code=code is not None,
             )
         )
-        following = phases[position + 1][1] if position + 1 < len(phases) else None
-        closes = (
-            parse_date(following.get("start_date"), "start_date") if following is not None else end
-        )
         plan.phases.append(
             PhasePlan(
                 name=name,
                 title=label,
                 tasks=[name],
-                opens=parse_date(phase.get("start_date"), f"{key}.start_date"),
-                closes=closes,
+                opens=opens[position],
+                closes=closes[position],
                 per_day=_positive(phase.get("max_submissions_per_day")),
                 total=_positive(phase.get("max_submissions")),
                 bundle_name=label,
@@ -101,9 +130,11 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         )
     note_code(plan, code)
     _copy_kit(bundle, dest, phases, sample, plan.warnings)
+    note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
     board = spec.get("leaderboard") or {}
     if not isinstance(board, dict):
         raise BundleRefusedError("must be a mapping", location="leaderboard")
+    _note_rank_averages(board, plan.warnings)
     read_columns(plan, [board], _columns_v1, "leaderboard")
     html = spec.get("html") or {}
     pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
@@ -134,6 +165,23 @@ def _copy_kit(
         copy_solutions(bundle, dest, [sample], warnings)
 
 
+def _closing_times(opens: list[datetime | None], end: datetime | None) -> list[datetime | None]:
+    """A phase ends where the next later phase starts, the last at the competition's end.
+
+    Phases starting together (CodaLab 1.8's parallel phases, the children of one parent) run
+    side by side: each ends where the first phase starting after them starts.
+    """
+    closes: list[datetime | None] = []
+    for position, start in enumerate(opens):
+        later = [
+            moment
+            for moment in opens[position + 1 :]
+            if moment is not None and (start is None or moment > start)
+        ]
+        closes.append(later[0] if later else end)
+    return closes
+
+
 def _positive(value: Any) -> int | None:
     number = int(value) if value not in (None, "") else 0
     return number if number > 0 else None
@@ -145,15 +193,42 @@ def _fields(value: Any) -> list[str]:
     return [str(part) for part in value or []]
 
 
+def _computed(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value.get("computed"))
+
+
+def _note_rank_averages(board: dict[str, Any], warnings: list[str]) -> None:
+    """CodaLab v1's ``computed`` columns average ranks, which no one submission's scores give.
+
+    CodaLab ranked every submission of the phase on each field, then averaged those ranks
+    (the ``< Rank >`` column of AutoML bundles); Codabench's v1 import drops such columns.
+    Proctor leaves them out too, and ranks on the next column.
+    """
+    columns = board.get("columns") if isinstance(board.get("columns"), dict) else {}
+    for name, column in (columns or {}).items():
+        if _computed(column):
+            computed = column["computed"]
+            fields = ", ".join(
+                _fields(computed.get("fields") if isinstance(computed, dict) else [])
+            )
+            warnings.append(
+                f"leaderboard.columns.{name}.computed: CodaLab averaged the ranks of {fields} "
+                "among the phase's submissions; no submission's own scores give it, so the "
+                "column is left out (as Codabench does) and the board ranks on the next column "
+                "(a board with `aggregation: mean_rank` over tasks is Proctor's rank average)"
+            )
+
+
 def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], str]]:
-    """The ``columns`` mapping in Codabench's form, ordered by ``rank``."""
+    """The ``columns`` mapping in Codabench's form, ordered by ``rank`` (rank averages left out)."""
     columns = board.get("columns") or {}
     if not isinstance(columns, dict):
         raise BundleRefusedError("must be a mapping of columns", location=f"{key}.columns")
     found = []
     for position, (name, value) in enumerate(columns.items()):
         column: dict[str, Any] = value if isinstance(value, dict) else {}
-        computed = column.get("computed") or {}
+        if _computed(column):
+            continue
         normalized = {
             "index": position,
             "key": name,
@@ -161,10 +236,6 @@ def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], s
             "sorting": column.get("sort") or "desc",
             "precision": column.get("numeric_format"),
             "hidden": column.get("hidden", False),
-            "computation": computed.get("operation") if isinstance(computed, dict) else None,
-            "computation_keys": _fields(computed.get("fields"))
-            if isinstance(computed, dict)
-            else [],
             "rank": column.get("rank", position + 1),
         }
         found.append((normalized, f"{key}.columns.{name}"))

@@ -28,7 +28,8 @@ LEGACY_ENVIRONMENT = "codabench-legacy"
 """The environment of ``codalab/codalab-legacy:py37`` (numpy < 1.24), and of no image."""
 MODERN_ENVIRONMENT = "codabench"
 """The environment of ``codalab/codalab-legacy:py312`` and newer images."""
-LEGACY_IMAGES = ("py37", "py3", "py36", "py38", "py39", "legacy:latest")
+LEGACY_TAG = re.compile(r"^(py2\d*|py3|py3[0-9]|latest)$")
+"""Tags of a ``codalab-legacy`` image older than ``py310`` (``py312`` is the modern one)."""
 
 CODABENCH_MOUNTS = {
     "program": "/app/program",
@@ -73,11 +74,26 @@ class ImportResult:
         }
 
 
+class BundleLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, also reading the ``!!python/unicode`` and ``!!python/str`` tags.
+
+    CodaLab v1 (Python 2) wrote them when it exported a competition; they are plain strings.
+    """
+
+
+def _plain_string(loader: BundleLoader, node: yaml.Node) -> Any:
+    return loader.construct_yaml_str(node)
+
+
+for _tag in ("tag:yaml.org,2002:python/unicode", "tag:yaml.org,2002:python/str"):
+    BundleLoader.add_constructor(_tag, _plain_string)
+
+
 def read_yaml(path: Path) -> Any:
     """A bundle's YAML file: UTF-8 (a BOM allowed), CRLF accepted, duplicate keys: the last wins."""
     text = path.read_bytes().decode("utf-8-sig").replace("\r\n", "\n")
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, BundleLoader)  # noqa: S506 (a safe loader, two string tags more)
     except yaml.YAMLError as err:
         raise ConfigError(f"not a YAML document: {err}", path=path) from None
 
@@ -151,11 +167,33 @@ def materialize(bundle: Path, reference: str, dest: Path, key: str) -> Path:
         if candidate.is_file() and zipfile.is_zipfile(candidate):
             safe_extract(candidate, dest)
             return dest
-    raise BundleRefusedError(
-        f"{reference!r} is neither a folder nor a zip of the bundle (a dataset stored on the "
-        "platform is not part of the bundle: add it to the bundle)",
-        location=key,
+    raise BundleRefusedError(_missing(reference, found), location=key)
+
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+def _missing(reference: str, found: Path) -> str:
+    """Why ``reference`` is not a folder or zip of the bundle, and what to do."""
+    if found.is_file():
+        return (
+            f"{reference!r} is a file, not a folder or a zip: the platform unzips every "
+            "dataset; zip it (the program then finds it at the top of its folder) and name "
+            "the zip here"
+        )
+    if UUID.match(str(reference).strip()):
+        return (
+            f"{reference!r} is the key of a dataset stored on the platform, not a file of the "
+            "bundle: download that dataset, add it to the bundle as a folder or zip, and name "
+            "it here"
+        )
+    return (
+        f"{reference!r} is neither a folder nor a zip of the bundle: add it to the bundle "
+        "(a dataset stored on the platform is not part of the bundle), or correct the name"
     )
+
+
+EXAMPLE_COMMAND = "command: python $program/score.py $input $output"
 
 
 def program_command(
@@ -169,13 +207,25 @@ def program_command(
     """
     for name in ("metadata.yaml", "metadata"):
         if (folder / name).is_file():
-            metadata = read_yaml(folder / name)
+            try:
+                metadata = read_yaml(folder / name)
+            except ConfigError as err:  # named by its key: DEST is removed on a refusal
+                raise BundleRefusedError(
+                    f"the program's {name}: {err.message}", location=key
+                ) from None
             break
     else:
-        raise BundleRefusedError(f"the program in {folder.name} has no metadata file", location=key)
+        raise BundleRefusedError(
+            "the program has no `metadata` file (at its top, or one folder down): add one "
+            f"saying how to run it, e.g. `{EXAMPLE_COMMAND}`",
+            location=key,
+        )
     command = metadata.get("command") if isinstance(metadata, dict) else None
     if not isinstance(command, str) or not command.strip():
-        raise BundleRefusedError(f"{folder.name}/metadata has no `command`", location=key)
+        raise BundleRefusedError(
+            f"the program's {name} has no `command`: add one, e.g. `{EXAMPLE_COMMAND}`",
+            location=key,
+        )
     line = substitute(
         command, scoring=scoring, input_data=input_data, during_scoring=during_scoring
     )
@@ -211,6 +261,20 @@ def substitute(
     return pattern.sub(lambda match: table[match.group(0)], command)
 
 
+DATE_PATTERNS = (
+    "%Y-%m-%d",  # 2012-10-2: one digit, which ISO 8601 does not allow
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%d %H:%M:%S",
+    "%m-%d-%Y",
+    "%d-%m-%Y",
+    "%m/%d/%Y",
+    "%Y/%m/%d",
+    "%m-%d-%Y %H:%M",
+    "%m/%d/%Y %H:%M",
+)
+"""What bundles write besides ISO 8601 (Codabench reads them with dateutil: month first)."""
+
+
 def parse_date(value: Any, key: str) -> datetime | None:
     """A bundle's date or datetime (``2026-01-01``, ``1-1-2026``, ISO 8601), in UTC if naive."""
     if value is None or value == "":
@@ -229,7 +293,7 @@ def _date_text(text: str, key: str) -> datetime:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         pass
-    for pattern in ("%m-%d-%Y", "%d-%m-%Y", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y %H:%M"):
+    for pattern in DATE_PATTERNS:
         try:
             return datetime.strptime(text, pattern)
         except ValueError:
@@ -249,8 +313,11 @@ def derive_name(title: str, taken: set[str], fallback: str) -> str:
 
 def environment_for_image(image: Any) -> str:
     """The bundled environment standing for a Docker image (no image: Codabench's default)."""
-    text = str(image or "")
-    if not text or any(tag in text for tag in LEGACY_IMAGES):
+    text = str(image or "").strip()
+    if not text:
+        return LEGACY_ENVIRONMENT
+    name, _, tag = text.rpartition(":") if ":" in text.rsplit("/", 1)[-1] else (text, "", "latest")
+    if "legacy" in name and LEGACY_TAG.match(tag):
         return LEGACY_ENVIRONMENT
     return MODERN_ENVIRONMENT
 
@@ -295,6 +362,7 @@ def copy_pages(
         relative = PurePosixPath(str(reference).replace("\\", "/"))
         source = bundle.joinpath(*relative.parts)
         if relative.is_absolute() or ".." in relative.parts or not source.is_file():
+            warnings.append(f"page {title!r} ({reference}): no such file in the bundle: left out")
             continue
         if relative.suffix.lower() not in PAGE_SUFFIXES:
             warnings.append(f"page {title!r} ({reference}): neither Markdown nor HTML, left out")

@@ -31,6 +31,8 @@ import yaml
 
 from proctor.errors import ConfigError
 from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
+from proctor.services.local.bundle_import.network import note_network_use
 from proctor.spec.display import MAX_PRECISION
 
 FORMAT = "evalai"
@@ -38,6 +40,8 @@ CONFIG = "challenge_config.yaml"
 PACKAGE = "evaluation_script"
 CASE = "submission"
 DEFAULT_ENVIRONMENT = "codabench"
+DEFAULT_PRECISION = 2
+"""EvalAI's ``leaderboard_decimal_precision`` when a split gives none (as Codabench's columns)."""
 IGNORED_PHASE_KEYS = ("max_submissions_per_month", "submission_meta_attributes")
 PAGE_KEYS = (
     ("description", "overview"),
@@ -47,9 +51,13 @@ PAGE_KEYS = (
 """EvalAI's template keys and the Proctor page (``spec.display``) each one is."""
 
 
+EVALAI_KEYS = ("challenge_phases", "challenge_phase_splits", "leaderboard", "dataset_splits")
+"""Keys only EvalAI's configuration has (other tools name their settings file alike)."""
+
+
 def detect(config: Any) -> bool:
-    """Whether the parsed ``challenge_config.yaml`` is a mapping (EvalAI's configuration)."""
-    return isinstance(config, dict)
+    """Whether the parsed ``challenge_config.yaml`` is EvalAI's: a mapping with its keys."""
+    return isinstance(config, dict) and any(key in config for key in EVALAI_KEYS)
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -155,8 +163,14 @@ class EvalaiImport:
         found: dict[str, Any] = {}
         for label in labels:
             ascending = (metadata.get(label) or {}).get("sort_ascending")
-            if ascending is None:
-                ascending = not descending if label == order else False
+            if label == order:  # EvalAI ranks on it in the split's order, whatever metadata says
+                if ascending is not None and bool(ascending) == descending:
+                    self.warnings.append(
+                        f"leaderboard schema.metadata.{label}.sort_ascending {ascending!r}: "
+                        "EvalAI ranks on default_order_by by the split's "
+                        f"is_leaderboard_order_descending ({descending}); so does Proctor"
+                    )
+                ascending = not descending
             found[metric_name(label, taken)] = (label, "lower" if ascending else "higher")
         return found
 
@@ -221,10 +235,10 @@ class EvalaiImport:
         return found
 
     def note_precision(self, link: dict[str, Any], metrics: dict[str, Any], where: str) -> None:
-        """A split's ``leaderboard_decimal_precision``: the digits its board's metrics show."""
+        """A split's ``leaderboard_decimal_precision`` (EvalAI's default 2): the digits shown."""
         digits = link.get("leaderboard_decimal_precision")
         if digits is None:
-            return
+            digits = DEFAULT_PRECISION
         if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
             self.warnings.append(f"{where}.leaderboard_decimal_precision {digits!r}: left out")
             return
@@ -242,13 +256,9 @@ class EvalaiImport:
 
     def build(self) -> dict[str, Any]:
         """The ``challenge.yaml`` data, with the folder's files written."""
-        if self.config.get("remote_evaluation"):
-            raise ConfigError(
-                "remote evaluation runs on the host's own machines: Proctor cannot run it",
-                path=self.config_path,
-                location="remote_evaluation",
-            )
+        refuse_unrunnable(self.config, self.by_id("challenge_phases"), self.config_path)
         self.evaluation_script()
+        note_network_use(self.dest, [self.dest / PACKAGE], self.warnings)
         phases, boards, splits = (
             self.by_id("challenge_phases"),
             self.by_id("leaderboard"),

@@ -126,6 +126,7 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
         "limits": {"wall_s": task.wall_s},
         "mounts": dict(CODABENCH_MOUNTS),
         "scores_files": list(SCORES_FILES),
+        "booleans": "numbers",
     }
     computed = _computed(plan)
     if computed:

@@ -33,6 +33,8 @@ OPERATIONS = {
     "min": "min",
     "max": "max",
 }
+DEFAULT_PRECISION = 2
+"""Codabench's ``precision`` (CodaLab's ``numeric_format``) of a column that gives none."""
 EMPTY_NOTE = "No files: on Codabench this task has no {what}.\n"
 
 
@@ -251,7 +253,7 @@ def _column(column: dict[str, Any], where: str, by_index: dict[int, dict[str, An
         key=key,
         title=str(column.get("title") or key),
         direction="higher" if sorting == "desc" else "lower",
-        precision=int(precision) if precision not in (None, "") else None,
+        precision=int(precision) if precision not in (None, "") else DEFAULT_PRECISION,
         hidden=bool(column.get("hidden")),
         computation=computation,
     )
