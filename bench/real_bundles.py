@@ -26,9 +26,11 @@ repositories (none of them is part of Proctor). For each one the script runs, th
 It prints one row per (submission, phase, task): Proctor's scores, the direct run's, and
 ``same`` (every declared metric equal, timing columns aside), ``both fail`` (the program fails
 or writes no scores when run directly, and Proctor reports a failure), ``random`` (two direct
-runs differ from each other too: an unseeded program; the same metrics were reported), or
-``DIFFERENT``. Exit status 1 when a row differs. ``make test`` runs look-alikes written for
-the purpose (``tests/bundle_fixtures.py``, ``tests/evalai_challenge.py``);
+runs differ from each other too: an unseeded program; the same metrics were reported),
+``refused`` (Codabench would run the upload as a program where Proctor refuses it at prep, by
+design: a program sent to a challenge taking results, a command beside an ingestion
+program), or ``DIFFERENT``. Exit status 1 when a row differs. ``make test`` runs look-alikes
+written for the purpose (``tests/bundle_fixtures.py``, ``tests/evalai_challenge.py``);
 ``tests/test_bundle_examples.py`` runs the same comparison under pytest when
 ``PROCTOR_BUNDLE_EXAMPLES`` or ``PROCTOR_EVALAI_EXAMPLES`` names a folder.
 docs/import-bundles.md lists the real bundles checked so far.
@@ -50,7 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from bundle_direct import direct_scores
+from bundle_direct import RefusedByDesignError, direct_scores
 from proctor.spec.loader import load_challenge
 from proctor.spec.model import Challenge, Task
 
@@ -214,8 +216,18 @@ def compare_runs(
             report = answer or {}
             for task in (task for task in challenge.tasks if task.name in phase.tasks):
                 place = work / f"direct-{number}-{phase.name}-{task.name}"
-                direct = direct_scores(task, upload, place, task_python(challenge, task, venvs))
+                python = task_python(challenge, task, venvs)
                 scores = (report.get("scores") or {}).get(task.name, {})
+                try:
+                    direct = direct_scores(challenge, task, upload, place, python)
+                except (
+                    RefusedByDesignError
+                ) as refused:  # Codabench would run it; Proctor refuses it
+                    row = Row(name, "run", upload.name, phase.name, task.name, scores, None)
+                    row.verdict = "refused" if report.get("failure") == "entry" else "DIFFERENT"
+                    row.note = f"{refused}: {report.get('message') or stderr[-300:]}"
+                    rows.append(row)
+                    continue
                 row = Row(name, "run", upload.name, phase.name, task.name, scores, direct)
                 if direct is None:
                     row.verdict = "both fail" if report.get("failure") else "DIFFERENT"
@@ -226,8 +238,8 @@ def compare_runs(
                     row.verdict = "same" if same(scores, direct, made) else "DIFFERENT"
                     if row.verdict == "DIFFERENT":
                         again = direct_scores(
-                            task, upload, place.with_name(place.name + "-again"),
-                            task_python(challenge, task, venvs),
+                            challenge, task, upload, place.with_name(place.name + "-again"),
+                            python,
                         )  # fmt: skip
                         if again != direct and set(scores) - made <= set(direct):
                             row.verdict = "random"  # the program's own runs differ too
