@@ -3,17 +3,24 @@
 - Codabench mounts ``/app/input`` writable: a scoring program may write into ``ref`` and
   ``res`` (a ``filelock`` lock, a cache); Proctor gives it scratch copies
   (``writable_inputs``), and the references and the upload never change.
+- CodaLab v1 spells ``ingestion_only_during_scoring`` ``ingestion_program_only_during_scoring``
+  (a phase's key, as Codabench's v1 import maps it): the ingestion runs beside scoring.
 """
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
 
 from bundle_fixtures import (
+    INGEST_BESIDE_PY,
+    SCORE_BESIDE_PY,
     SCORE_JSON,
+    TRUTH,
+    code_zip,
     make_v2_bundle,
     submission_zip,
 )
@@ -21,6 +28,8 @@ from proctor.pipeline import program_staging
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
+from proctor.spec.ingestion import IngestionProtocol
+from proctor.spec.loader import load_challenge
 from proctor.types import RunStatus
 
 WRITES_ITS_INPUTS = (
@@ -74,3 +83,68 @@ def test_a_program_writing_into_its_inputs_scores_and_changes_nothing_kept(
     assert upload.read_bytes() == stored
     assert {path: path.read_bytes() for path in (challenge / "data").rglob("*.txt")} == references
     assert not list((challenge / "data").rglob("*.lock"))
+
+
+V1_BESIDE_YAML = """\
+title: Old Interactive Toy
+phases:
+  1:
+    phasenumber: 1
+    label: Interactive
+    start_date: 2020-01-01
+    execution_time_limit: 60
+    ingestion_program_only_during_scoring: True
+    ingestion_program: ingestion_program.zip
+    scoring_program: scoring_program.zip
+    reference_data: reference_data.zip
+leaderboard:
+  leaderboards:
+    RESULTS: &RESULTS
+      label: Results
+      rank: 1
+  columns:
+    accuracy: {leaderboard: *RESULTS, label: Accuracy, rank: 1}
+    ref_seen: {leaderboard: *RESULTS, label: Saw references, rank: 2, sort: asc}
+    link_followed: {leaderboard: *RESULTS, label: Followed a link, rank: 3, sort: asc}
+"""
+
+
+def _zipped(files: dict[str, str], archive: Path) -> Path:
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for name, text in files.items():
+            zipped.writestr(name, text)
+    return archive
+
+
+def _v1_beside_bundle(root: Path) -> Path:
+    """A CodaLab v1 bundle whose phase runs its ingestion beside scoring (v1's spelling)."""
+    bundle = root / "v1-beside"
+    bundle.mkdir(parents=True)
+    scoring = "command: python /app/program/score_beside.py $input $output $shared\n"
+    _zipped({"score_beside.py": SCORE_BESIDE_PY, "metadata": scoring},
+            bundle / "scoring_program.zip")  # fmt: skip
+    ingestion = "command: python $ingestion_program/ingest_beside.py $shared $submission_program\n"
+    _zipped({"ingest_beside.py": INGEST_BESIDE_PY, "metadata": ingestion},
+            bundle / "ingestion_program.zip")  # fmt: skip
+    truth = TRUTH["alpha"].replace(" ", "\n") + "\n"
+    _zipped({"truth.txt": truth}, bundle / "reference_data.zip")
+    (bundle / "competition.yaml").write_text(V1_BESIDE_YAML)
+    return bundle
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_v1_phase_ingesting_only_during_scoring_runs_its_ingestion_beside_scoring(
+    shared_dir: Path,
+) -> None:
+    challenge = shared_dir / "challenge"
+    import_challenge(_v1_beside_bundle(shared_dir), challenge, "host")
+    loaded = load_challenge(challenge)
+    scorer = loaded.tasks[0].scoring_program
+    assert scorer is not None and scorer.concurrent_ingestion is not None
+    protocol = loaded.protocol
+    assert not isinstance(protocol, IngestionProtocol) or not protocol.programs  # not the exam
+    settings = Settings(work_root=shared_dir / "runs")
+    report = run_entry(RunRequest(code_zip(shared_dir), str(challenge)), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert report.scores["interactive"]["accuracy"] == 1.0  # the model answers every query
