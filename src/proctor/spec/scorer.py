@@ -13,6 +13,7 @@
       scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
       booleans: refused            # optional: `numbers` reads true/false as 1/0 (Codabench)
       writable_inputs: false       # optional: references and outputs as writable scratch copies
+      missing_metrics: refused     # optional: `empty` leaves a metric not written without value
       computed:                    # optional: metrics Proctor computes from written ones
         mean_score: {operation: avg, of: [score_a, score_b]}
       concurrent_ingestion:        # optional: Codabench's ingestion_only_during_scoring
@@ -187,6 +188,10 @@ class ScoringProgram(ScorerSettings):
     ``/app/input`` writable): only this run's slot may change them, within
     ``limits.scratch_bytes``; the copies are discarded afterwards, the originals never change."""
     computed: dict[str, ComputedMetric] = Field(default_factory=dict)
+    missing_metrics: Literal["refused", "empty"] = "refused"
+    """A declared metric the program did not write: the task fails (the organizer's
+    contract), or ``empty``: it has no value (Codabench stores only the keys written and leaves
+    the column empty), with a warning in the organizer's log."""
     concurrent_ingestion: ConcurrentIngestion | None = None
 
     @model_validator(mode="before")

@@ -128,6 +128,7 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
         "scores_files": list(SCORES_FILES),
         "booleans": "numbers",
         "writable_inputs": True,
+        "missing_metrics": "empty",
     }
     computed = _computed(plan)
     if computed:
