@@ -247,8 +247,8 @@ def _beside(
         "/app/program": folder,
     }
     argv = _argv(folder, ingestion.command, places, python)
-    log = (work / "ingestion.log").open("wb")
-    return subprocess.Popen(argv, cwd=folder, stdout=log, stderr=log, env=_environ(python))
+    with (work / "ingestion.log").open("wb") as log:  # the child keeps its own descriptor
+        return subprocess.Popen(argv, cwd=folder, stdout=log, stderr=log, env=_environ(python))
 
 
 def codabench_direct(
