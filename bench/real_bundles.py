@@ -29,7 +29,9 @@ or writes no scores when run directly, and Proctor reports a failure), ``random`
 runs differ from each other too: an unseeded program; the same metrics were reported),
 ``refused`` (Codabench would run the upload as a program where Proctor refuses it at prep, by
 design: a program sent to a challenge taking results, a command beside an ingestion
-program), or ``DIFFERENT``. Exit status 1 when a row differs. ``make test`` runs look-alikes
+program), ``quiz fails`` (the direct run scores, but Proctor's quiz, which runs the ingestion
+program on the phase's sample data before any hidden data, failed: a result zip sent to a
+code task with sample data, by design), or ``DIFFERENT``. Exit status 1 when a row differs. ``make test`` runs look-alikes
 written for the purpose (``tests/bundle_fixtures.py``, ``tests/evalai_challenge.py``);
 ``tests/test_bundle_examples.py`` runs the same comparison under pytest when
 ``PROCTOR_BUNDLE_EXAMPLES`` or ``PROCTOR_EVALAI_EXAMPLES`` names a folder.
@@ -232,7 +234,7 @@ def compare_runs(
                 if direct is None:
                     row.verdict = "both fail" if report.get("failure") else "DIFFERENT"
                 elif report.get("status") != "scored":
-                    row.verdict = "DIFFERENT"
+                    row.verdict = "quiz fails" if _quiz_failed(report) else "DIFFERENT"
                 else:
                     made = set(getattr(task.scorer, "computed", {}))
                     row.verdict = "same" if same(scores, direct, made) else "DIFFERENT"
@@ -246,6 +248,14 @@ def compare_runs(
                 row.note = report.get("message") or stderr[-300:] if status else ""
                 rows.append(row)
     return rows
+
+
+def _quiz_failed(report: dict[str, Any]) -> bool:
+    """True when the quiz failed: the code ran on the sample data first, and failed there."""
+    return any(
+        str(stage.get("name", "")).split(":")[-1] == "quiz" and stage.get("status") == "failed"
+        for stage in report.get("stages") or []
+    )
 
 
 def bundle_rows(
