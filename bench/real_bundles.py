@@ -31,10 +31,10 @@ runs differ from each other too: an unseeded program; the same metrics were repo
 design: a program sent to a challenge taking results, a command beside an ingestion
 program), ``quiz fails`` (the direct run scores, but Proctor's quiz, which runs the ingestion
 program on the phase's sample data before any hidden data, failed: a result zip sent to a
-code task with sample data, by design), or ``DIFFERENT``. Exit status 1 when a row differs. ``make test`` runs look-alikes
-written for the purpose (``tests/bundle_fixtures.py``, ``tests/evalai_challenge.py``);
-``tests/test_bundle_examples.py`` runs the same comparison under pytest when
-``PROCTOR_BUNDLE_EXAMPLES`` or ``PROCTOR_EVALAI_EXAMPLES`` names a folder.
+code task with sample data, by design), or ``DIFFERENT``. Exit status 1 when a row differs.
+``make test`` runs look-alikes written for the purpose (``tests/bundle_fixtures.py``,
+``tests/evalai_challenge.py``); ``tests/test_bundle_examples.py`` runs the same comparison
+under pytest when ``PROCTOR_BUNDLE_EXAMPLES`` or ``PROCTOR_EVALAI_EXAMPLES`` names a folder.
 docs/import-bundles.md lists the real bundles checked so far.
 """
 
