@@ -130,7 +130,8 @@ def samples(bundle: Path, dest: Path) -> list[Path]:
     """The sample submissions of a Codabench/CodaLab bundle (see the module docstring)."""
     found = sorted(path for path in (dest / "kit/solutions").glob("*") if path.is_dir())
     if bundle.is_dir():
-        places = [bundle, bundle.parent, *bundle.glob("*starting_kit*")]
+        kits = [path for path in bundle.glob("*starting_kit*") if path.is_dir()]
+        places = [bundle, bundle.parent, *kits]
         for place in places:
             found += sorted(path for path in place.iterdir() if _is_sample(path))
         found += sorted((bundle / "proctor-samples").glob("*"))
