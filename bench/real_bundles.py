@@ -26,11 +26,15 @@ repositories (none of them is part of Proctor). For each one the script runs, th
 It prints one row per (submission, phase, task): Proctor's scores, the direct run's, and
 ``same`` (every declared metric equal, timing columns aside), ``both fail`` (the program fails
 or writes no scores when run directly, and Proctor reports a failure), ``random`` (two direct
-runs differ from each other too: an unseeded program; the same metrics were reported), or
-``DIFFERENT``. Exit status 1 when a row differs. ``make test`` runs look-alikes written for
-the purpose (``tests/bundle_fixtures.py``, ``tests/evalai_challenge.py``);
-``tests/test_bundle_examples.py`` runs the same comparison under pytest when
-``PROCTOR_BUNDLE_EXAMPLES`` or ``PROCTOR_EVALAI_EXAMPLES`` names a folder.
+runs differ from each other too: an unseeded program; the same metrics were reported),
+``refused`` (Codabench would run the upload as a program where Proctor refuses it at prep, by
+design: a program sent to a challenge taking results, a command beside an ingestion
+program), ``quiz fails`` (the direct run scores, but Proctor's quiz, which runs the ingestion
+program on the phase's sample data before any hidden data, failed: a result zip sent to a
+code task with sample data, by design), or ``DIFFERENT``. Exit status 1 when a row differs.
+``make test`` runs look-alikes written for the purpose (``tests/bundle_fixtures.py``,
+``tests/evalai_challenge.py``); ``tests/test_bundle_examples.py`` runs the same comparison
+under pytest when ``PROCTOR_BUNDLE_EXAMPLES`` or ``PROCTOR_EVALAI_EXAMPLES`` names a folder.
 docs/import-bundles.md lists the real bundles checked so far.
 """
 
@@ -50,7 +54,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from bundle_direct import direct_scores
+from bundle_direct import RefusedByDesignError, direct_scores
 from proctor.spec.loader import load_challenge
 from proctor.spec.model import Challenge, Task
 
@@ -126,7 +130,8 @@ def samples(bundle: Path, dest: Path) -> list[Path]:
     """The sample submissions of a Codabench/CodaLab bundle (see the module docstring)."""
     found = sorted(path for path in (dest / "kit/solutions").glob("*") if path.is_dir())
     if bundle.is_dir():
-        places = [bundle, bundle.parent, *bundle.glob("*starting_kit*")]
+        kits = [path for path in bundle.glob("*starting_kit*") if path.is_dir()]
+        places = [bundle, bundle.parent, *kits]
         for place in places:
             found += sorted(path for path in place.iterdir() if _is_sample(path))
         found += sorted((bundle / "proctor-samples").glob("*"))
@@ -214,26 +219,44 @@ def compare_runs(
             report = answer or {}
             for task in (task for task in challenge.tasks if task.name in phase.tasks):
                 place = work / f"direct-{number}-{phase.name}-{task.name}"
-                direct = direct_scores(task, upload, place, task_python(challenge, task, venvs))
+                python = task_python(challenge, task, venvs)
                 scores = (report.get("scores") or {}).get(task.name, {})
+                try:
+                    direct = direct_scores(challenge, task, upload, place, python)
+                except (
+                    RefusedByDesignError
+                ) as refused:  # Codabench would run it; Proctor refuses it
+                    row = Row(name, "run", upload.name, phase.name, task.name, scores, None)
+                    row.verdict = "refused" if report.get("failure") == "entry" else "DIFFERENT"
+                    row.note = f"{refused}: {report.get('message') or stderr[-300:]}"
+                    rows.append(row)
+                    continue
                 row = Row(name, "run", upload.name, phase.name, task.name, scores, direct)
                 if direct is None:
                     row.verdict = "both fail" if report.get("failure") else "DIFFERENT"
                 elif report.get("status") != "scored":
-                    row.verdict = "DIFFERENT"
+                    row.verdict = "quiz fails" if _quiz_failed(report) else "DIFFERENT"
                 else:
                     made = set(getattr(task.scorer, "computed", {}))
                     row.verdict = "same" if same(scores, direct, made) else "DIFFERENT"
                     if row.verdict == "DIFFERENT":
                         again = direct_scores(
-                            task, upload, place.with_name(place.name + "-again"),
-                            task_python(challenge, task, venvs),
+                            challenge, task, upload, place.with_name(place.name + "-again"),
+                            python,
                         )  # fmt: skip
                         if again != direct and set(scores) - made <= set(direct):
                             row.verdict = "random"  # the program's own runs differ too
                 row.note = report.get("message") or stderr[-300:] if status else ""
                 rows.append(row)
     return rows
+
+
+def _quiz_failed(report: dict[str, Any]) -> bool:
+    """True when the quiz failed: the code ran on the sample data first, and failed there."""
+    return any(
+        str(stage.get("name", "")).split(":")[-1] == "quiz" and stage.get("status") == "failed"
+        for stage in report.get("stages") or []
+    )
 
 
 def bundle_rows(

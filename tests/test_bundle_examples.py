@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bundle_direct import direct_scores
+from bundle_direct import RefusedByDesignError, direct_scores, runs_entry_code
 from proctor.errors import ConfigError
 from proctor.pipeline.report import EvaluationReport
 from proctor.services.local.bundle_import import import_challenge
@@ -30,7 +30,7 @@ from proctor.settings import Settings
 from proctor.spec.loader import load_challenge
 from proctor.spec.model import Challenge, Task
 from proctor.spec.scorer import ScoringProgram
-from proctor.types import Failure, RunStatus
+from proctor.types import Failure, RunStatus, Stage, StageStatus
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 ROOT = os.environ.get("PROCTOR_BUNDLE_EXAMPLES", "")
@@ -80,7 +80,7 @@ def _compare(challenge: Challenge, uploads: list[Path], shared_dir: Path) -> Non
             report = run_entry(RunRequest(upload, str(challenge.root), phase=phase.name), settings)
             for task in (task for task in challenge.tasks if task.name in phase.tasks):
                 work = shared_dir / f"direct-{number}-{phase.name}-{task.name}"
-                _same_as_direct(report, task, upload, work)
+                _same_as_direct(report, challenge, task, upload, work)
 
 
 @pytest.mark.skipif(not ROOT, reason="PROCTOR_BUNDLE_EXAMPLES names no folder of bundles")
@@ -116,20 +116,34 @@ def test_each_evalai_sample_scores_what_evaluate_returns(
     _compare(challenge, uploads, shared_dir)
 
 
-def _same_as_direct(report: EvaluationReport, task: Task, upload: Path, work: Path) -> None:
+def _same_as_direct(
+    report: EvaluationReport, challenge: Challenge, task: Task, upload: Path, work: Path
+) -> None:
     """The task's scores in ``report`` are the program's own, run directly on ``upload``."""
     scorer = task.scorer
     assert isinstance(scorer, ScoringProgram)
-    expected = direct_scores(task, upload, work, sys.executable)
+    try:
+        expected = direct_scores(challenge, task, upload, work, sys.executable)
+    except RefusedByDesignError:  # Proctor refuses such an upload at prep, by design
+        assert report.failure is Failure.ENTRY, (upload.name, task.name)
+        return
     if expected is None:  # the sample does not fit this task: the program fails
-        failure = Failure.ENTRY if scorer.ingestion is not None else Failure.SCORER
+        entry_code = runs_entry_code(challenge, task, upload) or _refused_at_prep(report)
+        failure = Failure.ENTRY if entry_code else Failure.SCORER
         assert report.failure is failure, (upload.name, task.name)
         return
     assert report.status is RunStatus.SCORED, (upload.name, task.name)
-    again = direct_scores(task, upload, work.with_name(work.name + "-2"), sys.executable)
+    again = direct_scores(challenge, task, upload, work.with_name(work.name + "-2"), sys.executable)
     if again != expected:  # the program is not deterministic (an unseeded model or score)
-        assert set(report.scores[task.name]) <= set(expected)
+        assert set(report.scores[task.name]) - set(scorer.computed) <= set(expected)
         return
     for metric in scorer.metrics:
         if metric not in scorer.computed and metric.lower() not in TIMINGS:
             assert report.scores[task.name][metric] == float(expected[metric])
+
+
+def _refused_at_prep(report: EvaluationReport) -> bool:
+    """True when prep refused the upload (a file type the challenge does not take)."""
+    return any(
+        stage.stage is Stage.PREP and stage.status is StageStatus.FAILED for stage in report.stages
+    )

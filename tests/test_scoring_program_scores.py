@@ -70,3 +70,24 @@ def test_booleans_read_as_numbers_when_the_scorer_says_so() -> None:
     summary, cases, _ = read_scores(b'{"mae": true, "n": false, "cases": {"a": {"mae": false}}}',
                                     codabench_like, ["a"])  # fmt: skip
     assert summary == {"mae": 1.0, "n": 0.0} and cases == {"a": {"mae": 0.0}}
+
+
+def test_a_metric_not_written_has_no_value_when_the_scorer_says_so() -> None:
+    codabench_like = ScoringProgram.model_validate(
+        {
+            **SPEC.model_dump(),
+            "metrics": {**SPEC.model_dump()["metrics"], "mean": {"direction": "lower"}},
+            "computed": {"mean": {"operation": "avg", "of": ["mae", "n"]}},
+            "missing_metrics": "empty",
+        }
+    )
+    summary, _, warnings = read_scores(b'{"mae": 2}', codabench_like, [])
+    assert summary == {"mae": 2.0}  # n has no value, nor the mean computed from it
+    assert warnings == [
+        "'n': declared but not written: no value (missing_metrics: empty)",
+        "'mean': computed from n, which has no value",
+    ]
+    with pytest.raises(ValueError, match="declared metric"):  # nothing declared written
+        read_scores(b'{"other": 2}', codabench_like, [])
+    with pytest.raises(ValueError, match=r"declared metric.*missing: n"):  # the default
+        read_scores(b'{"mae": 2}', SPEC, [])

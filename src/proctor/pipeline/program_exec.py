@@ -18,6 +18,7 @@ from pathlib import Path
 
 from proctor.pipeline.program_staging import (
     SMALL_INPUTS_BYTES,
+    copy_bytes,
     copy_plain,
     fits_one_workspace,
     inside,
@@ -69,9 +70,34 @@ def _run_staged(
     variables: Mapping[str, str],
     extra: list[Mount],
 ) -> ProgramResult:
-    """Larger inputs: staged copies mounted read-only, the scores folder a workspace."""
+    """Larger inputs: staged copies mounted read-only, the scores folder a workspace.
+
+    A ``writable`` folder is copied into a workspace of its own (its size plus
+    ``limits.scratch_bytes``) handed to the session's slot and mounted writable.
+    """
     staged = staged_mounts(request, scratch)
-    env = {**variables, **request.env}
+    with contextlib.ExitStack() as stack:
+        for index, (source, target) in enumerate(request.folders):
+            if target in request.writable:
+                size = copy_bytes(source) + request.limits.scratch_bytes
+                space = session.workspace(scratch / f"writable-{index}", size_bytes=size)
+                copy = stack.enter_context(space) / "copy"
+                copy_plain(source, copy)
+                session.give(copy)
+                staged.append(Mount(copy, target, writable=True))
+        return _run_with_scores(session, request, scratch, {**variables, **request.env},
+                                (staged, extra))  # fmt: skip
+
+
+def _run_with_scores(
+    session: SandboxSession,
+    request: ProgramRequest,
+    scratch: Path,
+    env: Mapping[str, str],
+    mounts: tuple[list[Mount], list[Mount]],
+) -> ProgramResult:
+    """Run with ``mounts`` (the staged ones, then the extra ones), the scores folder between."""
+    staged, extra = mounts
     if request.scores is None:
         outcome = session.run(
             request.argv, mounts=[*staged, *extra], limits=_limits(request), env=env,
@@ -112,9 +138,13 @@ def _run_in_one_workspace(
     """
     common = posixpath.commonpath(targets(request))
     size = SMALL_INPUTS_BYTES + request.limits.scores_bytes + 2 * 1024**2
+    if request.writable:
+        size += request.limits.scratch_bytes
     with session.workspace(scratch / "view", size_bytes=size) as tree:
         for source, target in request.folders:
             copy_plain(source, inside(tree, common, target))
+            if target in request.writable:  # a scratch copy this run's slot may change
+                session.give(inside(tree, common, target))
         for target, content in request.files.items():
             write_file(inside(tree, common, target), content)
         if request.shared is not None:

@@ -105,17 +105,21 @@ def staged_mounts(request: ProgramRequest, scratch: Path) -> list[Mount]:
     """Read-only mounts of staged copies the slot may read (links and specials left out).
 
     When every mount point lies below one folder (``/scoring``), everything is staged as one
-    tree mounted there (the writable scores folder then goes over its empty place in it): a
-    backend that packs each read-only source into an image of its own (as root) packs one.
+    tree mounted there (the writable scores folder, and the ``writable`` copies the caller
+    mounts, then go over their empty places in it): a backend that packs each read-only
+    source into an image of its own (as root) packs one. ``request.writable`` folders are
+    left to the caller.
     """
     targets = [target for _, target in request.folders] + list(request.files)
     every = targets + ([request.scores] if request.scores is not None else [])
     common = posixpath.commonpath(every) if every else "/"
+    read_only = [(source, target) for source, target in request.folders
+                 if target not in request.writable]  # fmt: skip
     if common == "/" or common in every:
         return [
             *(
                 Mount(_stage(source, scratch / f"folder-{index}"), target)
-                for index, (source, target) in enumerate(request.folders)
+                for index, (source, target) in enumerate(read_only)
             ),
             *(
                 Mount(write_file(scratch / f"file-{index}", content), target)
@@ -125,14 +129,33 @@ def staged_mounts(request: ProgramRequest, scratch: Path) -> list[Mount]:
     tree = scratch / "view"
     tree.mkdir()
     tree.chmod(0o755)
-    for source, target in request.folders:
+    for source, target in read_only:
         _stage(source, inside(tree, common, target))
     for target, content in request.files.items():
         write_file(inside(tree, common, target), content)
     for writable in (request.scores, request.shared):
         if writable is not None:
             inside(tree, common, writable).mkdir(mode=0o755)
+    for source, target in request.folders:
+        if target in request.writable:  # the place the caller's writable copy goes over
+            place = inside(tree, common, target)
+            if source.is_file():
+                write_file(place, b"")
+            else:
+                place.mkdir(mode=0o755)
     return [Mount(tree, common)]
+
+
+def copy_bytes(source: Path) -> int:
+    """Bytes a workspace needs to hold a copy of ``source``: its files, a block per entry."""
+    if not source.is_dir() or source.is_symlink():
+        return _tree_bytes(source, 1 << 62) + BLOCK
+    total = BLOCK
+    for root, folders, names in os.walk(source, followlinks=False):
+        total += BLOCK * len(folders)
+        for name in names:
+            total += os.lstat(os.path.join(root, name)).st_size + BLOCK
+    return total
 
 
 def inside(tree: Path, common: str, target: str) -> Path:

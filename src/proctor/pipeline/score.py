@@ -47,12 +47,14 @@ def shown_scores(
 ) -> ShownScores:
     """The summary a participant may see; per-case values only as ``per_record`` allows.
 
+    A wanted metric the scorer gave no value (``missing_metrics: empty``) is left out.
+
     ``none`` shows no number at all. Per-case scores on hidden data at full precision are a
     label oracle: ``per_record`` withholds (``none``) or rounds them (``rounded``, 2 decimals).
     """
     if level is Disclosure.NONE:
         return ShownScores()
-    summary = {metric: scored.summary[metric] for metric in wanted}
+    summary = {metric: scored.summary[metric] for metric in wanted if metric in scored.summary}
     if per_record == "none" or level is not Disclosure.FULL:
         return ShownScores(summary)
     if per_record == "rounded":

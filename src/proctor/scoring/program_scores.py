@@ -3,10 +3,11 @@
 :func:`judge` turns a run into scores or a :class:`ScoringProgramError` (the organizer's
 failure, with the program's output tails for the organizer's log). The scores file is
 ``scores.json``, or CodaLab's ``scores.txt``. Every declared metric must be a finite number
-(``computed`` ones are made here from the written ones); keys the YAML does not declare,
-and cases the task does not have, are left out with a warning for the organizer's log. A
-document that cannot be used is a ``ValueError`` naming what is wrong: the scoring
-program's (the organizer's) failure.
+(``computed`` ones are made here from the written ones; with ``missing_metrics: empty`` one
+not written has no value, as on Codabench); keys the YAML does not declare, and cases the
+task does not have, are left out with a warning for the organizer's log. A document that
+cannot be used is a ``ValueError`` naming what is wrong: the scoring program's (the
+organizer's) failure.
 """
 
 from __future__ import annotations
@@ -105,12 +106,21 @@ def _operate(operation: str, values: list[float]) -> float:
     return float(min(values) if operation == "min" else max(values))
 
 
-def _computed(spec: ScoringProgram, summary: dict[str, float]) -> dict[str, float]:
-    """The ``computed`` metrics (avg, sum, min, max of written ones)."""
-    return {
-        name: _operate(computed.operation, [summary[key] for key in computed.of])
-        for name, computed in spec.computed.items()
-    }
+def _computed(
+    spec: ScoringProgram, summary: dict[str, float], warnings: list[str]
+) -> dict[str, float]:
+    """The ``computed`` metrics (avg, sum, min, max of written ones).
+
+    One computed from a metric without value has none either (a warning).
+    """
+    made = {}
+    for name, computed in spec.computed.items():
+        absent = [key for key in computed.of if key not in summary]
+        if absent:
+            warnings.append(f"{name!r}: computed from {', '.join(absent)}, which has no value")
+            continue
+        made[name] = _operate(computed.operation, [summary[key] for key in computed.of])
+    return made
 
 
 def read_scores(
@@ -118,9 +128,10 @@ def read_scores(
 ) -> tuple[dict[str, float], dict[str, dict[str, float]], list[str]]:
     """(summary, per-case scores, warnings) from the parsed scores; ``ValueError`` if unusable.
 
-    Every declared metric (but the ``computed`` ones, made here) must be a finite number;
-    keys the YAML does not declare (and cases the task does not have) are left out with a
-    warning.
+    Every declared metric (but the ``computed`` ones, made here) must be a finite number; with
+    ``missing_metrics: empty`` one not written has no value (a warning), as long as one is
+    written. Keys the YAML does not declare (and cases the task does not have) are left out
+    with a warning.
     """
     if isinstance(found, bytes):
         found = parse_scores_file(found)
@@ -137,11 +148,18 @@ def read_scores(
         if key not in declared and key != "cases"
     ]
     missing = [name for name in written if name not in found]
-    if missing:
+    if missing and (spec.missing_metrics == "refused" or len(missing) == len(written)):
         raise ValueError(f"declared metric(s) missing: {', '.join(missing)}")
-    summary = {name: _number(found[name], f"metric {name!r}", spec.booleans) for name in written}
-    summary.update(_computed(spec, summary))
-    summary = {name: summary[name] for name in declared}
+    warnings += [
+        f"{name!r}: declared but not written: no value (missing_metrics: empty)" for name in missing
+    ]
+    summary = {
+        name: _number(found[name], f"metric {name!r}", spec.booleans)
+        for name in written
+        if name in found
+    }
+    summary.update(_computed(spec, summary, warnings))
+    summary = {name: summary[name] for name in declared if name in summary}
     per_case: dict[str, dict[str, float]] = {}
     rows = found.get("cases", {})
     if not isinstance(rows, dict):

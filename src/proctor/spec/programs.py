@@ -32,7 +32,9 @@ class ProgramRequest:
     writable, ``limits.scores_bytes``-capped folder inside (None: nothing is writable but
     ``/tmp``); the runner hands back its ``scores.json``. ``shared``: where a writable,
     ``limits.shared_bytes``-capped, empty folder shows (Codabench's ``/app/shared``; None:
-    none), private to the run or common to it and ``beside``.
+    none), private to the run or common to it and ``beside``. ``writable``: targets among
+    ``folders`` shown as writable scratch copies instead (only this run's slot may change
+    them, within ``limits.scratch_bytes``; discarded afterwards, the sources never change).
     """
 
     argv: tuple[str, ...]
@@ -48,6 +50,7 @@ class ProgramRequest:
     collect: Path | None = None
     """A new host folder where everything ``scores`` holds after the run is copied."""
     shared: str | None = None
+    writable: tuple[str, ...] = ()
     beside: ProgramRequest | None = None
     """A program run at the same time, in a sandbox of its own (another slot, none of this
     request's folders), sharing only the ``shared`` folder (at its own ``shared`` mount

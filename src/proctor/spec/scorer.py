@@ -12,6 +12,8 @@
       check: [python3, check.py]   # optional: is one case's output valid?
       scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
       booleans: refused            # optional: `numbers` reads true/false as 1/0 (Codabench)
+      writable_inputs: false       # optional: references and outputs as writable scratch copies
+      missing_metrics: refused     # optional: `empty` leaves a metric not written without value
       computed:                    # optional: metrics Proctor computes from written ones
         mean_score: {operation: avg, of: [score_a, score_b]}
       concurrent_ingestion:        # optional: Codabench's ingestion_only_during_scoring
@@ -67,7 +69,8 @@ class ProgramLimits(Strict):
     ``wall_s``: seconds; ``memory_bytes``: its memory (cgroup and address space);
     ``scores_bytes``: its writable output folder; ``log_bytes``: each of stdout and stderr
     kept for the organizer; ``processes``: processes and threads at once; ``shared_bytes``:
-    the shared folder (``mounts.shared``).
+    the shared folder (``mounts.shared``); ``scratch_bytes``: what a program with
+    ``writable_inputs`` may add to its copies of the references and outputs.
     """
 
     wall_s: float = Field(default=600.0, gt=0, strict=True)
@@ -76,6 +79,7 @@ class ProgramLimits(Strict):
     log_bytes: int = Field(default=256 * 1024, gt=0, strict=True)
     processes: int = Field(default=64, gt=0, strict=True)
     shared_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
+    scratch_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
 
 
 def _sandbox_path(value: str) -> str:
@@ -179,7 +183,15 @@ class ScoringProgram(ScorerSettings):
     scores_files: tuple[str, ...] = Field(default=("scores.json",), min_length=1)
     booleans: Literal["refused", "numbers"] = "refused"
     """A ``true``/``false`` score: refused, or read as 1 and 0 (as Codabench stores them)."""
+    writable_inputs: bool = False
+    """The references and outputs shown as writable scratch copies (Codabench mounts
+    ``/app/input`` writable): only this run's slot may change them, within
+    ``limits.scratch_bytes``; the copies are discarded afterwards, the originals never change."""
     computed: dict[str, ComputedMetric] = Field(default_factory=dict)
+    missing_metrics: Literal["refused", "empty"] = "refused"
+    """A declared metric the program did not write: the task fails (the organizer's
+    contract), or ``empty``: it has no value (Codabench stores only the keys written and leaves
+    the column empty), with a warning in the organizer's log."""
     concurrent_ingestion: ConcurrentIngestion | None = None
 
     @model_validator(mode="before")

@@ -69,6 +69,19 @@ def _without_parents(
     return kept
 
 
+V1_TASK_KEYS = {"ingestion_program_only_during_scoring": "ingestion_only_during_scoring"}
+"""A v1 phase's keys for what Codabench's tasks spell otherwise (its v1 import maps them so)."""
+
+
+def _v2_keys(phase: dict[str, Any]) -> dict[str, Any]:
+    """``phase`` with its v1 spellings also under the v2 task keys (the v1 spelling wins)."""
+    mapped = dict(phase)
+    for old, new in V1_TASK_KEYS.items():
+        if old in phase:
+            mapped[new] = phase[old]
+    return mapped
+
+
 def _note_hidden_results(key: str, phase: dict[str, Any], warnings: list[str]) -> None:
     mode = str(phase.get("leaderboard_management_mode") or "default").lower()
     if mode == "hide_results":
@@ -89,7 +102,9 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         environment=environment,
         description=str(spec.get("description") or "")[:2000],
     )
-    phases = _without_parents(_phases(spec), plan.warnings)
+    phases = [
+        (key, _v2_keys(phase)) for key, phase in _without_parents(_phases(spec), plan.warnings)
+    ]
     if not phases:
         raise BundleRefusedError("the bundle declares no phase", location="phases")
     opens = [parse_date(phase.get("start_date"), f"{key}.start_date") for key, phase in phases]

@@ -127,6 +127,8 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
         "mounts": dict(CODABENCH_MOUNTS),
         "scores_files": list(SCORES_FILES),
         "booleans": "numbers",
+        "writable_inputs": True,
+        "missing_metrics": "empty",
     }
     computed = _computed(plan)
     if computed:
