@@ -20,11 +20,13 @@ import pytest
 import yaml
 
 from bundle_fixtures import (
+    PREDICTIONS,
     code_zip,
     make_beside_bundle,
     make_code_bundle,
     make_v1_code_zip,
     run_directly,
+    submission_zip,
 )
 from proctor.errors import ConfigError, JobCancelledError
 from proctor.executor.run import run_next
@@ -103,6 +105,27 @@ def test_ingestion_is_the_exam_and_shows_the_participants_print_only_at_full(
     assert stages["quiz"]["status"] == "passed"  # the sample data, as the quiz's inputs
     assert "MODEL-PRINT" in str(stages["quiz"]["message"])  # public data: shown (quiz full)
     assert "MODEL-PRINT" not in str(stages["score"]["message"])
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_result_zip_goes_on_past_a_quiz_its_ingestion_fails_and_is_scored(
+    shared_dir: Path, settings: Settings
+) -> None:
+    """No metadata: Codabench copies it into the output and scores it.
+
+    Whatever the ingestion program does with the sample data (here it finds no model.py and
+    fails), the result is scored.
+    """
+    bundle = make_code_bundle(shared_dir / "bundle", public_data=True)
+    challenge = _imported(bundle, shared_dir / "challenge")
+    report = run_entry(RunRequest(submission_zip(shared_dir), str(challenge)), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    quiz = _stages(report)["quiz"]
+    assert quiz["status"] == "passed"
+    assert "no metadata file" in str(quiz["message"])
+    expected = _expected(challenge, PREDICTIONS, shared_dir / "direct")
+    assert report.scores["alpha-task"]["accuracy"] == expected["accuracy"]
 
 
 @pytest.mark.sandbox

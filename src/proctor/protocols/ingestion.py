@@ -115,6 +115,21 @@ class IngestionDriver(Driver):
         """Nothing is required: the ingestion program says what it loads."""
         return Manifest(required=())
 
+    def quiz_failure_goes_on(self, entry_root: Path) -> str | None:
+        """An upload without ``metadata`` goes on to the exam even when the quiz failed.
+
+        The compute worker copies such an upload (a result zip, or bare code) into the output
+        and scores whatever the ingestion program leaves there; a run on sample data that
+        fails must not refuse what Codabench scores. An upload with ``metadata`` is code and
+        stops at its failed quiz.
+        """
+        if self.program is None or is_code(entry_root):
+            return None
+        return (
+            "your upload has no metadata file, so it goes on to the exam as Codabench scores "
+            "it: copied into the output before the ingestion program runs"
+        )
+
     @property
     def failed_code_words(self) -> str:
         """Whose code failed: under the ingestion program, or the upload's own program."""
