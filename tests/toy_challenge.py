@@ -27,8 +27,10 @@ def make_challenge(
     stage_s: float = 60,
     setup_s: float = 20,
     determinism_cases: int = 0,
+    home_bytes: int = 64 * 2**20,
 ) -> Path:
-    """Write the toy challenge under ``root`` and return its folder."""
+    """Write the toy challenge under ``root`` and return its folder (``home_bytes``: the
+    entry's home, whose inodes are one per 4 KiB of it)."""
     for folder, records in (("public", PUBLIC), ("hidden", HIDDEN)):
         (root / folder).mkdir(parents=True)
         (root / folder / "RECORDS").write_text("\n".join(records) + "\n")
@@ -64,7 +66,7 @@ def make_challenge(
         ],
         "limits": {
             "memory_bytes": 512 * 2**20,
-            "home_bytes": 64 * 2**20,
+            "home_bytes": home_bytes,
             "processes": 64,
             "output_bytes": 2**20,
         },
