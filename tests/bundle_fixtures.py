@@ -442,6 +442,84 @@ def make_beside_bundle(root: Path, *, limit: int = 60) -> Path:
     return root
 
 
+SCORE_STREAM_PY = """\
+import json, sys, time
+from pathlib import Path
+truth_dir, predictions, output = (Path(arg) for arg in sys.argv[1:4])
+truth = (truth_dir / "truth.txt").read_text().split()
+for _ in range(600):
+    if (predictions / "start.txt").exists():
+        break
+    time.sleep(0.05)
+else:
+    sys.exit("no start.txt from the ingestion")
+seen = []
+while True:
+    ended = (predictions / "end.txt").exists()
+    for path in sorted(predictions.glob("alpha.predict_*")):
+        if path.name not in seen:
+            seen.append(path.name)
+    if ended:
+        break
+    time.sleep(0.05)
+latest = (predictions / seen[-1]).read_text().split()
+try:
+    linked = float(bool((predictions / "link").read_text()))
+except OSError:
+    linked = 0.0
+right = sum(a == b for a, b in zip(truth, latest))
+output.mkdir(parents=True, exist_ok=True)
+(output / "scores.json").write_text(json.dumps({"accuracy": right / len(truth),
+    "rounds": len(seen), "ref_seen": float((predictions / "ref_seen.txt").read_text() != "no"),
+    "code_kept": float((predictions / "model.py").exists()), "link_followed": linked}))
+print("scoring program: read", len(seen), "predictions")
+"""
+
+INGEST_STREAM_PY = """\
+import os, sys, time
+from pathlib import Path
+predictions, code = Path(sys.argv[1]), sys.argv[2]
+sys.path.insert(0, code)
+from model import predict
+(predictions / "start.txt").write_text(f"ingestion_pid: {os.getpid()}\\n")
+try:
+    seen = open("/app/input/ref/truth.txt").read().split()[0]
+except OSError:
+    seen = "no"
+(predictions / "ref_seen.txt").write_text(seen)
+os.symlink("model.py", predictions / "link")
+for round in range(3):
+    answers = [predict(str(x)) if round else "b" for x in range(6)]
+    (predictions / f"alpha.predict_{round}").write_text("".join(a + "\\n" for a in answers))
+    time.sleep(0.2)
+(predictions / "end.txt").write_text("ingestion_success: 1\\n")
+"""
+
+
+def make_stream_beside_bundle(root: Path) -> Path:
+    """An AutoDL-style pair: the ingestion writes predictions into ``$predictions`` as it goes
+    and the scoring program, running beside it, reads them there until ``end.txt``."""
+    columns = BESIDE_YAML.index("      - {title: Saw")
+    yaml_text = BESIDE_YAML[:columns].replace("LIMIT", "60") + (
+        "      - {title: Predictions read, key: rounds, index: 1, sorting: desc}\n"
+        "      - {title: Saw references, key: ref_seen, index: 2, sorting: asc}\n"
+        "      - {title: Code in res, key: code_kept, index: 3, sorting: desc}\n"
+        "      - {title: Followed a link, key: link_followed, index: 4, sorting: asc}\n"
+    )
+    make_v2_bundle(root, yaml_text=yaml_text)
+    (root / "scoring_program/score_stream.py").write_text(SCORE_STREAM_PY)
+    (root / "scoring_program/metadata.yaml").write_text(
+        "command: python /app/program/score_stream.py $hidden $predictions $output\n"
+    )
+    ingestion = root / "ingestion_program"
+    ingestion.mkdir()
+    (ingestion / "ingest_stream.py").write_text(INGEST_STREAM_PY)
+    (ingestion / "metadata.yaml").write_text(
+        "command: python $ingestion_program/ingest_stream.py $predictions $submission_program\n"
+    )
+    return root
+
+
 PREDICT_PY = """\
 import sys
 from pathlib import Path

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -24,6 +25,7 @@ from bundle_fixtures import (
     code_zip,
     make_beside_bundle,
     make_code_bundle,
+    make_stream_beside_bundle,
     make_v1_code_zip,
     run_directly,
     submission_zip,
@@ -249,6 +251,39 @@ def test_programs_beside_each_other_talk_through_shared_and_only_scoring_sees_re
     assert "MODEL-PRINT" not in json.dumps(report.to_json())  # beside scoring: organizers'
     assert report.run_dir is not None
     assert "MODEL-PRINT" in (report.run_dir / "scoring-alpha-task.log").read_text()
+
+
+def _stream_directly(challenge: Path, code: Path, work: Path) -> dict[str, float]:
+    """The AutoDL-style pair run at once outside any sandbox, ``res`` a plain folder."""
+    predictions, output = work / "res", work / "output"
+    shutil.copytree(code, predictions)
+    programs = challenge / "programs"
+    reference = challenge / "data/alpha-task/reference"
+    scoring = subprocess.Popen(
+        [sys.executable, programs / "alpha-task/score_stream.py", reference, predictions, output]
+    )
+    ingest = programs / "alpha-task-ingestion/ingest_stream.py"
+    ingestion = subprocess.Popen([sys.executable, ingest, predictions, code])
+    assert scoring.wait(60) == 0 and ingestion.wait(60) == 0
+    found: dict[str, float] = json.loads((output / "scores.json").read_text())
+    return found
+
+
+@pytest.mark.sandbox
+def test_an_ingestion_beside_scoring_writes_predictions_into_res_where_scoring_reads_them(
+    shared_dir: Path, settings: Settings
+) -> None:
+    """AutoDL's pair: ``$predictions`` is ``/app/input/res`` for both programs, one folder
+    (holding the upload) that both change, as on Codabench; the references stay scoring's."""
+    bundle = make_stream_beside_bundle(shared_dir / "bundle")
+    challenge = _imported(bundle, shared_dir / "challenge")
+    report = run_entry(RunRequest(code_zip(shared_dir), str(challenge)), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    expected = _stream_directly(challenge, shared_dir / "code", shared_dir / "direct")
+    assert expected == {"accuracy": 1.0, "rounds": 3, "ref_seen": 0.0, "code_kept": 1.0,
+                        "link_followed": 1.0}  # fmt: skip
+    scores = report.scores["alpha-task"]
+    assert scores == {**expected, "link_followed": 0.0}  # the copy is nosymfollow
 
 
 def _processes_running(marker: str) -> list[int]:

@@ -3,8 +3,8 @@
 The request's folders and files are staged where the slot may read them
 (``pipeline.program_staging``); the writable scores folder is a size-capped workspace of the
 session, and a ``shared`` folder another (private to the run unless the caller gives one, as
-``pipeline.program_pairs`` does for two programs run at once). ``scores.json`` is read back by
-the host without following links and never past its cap.
+``pipeline.program_pairs`` does for two programs run at once, with a writable folder both
+see). ``scores.json`` is read back by the host without following links and never past its cap.
 """
 
 from __future__ import annotations
@@ -38,24 +38,26 @@ def run_program(
     request: ProgramRequest,
     scratch_parent: Path,
     variables: Mapping[str, str],
-    shared: Path | None = None,
+    given: Mapping[str, Path] | None = None,
 ) -> ProgramResult:
     """Stage the request's folders and files, run it in ``session``, read its scores back.
 
-    ``shared``: the host folder to show at ``request.shared`` (None: a private one is made).
+    ``given``: host folders the caller made for some mount points, shown writable as they
+    are: the one at ``request.shared`` (else a private one is made), and any of
+    ``request.writable`` (else this run's slot gets a scratch copy of its own).
     """
+    given = dict(given or {})
     scratch_parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="program-", dir=scratch_parent))
     scratch.chmod(0o711)
     try:
         with contextlib.ExitStack() as stack:
-            extra = []
-            if request.shared is not None:
-                if shared is None:
-                    size = request.limits.shared_bytes
-                    space = session.workspace(scratch / "shared", size_bytes=size)
-                    shared = stack.enter_context(space)
-                extra.append(Mount(shared, request.shared, writable=True))
+            if request.shared is not None and request.shared not in given:
+                size = request.limits.shared_bytes
+                space = session.workspace(scratch / "shared", size_bytes=size)
+                given[request.shared] = stack.enter_context(space)
+            extra = [Mount(place, target, writable=True) for target, place in given.items()
+                     if target == request.shared or target in request.writable]  # fmt: skip
             if fits_one_workspace(request):
                 return _run_in_one_workspace(session, request, scratch, variables, extra)
             return _run_staged(session, request, scratch, variables, extra)
@@ -77,8 +79,9 @@ def _run_staged(
     """
     staged = staged_mounts(request, scratch)
     with contextlib.ExitStack() as stack:
+        given = {mount.target for mount in extra}
         for index, (source, target) in enumerate(request.folders):
-            if target in request.writable:
+            if target in request.writable and target not in given:
                 size = copy_bytes(source) + request.limits.scratch_bytes
                 space = session.workspace(scratch / f"writable-{index}", size_bytes=size)
                 copy = stack.enter_context(space) / "copy"
@@ -140,8 +143,12 @@ def _run_in_one_workspace(
     size = SMALL_INPUTS_BYTES + request.limits.scores_bytes + 2 * 1024**2
     if request.writable:
         size += request.limits.scratch_bytes
+    given = {mount.target for mount in extra}
     with session.workspace(scratch / "view", size_bytes=size) as tree:
         for source, target in request.folders:
+            if target in given:  # the caller's folder goes over its empty place
+                inside(tree, common, target).mkdir(mode=0o755)
+                continue
             copy_plain(source, inside(tree, common, target))
             if target in request.writable:  # a scratch copy this run's slot may change
                 session.give(inside(tree, common, target))

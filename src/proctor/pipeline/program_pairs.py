@@ -3,8 +3,12 @@
 Codabench's ``ingestion_only_during_scoring`` runs the ingestion program (the participant's
 code) beside the scoring program; they talk through ``/app/shared``. Here each gets a session
 of its own (its own slot uid and mount namespace; the references are among the scoring
-program's folders only) and the only folder both see is a capped workspace opened to both
-slots (``sandbox.workspace.open_to_every_run``). The clock:
+program's folders only) and the folders both see are capped workspaces opened to both slots
+(``sandbox.workspace.open_to_every_run``): the shared folder, and each folder both requests
+show writable at the same place from the same source (Codabench's ``/app/input/res``, which
+holds the participant's code and where an AutoDL-style ingestion writes the predictions the
+scoring program reads as they come): one scratch copy both change, as one folder two
+containers mount. The clock:
 
 - both start together with the same limit; when one runs out of time, the other is given
   ``TIMEOUT_GRACE_S`` to end, then killed (it ran as long as the limit: timed out too);
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -26,6 +31,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from proctor.pipeline.program_exec import run_program
+from proctor.pipeline.program_staging import copy_bytes, copy_plain
 from proctor.sandbox.base import SandboxSession
 from proctor.sandbox.workspace import open_to_every_run
 from proctor.spec.programs import BESIDE_GRACE_S, ProgramRequest, ProgramResult
@@ -56,8 +62,37 @@ def run_pair(
         size = request.limits.shared_bytes
         shared = stack.enter_context(main.workspace(place / "shared", size_bytes=size))
         open_to_every_run(shared)
+        both: dict[str, Path] = {}
+        for index, (source, target) in enumerate(both_writable(request, beside)):
+            size = copy_bytes(source) + request.limits.scratch_bytes
+            space = stack.enter_context(main.workspace(place / f"both-{index}", size_bytes=size))
+            both[target] = _copy_for_both(source, space)
         alone = dataclasses.replace(request, beside=None)
-        return _race((main, alone), (other, beside), scratch, variables, shared)
+        return _race((main, alone), (other, beside), scratch, variables, (shared, both))
+
+
+def both_writable(request: ProgramRequest, beside: ProgramRequest) -> list[tuple[Path, str]]:
+    """The folders both requests show writable at the same place from the same source."""
+    return [
+        (source, target)
+        for source, target in request.folders
+        if target in request.writable and target in beside.writable
+        and (source, target) in beside.folders and source.is_dir()
+    ]  # fmt: skip
+
+
+def _copy_for_both(source: Path, space: Path) -> Path:
+    """``space`` (a workspace) filled with a copy of the folder ``source``, open to both runs.
+
+    The copy is the workspace itself, so it is remounted ``nosymfollow`` as the shared folder.
+    """
+    for entry in source.iterdir():
+        copy_plain(entry, space / entry.name)
+    for root, _, names in os.walk(space):  # copy_plain made plain files and folders only
+        open_to_every_run(Path(root))
+        for name in names:
+            os.chmod(os.path.join(root, name), 0o666)  # noqa: S103 - two sandboxes share it
+    return space
 
 
 def _race(
@@ -65,15 +100,21 @@ def _race(
     second: tuple[SandboxSession, ProgramRequest],
     scratch: Path,
     variables: Mapping[str, str],
-    shared: Path,
+    folders: tuple[Path, Mapping[str, Path]],
 ) -> ProgramResult:
-    """Run both; stop the one beside when the main one ends, both when one times out."""
+    """Run both; stop the one beside when the main one ends, both when one times out.
+
+    ``folders``: the shared folder (shown at each request's ``shared``) and the writable
+    folders both see, by mount point.
+    """
+    shared, both = folders
     sessions = (first[0], second[0])
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="program") as pool:
         main, other = (
-            pool.submit(run_program, session, request, scratch, variables, shared)
+            pool.submit(run_program, session, request, scratch, variables,
+                        {str(request.shared): shared, **both})
             for session, request in (first, second)
-        )
+        )  # fmt: skip
         try:
             stopped, late = _watch(main, other, sessions)
             main_result, other_result = main.result(), other.result()
