@@ -429,16 +429,26 @@ def make_beside_bundle(root: Path, *, limit: int = 60) -> Path:
     link it made in the shared folder is followed).
     """
     make_v2_bundle(root, yaml_text=BESIDE_YAML.replace("LIMIT", str(limit)))
-    (root / "scoring_program/score_beside.py").write_text(SCORE_BESIDE_PY)
-    (root / "scoring_program/metadata.yaml").write_text(
-        "command: python3 /app/program/score_beside.py /app/input /app/output $shared\n"
+    return _beside_programs(
+        root,
+        ("score_beside.py", SCORE_BESIDE_PY, "/app/input /app/output $shared"),
+        ("ingest_beside.py", INGEST_BESIDE_PY, "$shared $submission_program"),
     )
-    ingestion = root / "ingestion_program"
-    ingestion.mkdir()
-    (ingestion / "ingest_beside.py").write_text(INGEST_BESIDE_PY)
-    (ingestion / "metadata.yaml").write_text(
-        "command: python $ingestion_program/ingest_beside.py $shared $submission_program\n"
-    )
+
+
+def _beside_programs(
+    root: Path, scoring: tuple[str, str, str], ingestion: tuple[str, str, str]
+) -> Path:
+    """The bundle's scoring and ingestion programs: (file name, code, command arguments)."""
+    for folder, (name, code, arguments), place in (
+        ("scoring_program", scoring, "/app/program"),
+        ("ingestion_program", ingestion, "$ingestion_program"),
+    ):
+        (root / folder).mkdir(exist_ok=True)
+        (root / folder / name).write_text(code)
+        (root / folder / "metadata.yaml").write_text(
+            f"command: python {place}/{name} {arguments}\n"
+        )
     return root
 
 
@@ -507,17 +517,11 @@ def make_stream_beside_bundle(root: Path) -> Path:
         "      - {title: Followed a link, key: link_followed, index: 4, sorting: asc}\n"
     )
     make_v2_bundle(root, yaml_text=yaml_text)
-    (root / "scoring_program/score_stream.py").write_text(SCORE_STREAM_PY)
-    (root / "scoring_program/metadata.yaml").write_text(
-        "command: python /app/program/score_stream.py $hidden $predictions $output\n"
+    return _beside_programs(
+        root,
+        ("score_stream.py", SCORE_STREAM_PY, "$hidden $predictions $output"),
+        ("ingest_stream.py", INGEST_STREAM_PY, "$predictions $submission_program"),
     )
-    ingestion = root / "ingestion_program"
-    ingestion.mkdir()
-    (ingestion / "ingest_stream.py").write_text(INGEST_STREAM_PY)
-    (ingestion / "metadata.yaml").write_text(
-        "command: python $ingestion_program/ingest_stream.py $predictions $submission_program\n"
-    )
-    return root
 
 
 PREDICT_PY = """\
