@@ -243,6 +243,23 @@ class Driver(ProtocolDriver):
         return case
 
 
+class DriverWithoutAnswers(Driver):
+    """A protocol whose quiz ships no answers: it checks that the code runs on public data."""
+
+    @property
+    def answers_expected(self) -> bool:
+        """False: no answers are shipped; the quiz checks the code runs and its output."""
+        return False
+
+    def expected_answer(self, entry_root: Path, case: str) -> Path | str | None:
+        """None: no answers are shipped in this protocol."""
+        return None
+
+    def compare(self, output: Path, answer: Path) -> str | None:
+        """Never called (no shipped answers)."""
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class FilesContext:
     """What a files driver works with for one job.

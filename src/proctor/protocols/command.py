@@ -23,7 +23,13 @@ from proctor.entries import Manifest
 from proctor.errors import PlatformError
 from proctor.formats.nifti_masks import Grid, read_grid
 from proctor.formats.volumes import VolumeReadError
-from proctor.protocols.base import CaseRun, Driver, DriverContext, Preparation, run_limits
+from proctor.protocols.base import (
+    CaseRun,
+    DriverContext,
+    DriverWithoutAnswers,
+    Preparation,
+    run_limits,
+)
 from proctor.protocols.command_outputs import collect_case, match_names, same_folders
 from proctor.protocols.output_folders import OutputFolders
 from proctor.protocols.scripts import duration, launch_problem
@@ -70,7 +76,7 @@ def case_argv(settings: CommandProtocol, case: str) -> list[str]:
     return argv
 
 
-class CommandDriver(Driver):
+class CommandDriver(DriverWithoutAnswers):
     """Runs the entry's one program per volume in the job's sandbox session."""
 
     kind = "command"
@@ -200,16 +206,3 @@ class CommandDriver(Driver):
     def same_output(self, first: Path, second: Path) -> bool:
         """True when both runs stored the same organ files with the same voxels."""
         return same_folders(first, second)
-
-    @property
-    def answers_expected(self) -> bool:
-        """False: the quiz is the format check, no answers are shipped."""
-        return False
-
-    def expected_answer(self, entry_root: Path, case: str) -> Path | str | None:
-        """No answers are shipped in this protocol."""
-        return None
-
-    def compare(self, output: Path, answer: Path) -> str | None:
-        """Never called (no shipped answers)."""
-        return None

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from proctor import trees
 from proctor.entries import Manifest
-from proctor.protocols.base import CaseRun, Driver, Preparation, run_limits
+from proctor.protocols.base import CaseRun, DriverWithoutAnswers, Preparation, run_limits
 from proctor.protocols.plain_copy import copy_plain, same_trees
 from proctor.protocols.scripts import duration
 from proctor.protocols.upload_program import (
@@ -69,7 +69,7 @@ def has_inputs(folder: Path) -> bool:
     return any(item.name not in README_NAMES for item in folder.iterdir())
 
 
-class IngestionDriver(Driver):
+class IngestionDriver(DriverWithoutAnswers):
     """Runs each task's ingestion program on the upload in the job's sandbox session."""
 
     kind = "ingestion"
@@ -278,16 +278,3 @@ class IngestionDriver(Driver):
     def same_output(self, first: Path, second: Path) -> bool:
         """True when two runs left the same files with the same bytes."""
         return same_trees(first, second)
-
-    @property
-    def answers_expected(self) -> bool:
-        """False: no answers are shipped; the quiz checks the program runs on public data."""
-        return False
-
-    def expected_answer(self, entry_root: Path, case: str) -> Path | str | None:
-        """No answers are shipped in this protocol."""
-        return None
-
-    def compare(self, output: Path, answer: Path) -> str | None:
-        """Never called (no shipped answers)."""
-        return None

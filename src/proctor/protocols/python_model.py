@@ -27,7 +27,7 @@ from pathlib import Path
 
 from proctor.entries import Manifest
 from proctor.errors import PlatformError
-from proctor.protocols.base import CaseRun, Driver, Preparation
+from proctor.protocols.base import CaseRun, DriverWithoutAnswers, Preparation
 from proctor.protocols.harness import HARNESS_DIR, HARNESS_FILE
 from proctor.protocols.model_runs import (
     DATA_STATUS,
@@ -71,7 +71,7 @@ def state_folder(case: str) -> str:
     return f".proctor-model-{case}"
 
 
-class PythonModelDriver(Driver):
+class PythonModelDriver(DriverWithoutAnswers):
     """Runs an entry's ``Model`` on each dataset in the job's sandbox session."""
 
     kind = "python_model"
@@ -232,19 +232,6 @@ class PythonModelDriver(Driver):
             path.unlink()
         elif path.is_dir():
             remove_tree_quietly(path)
-
-    @property
-    def answers_expected(self) -> bool:
-        """The quiz checks that the model trains and predicts; no answers are shipped."""
-        return False
-
-    def expected_answer(self, entry_root: Path, case: str) -> Path | str | None:
-        """No shipped answers in this protocol."""
-        return None
-
-    def compare(self, output: Path, answer: Path) -> str | None:
-        """Never called: no shipped answers."""
-        return None
 
 
 def _data_rows(csv: Path) -> int:
