@@ -125,3 +125,15 @@ def test_a_result_naming_a_split_the_phase_lacks_fails_as_on_evalai(shared_dir: 
     assert dev.run_dir is not None
     log = (dev.run_dir / "scoring-dev-train-split.log").read_text()
     assert "split 'test_split', which this phase does not have (its splits: train_split)" in log
+
+
+def test_a_warning_about_a_board_linked_to_several_splits_is_said_once(tmp_path: Path) -> None:
+    source = make_evalai_challenge(tmp_path / "source")
+    config = source / "challenge_config.yaml"
+    metadata = b'"metadata": {"Errors": {"sort_ascending": True, "description": "wrong labels"}}'
+    assert metadata in config.read_bytes()
+    disagreeing = metadata[:-1] + b', "Accuracy": {"sort_ascending": True}}'
+    config.write_bytes(config.read_bytes().replace(metadata, disagreeing))
+    warnings = import_challenge(source, tmp_path / "dest", "host").warnings
+    about = [text for text in warnings if "Accuracy.sort_ascending" in text]
+    assert len(about) == 1, warnings  # the board is linked to three phase-splits

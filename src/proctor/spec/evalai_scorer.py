@@ -69,5 +69,12 @@ class EvalaiScorer(ScoringProgram):
         found["mounts"] = ProgramMounts(program=f"{EVALAI_ROOT}/{EVALAI_PACKAGE}")
         return found
 
+    @model_validator(mode="after")
+    def _split_of_its_phase(self) -> EvalaiScorer:
+        """``phase_splits``, when given, holds the task's own ``split``."""
+        if self.phase_splits and self.split not in self.phase_splits:
+            raise ValueError(f"phase_splits must include the task's split {self.split!r}")
+        return self
+
 
 declare_scorer_kind(EVALAI_SCORER, EvalaiScorer)

@@ -401,5 +401,5 @@ def _result(spec: dict[str, Any], dest: Path, warnings: list[str]) -> ImportResu
             for phase in spec["phases"]
             for board in phase.get("leaderboards", [])
         ],
-        warnings=warnings,
+        warnings=list(dict.fromkeys(warnings)),  # a board linked to N splits: said once
     )
