@@ -1,7 +1,8 @@
 """EvalAI's reading of a script's ``result`` and of a leaderboard's ``default_order_by``.
 
 EvalAI's worker reads each entry of ``result`` as the split that is its first key, and fails
-the whole submission when an entry names a split the phase does not have; its challenge
+the whole submission when an entry names a split the phase does not have, or holds a NaN (its
+database refuses it: a recall over no positives is one); its challenge
 creation refuses a ``default_order_by`` that is not one of the labels. Public challenges do
 both (a test phase whose script also reports the train split, a ``Total`` ranked on but not
 listed); the look-alikes here are written for the purpose.
@@ -43,6 +44,7 @@ def _driver_reads(output: Any, split: str, phase_splits: list[str]) -> dict[str,
         ([{"train_split": LABELS}, {"test_split": {"Accuracy": 1}}], "failed"),  # not dev's
         ([{"other_split": LABELS, "train_split": LABELS}], "failed"),  # first key only
         ([{"train_split": LABELS}, "train_split"], "failed"),  # an entry that is no mapping
+        ([{"train_split": {**LABELS, "Total": float("nan")}}], "failed"),  # Postgres refuses NaN
     ],
 )
 def test_result_is_read_as_evalais_worker_reads_it(result: Any, expected: Any) -> None:

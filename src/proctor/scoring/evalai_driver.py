@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import math
 import os
 import sys
 import tempfile
@@ -63,8 +64,9 @@ def split_scores(output: Any, split: str, phase_splits: list[str]) -> dict[str, 
     """The labels of ``split`` in ``output["result"]``, read as EvalAI's worker reads it.
 
     Each entry of the list reports the split that is its first key (any other key of the entry
-    is not read); an entry that is no mapping, or (with ``phase_splits``) names a split the
-    phase lacks, fails the whole submission on EvalAI, and here.
+    is not read); an entry that is no mapping, holds a NaN or infinity (its database refuses
+    them), or (with ``phase_splits``) names a split the phase lacks, fails the whole submission
+    on EvalAI, and here.
     """
     if not isinstance(output, dict) or not isinstance(output.get("result"), list):
         fail('evaluate() must return a dict whose "result" is a list of {SPLIT: {LABEL: value}}')
@@ -74,6 +76,12 @@ def split_scores(output: Any, split: str, phase_splits: list[str]) -> dict[str, 
             fail(f"a result entry is not {{SPLIT: {{LABEL: value}}}}: {str(item)[:80]!r}")
         keys.append(next(iter(item)))
         name = str(keys[-1])
+        bad = not_finite(item[keys[-1]])
+        if bad:
+            fail(
+                f"evaluate() gave {name}.{bad} = NaN or infinity: EvalAI's database refuses "
+                "such a result, failing the submission"
+            )
         if phase_splits and name not in phase_splits:
             fail(
                 f"evaluate() gave a result for split {name!r}, which this phase does not have "
@@ -90,6 +98,17 @@ def split_scores(output: Any, split: str, phase_splits: list[str]) -> dict[str, 
     found = ", ".join(str(key) for key in keys) or "none"
     fail(f"evaluate() gave no result for split {split!r} (it gave: {found})")
     raise AssertionError
+
+
+def not_finite(labels: Any) -> str:
+    """The first label of ``labels`` whose value is a NaN or infinite number ('' if none)."""
+    if not isinstance(labels, dict):
+        return ""
+    for label, value in labels.items():
+        number = value.item() if hasattr(value, "item") else value
+        if isinstance(number, float) and not math.isfinite(number):
+            return str(label)
+    return ""
 
 
 def takes_metadata(evaluate: Any) -> bool:
