@@ -30,6 +30,7 @@ so it cannot change that environment.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import shutil
@@ -334,15 +335,31 @@ def evalai_direct(
     (work / "evaluate.log").write_bytes(done.stdout + done.stderr)
     if done.returncode != 0 or not output.is_file():
         return None
-    returned = json.loads(output.read_text())
-    result = returned.get("result") or [] if isinstance(returned, dict) else []
-    for item in result:
-        if isinstance(item, dict) and isinstance(item.get(scorer.split), dict):
-            labels = item[scorer.split]
-            return {
-                metric: labels.get(scorer.labels.get(metric, metric)) for metric in scorer.metrics
-            }
-    return None
+    labels = worker_split(json.loads(output.read_text()), scorer)
+    if labels is None:
+        return None
+    return {metric: labels.get(scorer.labels.get(metric, metric)) for metric in scorer.metrics}
+
+
+def worker_split(returned: Any, scorer: EvalaiScorer) -> dict[str, Any] | None:
+    """The split's labels as EvalAI's worker reads ``result``: each entry's first key is its
+    split; an entry that is no mapping, holds a NaN or infinity, or names a split the phase
+    lacks, fails the submission (None)."""
+    result = returned.get("result") if isinstance(returned, dict) else None
+    if not isinstance(result, list):
+        return None
+    if not all(isinstance(item, dict) and item for item in result):
+        return None
+    firsts = [(str(next(iter(item))), item[next(iter(item))]) for item in result]
+    numbers = [
+        value for _, labels in firsts if isinstance(labels, dict) for value in labels.values()
+    ]
+    if any(isinstance(value, float) and not math.isfinite(value) for value in numbers):
+        return None  # its database refuses NaN and infinity: the submission fails
+    if scorer.phase_splits and any(name not in scorer.phase_splits for name, _ in firsts):
+        return None
+    found = (labels for name, labels in firsts if name == scorer.split)
+    return next((dict(labels) for labels in found if isinstance(labels, dict)), None)
 
 
 def direct_scores(

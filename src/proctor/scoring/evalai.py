@@ -30,6 +30,7 @@ def evalai_request(
     settings = {
         "phase": spec.phase,
         "split": spec.split,
+        "phase_splits": list(spec.phase_splits),
         "annotation": spec.annotation,
         "labels": spec.labels,
     }

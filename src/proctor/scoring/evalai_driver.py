@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import math
 import os
 import sys
 import tempfile
@@ -59,19 +60,55 @@ def annotation_file(reference: Path, cases: list[str], name: str) -> Path:
     raise AssertionError
 
 
-def split_scores(output: Any, split: str) -> dict[str, Any]:
-    """The labels of ``split`` in ``output["result"]`` (a list of ``{SPLIT: {LABEL: value}}``)."""
+def split_scores(output: Any, split: str, phase_splits: list[str]) -> dict[str, Any]:
+    """The labels of ``split`` in ``output["result"]``, read as EvalAI's worker reads it.
+
+    Each entry of the list reports the split that is its first key (any other key of the entry
+    is not read); an entry that is no mapping, holds a NaN or infinity (its database refuses
+    them), or (with ``phase_splits``) names a split the phase lacks, fails the whole submission
+    on EvalAI, and here.
+    """
     if not isinstance(output, dict) or not isinstance(output.get("result"), list):
         fail('evaluate() must return a dict whose "result" is a list of {SPLIT: {LABEL: value}}')
+    keys: list[Any] = []
     for item in output["result"]:
-        if isinstance(item, dict) and isinstance(item.get(split), dict):
+        if not isinstance(item, dict) or not item:
+            fail(f"a result entry is not {{SPLIT: {{LABEL: value}}}}: {str(item)[:80]!r}")
+        keys.append(next(iter(item)))
+        name = str(keys[-1])
+        bad = not_finite(item[keys[-1]])
+        if bad:
+            fail(
+                f"evaluate() gave {name}.{bad} = NaN or infinity: EvalAI's database refuses "
+                "such a result, failing the submission"
+            )
+        if phase_splits and name not in phase_splits:
+            fail(
+                f"evaluate() gave a result for split {name!r}, which this phase does not have "
+                f"(its splits: {', '.join(phase_splits)}); EvalAI's worker fails such a "
+                "submission: return only the phase's splits"
+            )
+    for index, key in enumerate(keys):
+        item = output["result"][index]
+        if str(key) == split and isinstance(item[key], dict):
             return {
                 label: value.item() if hasattr(value, "item") else value
-                for label, value in item[split].items()
+                for label, value in item[key].items()
             }
-    found = [key for item in output["result"] if isinstance(item, dict) for key in item]
-    fail(f"evaluate() gave no result for split {split!r} (it gave: {', '.join(found) or 'none'})")
+    found = ", ".join(str(key) for key in keys) or "none"
+    fail(f"evaluate() gave no result for split {split!r} (it gave: {found})")
     raise AssertionError
+
+
+def not_finite(labels: Any) -> str:
+    """The first label of ``labels`` whose value is a NaN or infinite number ('' if none)."""
+    if not isinstance(labels, dict):
+        return ""
+    for label, value in labels.items():
+        number = value.item() if hasattr(value, "item") else value
+        if isinstance(number, float) and not math.isfinite(number):
+            return str(label)
+    return ""
 
 
 def takes_metadata(evaluate: Any) -> bool:
@@ -127,7 +164,7 @@ def main() -> None:
         output = evaluate(*arguments, submission_metadata=submission_metadata(submission))
     else:  # a script written for EvalAI's first workers: three arguments
         output = evaluate(*arguments)
-    scores = split_scores(output, settings["split"])
+    scores = split_scores(output, settings["split"], settings.get("phase_splits") or [])
     for metric, label in settings["labels"].items():
         if label in scores:
             scores[metric] = scores.pop(label)

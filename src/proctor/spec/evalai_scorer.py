@@ -6,6 +6,7 @@
       evalai: evaluation_script/   # the package (``__init__.py``: ``from .main import evaluate``)
       phase: test                  # the phase codename ``evaluate`` is given
       split: test_split            # which split of ``result`` this task reports
+      phase_splits: [train_split, test_split]  # optional: every split of the phase
       annotation: test_annotations.json   # the file in each case's reference folder
       metrics:                     # EvalAI's leaderboard labels, with their directions
         Accuracy: {direction: higher}
@@ -18,7 +19,10 @@ It is a scoring program whose program folder is the package and whose command is
 driver (``scoring.evalai_driver``, written into the run, never mounted from the install): the
 driver finds the one submitted file (given as it is: a zip stays a zip, as on EvalAI), calls
 ``evaluate(annotation, submission, phase, submission_metadata=...)`` and writes the split's
-labels as ``scores.json``; ``submission_result`` goes to the organizer's log.
+labels as ``scores.json``; ``submission_result`` goes to the organizer's log. ``result`` is read
+as EvalAI's worker reads it: each entry reports the split that is its first key, and with
+``phase_splits`` given, an entry naming a split the phase lacks fails the run (EvalAI fails such
+a submission).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ class EvalaiScorer(ScoringProgram):
     annotation: str = Field(pattern=r"^[^/\\]{1,255}$")
     labels: dict[str, str] = Field(default_factory=dict)
     """``{metric: EvalAI label}`` where a label is no metric name (``F1-score``)."""
+    phase_splits: tuple[str, ...] = ()
+    """Every dataset split of the phase (the import writes them); none: not checked."""
 
     @model_validator(mode="before")
     @classmethod
@@ -62,6 +68,13 @@ class EvalaiScorer(ScoringProgram):
         found["command"] = ("python3", DRIVER_PATH)
         found["mounts"] = ProgramMounts(program=f"{EVALAI_ROOT}/{EVALAI_PACKAGE}")
         return found
+
+    @model_validator(mode="after")
+    def _split_of_its_phase(self) -> EvalaiScorer:
+        """``phase_splits``, when given, holds the task's own ``split``."""
+        if self.phase_splits and self.split not in self.phase_splits:
+            raise ValueError(f"phase_splits must include the task's split {self.split!r}")
+        return self
 
 
 declare_scorer_kind(EVALAI_SCORER, EvalaiScorer)

@@ -157,6 +157,14 @@ class EvalaiImport:
                 "a leaderboard needs schema.labels", path=self.config_path, location="leaderboard"
             )
         order = str(schema.get("default_order_by") or labels[0])
+        if order not in labels:  # EvalAI refuses it ("incorrect_default_order_by")
+            raise ConfigError(
+                f"default_order_by {order!r} is not one of the labels ({', '.join(labels)}): "
+                "EvalAI refuses such a leaderboard; name the label it ranks on, or add it "
+                "to schema.labels",
+                path=self.config_path,
+                location=f"leaderboard[{board.get('id')}].schema.default_order_by",
+            )
         labels.sort(key=lambda label: label != order)
         metadata = schema.get("metadata") or {}
         taken: set[str] = set()
@@ -292,6 +300,7 @@ class EvalaiImport:
             if link.get("visibility", 3) != 3:
                 hidden_boards.add((link["challenge_phase_id"], link["leaderboard_id"]))
             self.note_precision(link, metrics, where)
+        _note_phase_splits(tasks, list(phase_tasks.values()))
         if not tasks:
             raise ConfigError(
                 "no phase is linked to a split and a leaderboard",
@@ -327,6 +336,14 @@ class EvalaiImport:
             "phases": proctor_phases,
             **({"precision": self.precision} if self.precision else {}),
         }
+
+
+def _note_phase_splits(tasks: list[Any], phases: list[list[str]]) -> None:
+    """Each task's ``phase_splits``: EvalAI fails a ``result`` naming a split its phase lacks."""
+    for names in phases:
+        ours = [task for task in tasks if task["name"] in names]
+        for task in ours:
+            task["scorer"]["phase_splits"] = [other["scorer"]["split"] for other in ours]
 
 
 def _pages(config: dict[str, Any], dest: Path) -> dict[str, str]:
@@ -384,5 +401,5 @@ def _result(spec: dict[str, Any], dest: Path, warnings: list[str]) -> ImportResu
             for phase in spec["phases"]
             for board in phase.get("leaderboards", [])
         ],
-        warnings=warnings,
+        warnings=list(dict.fromkeys(warnings)),  # a board linked to N splits: said once
     )
