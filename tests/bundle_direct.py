@@ -291,7 +291,11 @@ def codabench_direct(
             text = found.read_text(encoding="utf-8")
             # scores.txt as the compute worker reads it (PyYAML's full Loader)
             data = json.loads(text) if name.endswith(".json") else yaml.load(text, yaml.Loader)
-            return {str(key): value for key, value in data.items()}
+            found = {str(key): value for key, value in data.items()}
+            for metric, key in scorer.score_keys.items():  # the column key, as the metric
+                if key in found:
+                    found[metric] = found.pop(key)
+            return found
     return None
 
 
