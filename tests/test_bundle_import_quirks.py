@@ -419,3 +419,20 @@ def test_a_column_key_that_is_no_metric_name_scores_under_its_key(shared_dir: Pa
         "mean_acc": expected["mean acc"],
         "mean": (expected["accuracy"] + expected["error-rate"]) / 2,
     }
+
+
+def test_a_terms_page_listed_again_among_the_pages_is_shown_without_a_warning(
+    tmp_path: Path,
+) -> None:
+    text = V2_YAML.replace(
+        "    file: pages/overview.md\n",
+        "    file: pages/overview.md\n  - title: Terms\n    file: pages/terms.md\n",
+    )
+    result = import_challenge(
+        make_v2_bundle(tmp_path / "bundle", yaml_text=text), tmp_path / "c", "host"
+    )
+    assert _yaml(tmp_path / "c")["pages"] == {
+        "terms": "pages/terms.md",
+        "overview": "pages/overview.md",
+    }
+    assert not [warning for warning in result.warnings if warning.startswith("page ")]

@@ -383,11 +383,13 @@ def copy_pages(
         target = dest / "pages" / relative.name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-        name = page_name(title)
+        name, path = page_name(title), f"pages/{relative.name}"
+        if name is not None and found.get(name) == path:
+            continue  # the same file named twice (v2's `terms:` and a Terms page): shown
         if name is None or name in found:
-            unnamed.append((title, f"pages/{relative.name}"))
+            unnamed.append((title, path))
         else:
-            found[name] = f"pages/{relative.name}"
+            found[name] = path
     if unnamed and "overview" not in found:
         found["overview"] = unnamed.pop(0)[1]
     for title, path in unnamed:
