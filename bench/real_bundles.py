@@ -25,7 +25,8 @@ repositories (none of them is part of Proctor). For each one the script runs, th
 
 It prints one row per (submission, phase, task): Proctor's scores, the direct run's, and
 ``same`` (every declared metric equal, timing columns aside), ``both fail`` (the program fails
-or writes no scores when run directly, and Proctor reports a failure), ``random`` (two direct
+or writes no scores when run directly, or a ``NaN`` Codabench cannot store, and Proctor reports a
+failure), ``random`` (two direct
 runs differ from each other too: an unseeded program; the same metrics were reported),
 ``refused`` (Codabench would run the upload as a program where Proctor refuses it at prep, by
 design: a program sent to a challenge taking results, a command beside an ingestion

@@ -16,7 +16,9 @@ as its platform runs it:
   ``concurrent_ingestion`` is started beside the scoring program, the two sharing one
   ``/app/shared``, and stopped 5 s after scoring ends (as Proctor does). An upload Codabench
   would run where Proctor refuses it by design (a program under ``results``, a command beside
-  an ingestion program) raises :class:`RefusedByDesignError`;
+  an ingestion program) raises :class:`RefusedByDesignError`. A scores file holding a value
+  that is not a finite number (``NaN``) gives no scores, as on Codabench, whose worker posts the
+  whole file with ``requests``, which refuses it (``InvalidJSONError``): nothing is stored;
 - an EvalAI evaluation script imported as a package and called as EvalAI's worker calls it,
   ``evaluate(annotation, submission, phase_codename, submission_metadata={...})``, the
   submitted file given as it is (a zip stays a zip).
@@ -292,7 +294,15 @@ def codabench_direct(
             text = found.read_text(encoding="utf-8")
             # scores.txt as the compute worker reads it (PyYAML's full Loader)
             data = json.loads(text) if name.endswith(".json") else yaml.load(text, yaml.Loader)
-            return {str(key): value for key, value in data.items()}
+            found = {str(key): value for key, value in data.items()}
+            if any(
+                isinstance(value, float) and not math.isfinite(value) for value in found.values()
+            ):
+                return None  # the worker posts them with requests, which refuses NaN: no scores
+            for metric, key in scorer.score_keys.items():  # the column key, as the metric
+                if key in found:
+                    found[metric] = found.pop(key)
+            return found
     return None
 
 

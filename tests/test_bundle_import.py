@@ -123,7 +123,7 @@ def test_the_cli_prints_the_import_as_json(tmp_path: Path) -> None:
             "    reference_data: reference_alpha\n    ingestion_program: pages\n",
             "tasks[0].ingestion_program",
         ),
-        ("        key: error\n", "        key: error-rate\n", "leaderboards[0].columns[1].key"),
+        ("        sorting: asc\n", "        sorting: up\n", "leaderboards[0].columns[1].sorting"),
         ("computation: avg", "computation: median", "leaderboards[0].columns[2].computation"),
         ("reference_data: reference_alpha", "reference_data: 7a1b-uuid", "tasks[0].reference_data"),
     ],

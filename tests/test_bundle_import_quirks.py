@@ -13,14 +13,25 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from bundle_fixtures import SCORE_JSON, V2_YAML, make_v1_zip, make_v2_bundle
+from bundle_fixtures import (
+    PREDICTIONS,
+    SCORE_JSON,
+    V2_YAML,
+    make_v1_zip,
+    make_v2_bundle,
+    run_directly,
+    submission_zip,
+)
 from evalai_challenge import make_evalai_challenge
 from proctor.cli.main import build_app
 from proctor.errors import ConfigError, UsageError
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import parse_date
 from proctor.services.local.catalog import write_kit
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.settings import Settings
 from proctor.spec.loader import load_challenge
+from proctor.types import RunStatus
 
 
 def _yaml(folder: Path) -> dict[str, object]:
@@ -71,7 +82,7 @@ def test_a_bundle_without_solutions_still_gives_a_kit(tmp_path: Path) -> None:
 
 
 def test_a_refusal_in_a_zipped_bundle_names_the_zip_not_a_scratch_folder(tmp_path: Path) -> None:
-    text = V2_YAML.replace("        key: error\n", "        key: error-rate\n")
+    text = V2_YAML.replace("        sorting: asc\n", "        sorting: up\n")
     bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=text)
     archive = shutil.make_archive(str(tmp_path / "bundle"), "zip", bundle)
     with pytest.raises(ConfigError) as caught:
@@ -363,3 +374,65 @@ def test_an_imported_program_may_write_true_and_false_as_codabench_stores_them(
     source = make_evalai_challenge(tmp_path / "evalai")
     import_challenge(source, tmp_path / "evalai-challenge", "host")  # EvalAI sorts floats only
     assert load_challenge(tmp_path / "evalai-challenge").tasks[0].scorer.booleans == "refused"  # type: ignore[union-attr]
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_column_key_that_is_no_metric_name_scores_under_its_key(shared_dir: Path) -> None:
+    """Codabench stores any column key (``error-rate``, ``mean acc``) the program writes."""
+    score_py = SCORE_JSON.replace('"error": 1 - accuracy', '"error-rate": 1 - accuracy')
+    score_py = score_py.replace('"extra_label": 7', '"error_rate": 7, "mean acc": accuracy')
+    text = V2_YAML.replace("        key: error\n", "        key: error-rate\n")
+    text = text.replace("        key: mean\n", "        key: mean acc\n").replace(
+        "        computation: avg\n        computation_indexes: [0, 1]\n", ""
+    )
+    text += (
+        "      - {title: Mean, key: mean, computation: avg,\n"
+        "         computation_keys: [accuracy, error-rate]}\n"
+    )
+    bundle = make_v2_bundle(shared_dir / "bundle", score_py=score_py, yaml_text=text)
+    challenge = shared_dir / "challenge"
+    result = import_challenge(bundle, challenge, "host")
+    assert any("'error-rate' is no metric name" in warning for warning in result.warnings)
+    scorer = load_challenge(challenge).tasks[0].scorer
+    assert scorer.score_keys == {"error_rate": "error-rate", "mean_acc": "mean acc"}  # type: ignore[union-attr]
+    assert _yaml(challenge)["precision"] == {
+        "accuracy": 4,
+        "error_rate": 2,
+        "mean_acc": 2,
+        "mean": 2,
+    }
+    settings = Settings(work_root=shared_dir / "runs")
+    upload = submission_zip(shared_dir)
+    report = run_entry(RunRequest(upload, str(challenge), phase="0"), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    expected = run_directly(
+        challenge / "programs/alpha-task",
+        challenge / "data/alpha-task/reference",
+        PREDICTIONS,
+        shared_dir / "direct",
+        ["python3", "/app/program/score.py", "/app/input", "/app/output"],
+    )
+    assert report.scores["alpha-task"] == {
+        "accuracy": expected["accuracy"],
+        "error_rate": expected["error-rate"],
+        "mean_acc": expected["mean acc"],
+        "mean": (expected["accuracy"] + expected["error-rate"]) / 2,
+    }
+
+
+def test_a_terms_page_listed_again_among_the_pages_is_shown_without_a_warning(
+    tmp_path: Path,
+) -> None:
+    text = V2_YAML.replace(
+        "    file: pages/overview.md\n",
+        "    file: pages/overview.md\n  - title: Terms\n    file: pages/terms.md\n",
+    )
+    result = import_challenge(
+        make_v2_bundle(tmp_path / "bundle", yaml_text=text), tmp_path / "c", "host"
+    )
+    assert _yaml(tmp_path / "c")["pages"] == {
+        "terms": "pages/terms.md",
+        "overview": "pages/overview.md",
+    }
+    assert not [warning for warning in result.warnings if warning.startswith("page ")]

@@ -4,7 +4,8 @@
 failure, with the program's output tails for the organizer's log). The scores file is
 ``scores.json``, or CodaLab's ``scores.txt``. Every declared metric must be a finite number
 (``computed`` ones are made here from the written ones; with ``missing_metrics: empty`` one
-not written has no value, as on Codabench); keys the YAML does not declare, and cases the
+not written has no value, as on Codabench; ``score_keys`` names the key a metric is written
+under where that is no metric name); keys the YAML does not declare, and cases the
 task does not have, are left out with a warning for the organizer's log. A document that
 cannot be used is a ``ValueError`` naming what is wrong: the scoring program's (the
 organizer's) failure.
@@ -140,6 +141,9 @@ def read_scores(
             'must be a JSON object {"METRIC": number, ...} (scores.txt: `METRIC: number` lines)'
         )
     found = {str(key): value for key, value in found.items()}
+    for name, key in spec.score_keys.items():  # a key that is no metric name, read as one
+        if key in found:
+            found[name] = found.pop(key)
     declared = spec.metrics
     written = [name for name in declared if name not in spec.computed]
     warnings = [

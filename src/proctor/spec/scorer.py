@@ -14,6 +14,8 @@
       booleans: refused            # optional: `numbers` reads true/false as 1/0 (Codabench)
       writable_inputs: false       # optional: references and outputs as writable scratch copies
       missing_metrics: refused     # optional: `empty` leaves a metric not written without value
+      score_keys: {err_new: err-new}  # optional: the key a metric is written under, where
+                                   # it is no metric name (a Codabench column key)
       computed:                    # optional: metrics Proctor computes from written ones
         mean_score: {operation: avg, of: [score_a, score_b]}
       concurrent_ingestion:        # optional: Codabench's ingestion_only_during_scoring
@@ -192,6 +194,9 @@ class ScoringProgram(ScorerSettings):
     """A declared metric the program did not write: the task fails (the organizer's
     contract), or ``empty``: it has no value (Codabench stores only the keys written and leaves
     the column empty), with a warning in the organizer's log."""
+    score_keys: dict[str, str] = Field(default_factory=dict)
+    """``{metric: key}``: the key the program writes a metric under in its scores file, where
+    that key is no metric name (Codabench's column key ``err-new``); read as the metric."""
     concurrent_ingestion: ConcurrentIngestion | None = None
 
     @model_validator(mode="before")
@@ -236,6 +241,17 @@ class ScoringProgram(ScorerSettings):
                     raise LocatedError(
                         f"{source!r} is not a metric the program writes", f"computed.{name}.of"
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _score_keys_of_metrics(self) -> ScoringProgram:
+        seen: set[str] = set()
+        for name, key in self.score_keys.items():
+            if name not in self.metrics or name in self.computed:
+                raise LocatedError(f"{name!r} is not a metric the program writes", "score_keys")
+            if not key.strip() or key == "cases" or key in seen:
+                raise LocatedError(f"{key!r}: a key must be named once, not 'cases'", "score_keys")
+            seen.add(key)
         return self
 
     @field_validator("metrics")

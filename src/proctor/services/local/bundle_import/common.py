@@ -322,11 +322,24 @@ def environment_for_image(image: Any) -> str:
     return MODERN_ENVIRONMENT
 
 
-def metric_key_problem(key: str) -> str | None:
-    """Why a column key cannot be a Proctor metric name, or None."""
-    if re.match(r"^[A-Za-z][A-Za-z0-9_]{0,63}$", key) and key != "cases":
-        return None
-    return f"{key!r} is not a metric name Proctor takes (letters, digits, '_')"
+def is_metric_name(key: str) -> bool:
+    """True when a score key is a Proctor metric name as it is (letters, digits, ``_``)."""
+    return bool(re.match(r"^[A-Za-z][A-Za-z0-9_]{0,63}$", key)) and key != "cases"
+
+
+def metric_name(label: str, taken: set[str]) -> str:
+    """A metric name for a score key or label that is none (``F1-score`` → ``F1_score``; unique)."""
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_") or "metric"
+    if not name[0].isalpha():
+        name = f"m_{name}"
+    name = name[:60]
+    if name == "cases":
+        name = "cases_"
+    base, index = name, 2
+    while name in taken:
+        name, index = f"{base}_{index}", index + 1
+    taken.add(name)
+    return name
 
 
 PAGE_WORDS: tuple[tuple[PageName, tuple[str, ...]], ...] = (
@@ -370,11 +383,13 @@ def copy_pages(
         target = dest / "pages" / relative.name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-        name = page_name(title)
+        name, path = page_name(title), f"pages/{relative.name}"
+        if name is not None and found.get(name) == path:
+            continue  # the same file named twice (v2's `terms:` and a Terms page): shown
         if name is None or name in found:
-            unnamed.append((title, f"pages/{relative.name}"))
+            unnamed.append((title, path))
         else:
-            found[name] = f"pages/{relative.name}"
+            found[name] = path
     if unnamed and "overview" not in found:
         found["overview"] = unnamed.pop(0)[1]
     for title, path in unnamed:

@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+from proctor.services.local.bundle_import.common import ImportResult, metric_name, safe_extract
 from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.spec.display import MAX_PRECISION
@@ -75,21 +75,6 @@ def slug(text: str, fallback: str) -> str:
     """A Proctor name from ``text``: lower case letters, digits and ``-``."""
     name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
     return name or fallback
-
-
-def metric_name(label: str, taken: set[str]) -> str:
-    """A metric name for an EvalAI label (letters, digits, ``_``; unique)."""
-    name = re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_") or "metric"
-    if not name[0].isalpha():
-        name = f"m_{name}"
-    name = name[:60]
-    if name == "cases":
-        name = "cases_"
-    base, index = name, 2
-    while name in taken:
-        name, index = f"{base}_{index}", index + 1
-    taken.add(name)
-    return name
 
 
 def _when(value: Any, where: str, path: Path) -> str | None:

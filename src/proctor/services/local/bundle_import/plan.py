@@ -28,10 +28,15 @@ DEFAULT_WALL_S = 600.0
 
 @dataclass
 class Column:
-    """A leaderboard column: the score key, its order, its precision, whether it shows."""
+    """A leaderboard column: the metric, its order, its precision, whether it shows.
+
+    ``label``: the score key as the bundle writes it, where that is no metric name (``key``
+    is then the metric name made from it).
+    """
 
     key: str
     title: str
+    label: str = ""
     direction: str = "higher"
     precision: int | None = None
     hidden: bool = False
@@ -133,6 +138,9 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
     computed = _computed(plan)
     if computed:
         scorer["computed"] = computed
+    labels = {column.key: column.label for column in plan.columns if column.label}
+    if labels:
+        scorer["score_keys"] = labels
     if task.concurrent is not None:
         scorer["concurrent_ingestion"] = task.concurrent
     return {
@@ -264,6 +272,7 @@ def write_challenge(plan: BundlePlan, dest: Path) -> ImportResult:
                 "columns": [
                     {
                         "key": column.key,
+                        "score_key": column.label or column.key,
                         "title": column.title,
                         "direction": column.direction,
                         "precision": column.precision,

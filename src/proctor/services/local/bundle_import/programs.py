@@ -19,8 +19,9 @@ from typing import Any
 
 from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
+    is_metric_name,
     materialize,
-    metric_key_problem,
+    metric_name,
     program_command,
 )
 from proctor.services.local.bundle_import.plan import DEFAULT_WALL_S, BundlePlan, Column, TaskPlan
@@ -197,35 +198,74 @@ def read_columns(
     columns_of: Callable[[dict[str, Any], str], list[tuple[dict[str, Any], str]]],
     key: str,
 ) -> None:
-    """The boards' columns (Codabench form: key, title, sorting, precision, computation...)."""
+    """The boards' columns (Codabench form: key, title, sorting, precision, computation...).
+
+    A key that is no metric name (``err-new``, ``NER accuracy``) becomes one (``err_new``),
+    its scorer reading it under the key (``score_keys``), as Codabench stores any key.
+    """
+    found_by_board = []
     for position, board in enumerate(boards):
         if not isinstance(board, dict):
             raise BundleRefusedError("must be a mapping", location=f"{key}[{position}]")
+        found_by_board.append(columns_of(board, f"{key}[{position}]"))
+    names = _metric_names([column for found in found_by_board for column, _ in found])
+    for position, (board, found) in enumerate(zip(boards, found_by_board, strict=True)):
         if position == 0:
             plan.board_title = str(board.get("title") or "Results")
         elif board.get("columns"):
             plan.warnings.append(
                 f"{key}[{position}]: its columns join the first board's (one board per phase)"
             )
-        found = columns_of(board, f"{key}[{position}]")
-        by_index = {int(col.get("index", i)): col for i, (col, _) in enumerate(found)}
-        for column, where in found:
-            plan.columns.append(_column(column, where, by_index))
-        if position == 0 and found:
-            primary = int(board.get("primary_index", 0) or 0)
-            chosen = by_index.get(primary, found[0][0])
-            plan.primary = str(chosen.get("key"))
+        _read_board(plan, board, found, names, first=position == 0)
     if not plan.columns:
         raise BundleRefusedError("no leaderboard column names a score key", location=key)
     if not plan.primary:
         plan.primary = plan.columns[0].key
 
 
-def _column(column: dict[str, Any], where: str, by_index: dict[int, dict[str, Any]]) -> Column:
+def _read_board(
+    plan: BundlePlan,
+    board: dict[str, Any],
+    found: list[tuple[dict[str, Any], str]],
+    names: dict[str, str],
+    first: bool,
+) -> None:
+    """One board's columns into the plan (the first board's primary column ranks)."""
+    by_index = {int(col.get("index", i)): col for i, (col, _) in enumerate(found)}
+    for column, where in found:
+        plan.columns.append(_column(column, where, by_index, names))
+        if plan.columns[-1].label:
+            plan.warnings.append(
+                f"{where}.key: {plan.columns[-1].label!r} is no metric name: metric "
+                f"{plan.columns[-1].key!r}, read from the scores under its key"
+            )
+    if first and found:
+        primary = int(board.get("primary_index", 0) or 0)
+        chosen = by_index.get(primary, found[0][0])
+        plan.primary = names.get(str(chosen.get("key")), "")
+
+
+def _metric_names(columns: list[dict[str, Any]]) -> dict[str, str]:
+    """``{column key: metric name}``: a key that is no metric name gets one, unique."""
+    keys = [str(column.get("key") or "") for column in columns]
+    taken = {key for key in keys if is_metric_name(key)}
+    names: dict[str, str] = {}
+    for key in keys:
+        if not key.strip():
+            continue
+        names.setdefault(key, key if is_metric_name(key) else metric_name(key, taken))
+    return names
+
+
+def _column(
+    column: dict[str, Any],
+    where: str,
+    by_index: dict[int, dict[str, Any]],
+    names: dict[str, str],
+) -> Column:
     key = str(column.get("key") or "")
-    problem = metric_key_problem(key)
-    if problem is not None:
-        raise BundleRefusedError(problem, location=f"{where}.key")
+    if key not in names:
+        raise BundleRefusedError("a column needs a score key", location=f"{where}.key")
     sorting = str(column.get("sorting") or "desc").lower()
     if sorting not in ("desc", "asc"):
         raise BundleRefusedError(f"{sorting!r}: use desc or asc", location=f"{where}.sorting")
@@ -247,10 +287,11 @@ def _column(column: dict[str, Any], where: str, by_index: dict[int, dict[str, An
             raise BundleRefusedError(
                 "names no column to compute from", location=f"{where}.computation"
             )
-        computation = (mapped, tuple(str(source) for source in sources))
+        computation = (mapped, tuple(names.get(str(source), str(source)) for source in sources))
     precision = column.get("precision")
     return Column(
-        key=key,
+        key=names[key],
+        label=key if names[key] != key else "",
         title=str(column.get("title") or key),
         direction="higher" if sorting == "desc" else "lower",
         precision=int(precision) if precision not in (None, "") else DEFAULT_PRECISION,
