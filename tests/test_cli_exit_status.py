@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +121,21 @@ def test_the_proctor_app_runs_its_commands_under_the_handler(tmp_path: Path) -> 
     code, _, err = invoke(build_app(), "kit", str(tmp_path / "no-such"), str(tmp_path / "kit"))
     assert code == 2
     assert err.startswith("error: no challenge folder or bundled challenge called")
+
+
+MAIN = "from proctor.cli.main import main; main()"
+
+
+def test_a_reader_that_goes_away_is_no_bug_of_proctors() -> None:
+    """``proctor challenges --json | head -c 1``: the pipe closes mid-output; exit 1, no trace."""
+    reading, writing = os.pipe()
+    os.close(reading)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", MAIN, "challenges", "--json"],
+            stdout=writing, stderr=subprocess.PIPE, check=False, timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(writing)
+    assert done.returncode == 1
+    assert b"internal error" not in done.stderr and b"Traceback" not in done.stderr

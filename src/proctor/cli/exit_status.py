@@ -96,6 +96,8 @@ class ProctorGroup(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort):
             raise
+        except BrokenPipeError:  # the reader went away (`proctor ... | head`): click quiets
+            raise  # the streams and exits 1, as on EPIPE anywhere: not a bug of Proctor's
         except typer.TyperException as error:  # the command line itself is wrong
             if not as_json:
                 raise
