@@ -150,6 +150,7 @@ def test_proctor_run_works_as_an_unprivileged_user(
     assert report["environment"]["shared_page_cache"] is True  # no private mount without root
 
 
+@pytest.mark.very_slow  # a second build of the reference environment: `make test-slow`
 def test_a_second_build_from_the_published_lock_lists_the_same_packages(
     reference_env: BuiltEnvironment, reference_spec: object, tmp_path: Path
 ) -> None:
