@@ -206,6 +206,23 @@ def submission_zip(root: Path, predictions: str = PREDICTIONS) -> Path:
     return _zip(folder, root / "submission.zip")
 
 
+SCORE_COMMAND = ["python3", "/app/program/score.py", "/app/input", "/app/output"]
+"""The fixture bundles' scoring command, as the compute worker substitutes it."""
+
+
+def score_task_directly(
+    challenge: Path, task: str, predictions: str, work: Path
+) -> dict[str, float]:
+    """What an imported fixture ``task``'s own scoring program gives ``predictions``, directly."""
+    return run_directly(
+        challenge / "programs" / task,
+        challenge / "data" / task / "reference",
+        predictions,
+        work,
+        SCORE_COMMAND,
+    )
+
+
 def run_directly(
     program: Path, reference: Path, predictions: str, work: Path, command: list[str]
 ) -> dict[str, float]:

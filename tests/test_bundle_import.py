@@ -24,6 +24,7 @@ from bundle_fixtures import (
     make_v1_zip,
     make_v2_bundle,
     run_directly,
+    score_task_directly,
     submission_zip,
 )
 from proctor.errors import ConfigError
@@ -174,12 +175,8 @@ def test_each_task_scores_what_its_program_computes_run_directly(
     report = run_entry(RunRequest(upload, str(challenge), phase="0", keep=True), settings)
     assert report.status is RunStatus.SCORED, report.to_json()
     for task in TRUTH:
-        expected = run_directly(
-            challenge / "programs" / f"{task}-task",
-            challenge / "data" / f"{task}-task" / "reference",
-            PREDICTIONS,
-            shared_dir / f"direct-{task}",
-            ["python3", "/app/program/score.py", "/app/input", "/app/output"],
+        expected = score_task_directly(
+            challenge, f"{task}-task", PREDICTIONS, shared_dir / f"direct-{task}"
         )
         scores = report.scores[f"{task}-task"]
         assert scores["accuracy"] == expected["accuracy"]
@@ -253,13 +250,7 @@ def test_an_ingestion_program_runs_the_participants_model(
     report = run_entry(RunRequest(code_zip(shared_dir), str(challenge), keep=True), settings)
     assert report.status is RunStatus.SCORED, report.to_json()
     predictions = "a\nb\na\nb\na\nb\n"  # what model.py predicts on 0..5
-    expected = run_directly(
-        challenge / "programs/alpha-task",
-        challenge / "data/alpha-task/reference",
-        predictions,
-        shared_dir / "direct",
-        ["python3", "/app/program/score.py", "/app/input", "/app/output"],
-    )
+    expected = score_task_directly(challenge, "alpha-task", predictions, shared_dir / "direct")
     assert report.scores["alpha-task"] == {
         "accuracy": expected["accuracy"],
         "error": expected["error"],
@@ -290,13 +281,7 @@ def test_a_result_zip_to_an_ingestion_task_is_scored_as_codabench_does(
     import_challenge(make_code_bundle(shared_dir / "bundle"), challenge, "host")
     report = run_entry(RunRequest(submission_zip(shared_dir), str(challenge), keep=True), settings)
     assert report.status is RunStatus.SCORED, report.to_json()
-    expected = run_directly(
-        challenge / "programs/alpha-task",
-        challenge / "data/alpha-task/reference",
-        PREDICTIONS,
-        shared_dir / "direct",
-        ["python3", "/app/program/score.py", "/app/input", "/app/output"],
-    )
+    expected = score_task_directly(challenge, "alpha-task", PREDICTIONS, shared_dir / "direct")
     assert report.scores["alpha-task"]["accuracy"] == expected["accuracy"]
     assert report.run_dir is not None
     log = (report.run_dir / "scoring-alpha-task.log").read_text()

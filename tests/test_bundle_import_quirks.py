@@ -19,7 +19,7 @@ from bundle_fixtures import (
     V2_YAML,
     make_v1_zip,
     make_v2_bundle,
-    run_directly,
+    score_task_directly,
     submission_zip,
 )
 from evalai_challenge import make_evalai_challenge
@@ -406,13 +406,7 @@ def test_a_column_key_that_is_no_metric_name_scores_under_its_key(shared_dir: Pa
     upload = submission_zip(shared_dir)
     report = run_entry(RunRequest(upload, str(challenge), phase="0"), settings)
     assert report.status is RunStatus.SCORED, report.to_json()
-    expected = run_directly(
-        challenge / "programs/alpha-task",
-        challenge / "data/alpha-task/reference",
-        PREDICTIONS,
-        shared_dir / "direct",
-        ["python3", "/app/program/score.py", "/app/input", "/app/output"],
-    )
+    expected = score_task_directly(challenge, "alpha-task", PREDICTIONS, shared_dir / "direct")
     assert report.scores["alpha-task"] == {
         "accuracy": expected["accuracy"],
         "error_rate": expected["error-rate"],

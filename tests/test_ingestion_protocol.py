@@ -28,6 +28,7 @@ from bundle_fixtures import (
     make_stream_beside_bundle,
     make_v1_code_zip,
     run_directly,
+    score_task_directly,
     submission_zip,
 )
 from proctor.errors import ConfigError, JobCancelledError
@@ -74,13 +75,7 @@ def _stages(report: EvaluationReport) -> dict[str, dict[str, object]]:
 
 
 def _expected(challenge: Path, predictions: str, work: Path) -> dict[str, float]:
-    return run_directly(
-        challenge / "programs/alpha-task",
-        challenge / "data/alpha-task/reference",
-        predictions,
-        work,
-        ["python3", "/app/program/score.py", "/app/input", "/app/output"],
-    )
+    return score_task_directly(challenge, "alpha-task", predictions, work)
 
 
 # --- the ingestion program as the exam stage ------------------------------------------------
