@@ -152,7 +152,9 @@ class ConcurrentIngestion(Strict):
     It runs the participant's code (the upload, at ``/app/ingested_program`` and
     ``/app/input/res``) at the same time as the scoring program, each in a sandbox of its own
     (its own slot; the references are mounted in the scoring program's only), the two talking
-    through the folder both see at ``/app/shared`` (the scoring program's ``mounts.shared``).
+    through the folder both see at ``/app/shared`` (the scoring program's ``mounts.shared``)
+    and, with ``writable_inputs``, through the one copy of the upload both see at
+    ``/app/input/res`` (where an AutoDL-style ingestion writes its predictions).
     ``/app/program`` is this folder, ``/app/input_data`` the ``input_data`` folder,
     ``/app/output`` a capped folder of its own (discarded). Everything either program prints
     is the organizer's.
@@ -187,8 +189,9 @@ class ScoringProgram(ScorerSettings):
     """A ``true``/``false`` score: refused, or read as 1 and 0 (as Codabench stores them)."""
     writable_inputs: bool = False
     """The references and outputs shown as writable scratch copies (Codabench mounts
-    ``/app/input`` writable): only this run's slot may change them, within
-    ``limits.scratch_bytes``; the copies are discarded afterwards, the originals never change."""
+    ``/app/input`` writable): only this run's slot may change them (but ``/app/input/res``
+    beside a concurrent ingestion: one copy both change), within ``limits.scratch_bytes``; the
+    copies are discarded afterwards, the originals never change."""
     computed: dict[str, ComputedMetric] = Field(default_factory=dict)
     missing_metrics: Literal["refused", "empty"] = "refused"
     """A declared metric the program did not write: the task fails (the organizer's
