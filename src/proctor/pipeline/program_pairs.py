@@ -25,6 +25,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -77,8 +78,13 @@ def both_writable(request: ProgramRequest, beside: ProgramRequest) -> list[tuple
         (source, target)
         for source, target in request.folders
         if target in request.writable and target in beside.writable
-        and (source, target) in beside.folders and source.is_dir()
+        and (source, target) in beside.folders and _plain_folder(source)
     ]  # fmt: skip
+
+
+def _plain_folder(path: Path) -> bool:
+    """True when ``path`` is a folder itself (not a link to one)."""
+    return os.path.lexists(path) and stat.S_ISDIR(path.lstat().st_mode)
 
 
 def _copy_for_both(source: Path, space: Path) -> Path:
@@ -86,8 +92,10 @@ def _copy_for_both(source: Path, space: Path) -> Path:
 
     The copy is the workspace itself, so it is remounted ``nosymfollow`` as the shared folder.
     """
-    for entry in source.iterdir():
-        copy_plain(entry, space / entry.name)
+    with os.scandir(source) as entries:  # as copy_plain: plain files and folders, no link
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
+                copy_plain(Path(entry.path), space / entry.name)
     for root, _, names in os.walk(space):  # copy_plain made plain files and folders only
         open_to_every_run(Path(root))
         for name in names:
