@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Proctor's modules compiled once, not at every start: the tests start the CLI and servers
+# hundreds of times, and where PYTHONDONTWRITEBYTECODE is set each start compiled ~340 modules.
+unexport PYTHONDONTWRITEBYTECODE
 SYSTEM_PACKAGES := bubblewrap util-linux mmdebstrap erofs-utils skopeo
 # The web pages' tests drive Debian's Chromium with playwright (no browser download).
 TEST_PACKAGES := chromium
