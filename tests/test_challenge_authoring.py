@@ -141,6 +141,7 @@ def _wait(service: Service, sid: str) -> dict[str, object]:
     raise AssertionError(f"submission {sid} did not finish")
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 @pytest.mark.sandbox
 @pytest.mark.slow
 @pytest.mark.timeout(600)  # four challenges added and evaluated by one server: minutes when loaded

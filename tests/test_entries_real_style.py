@@ -43,6 +43,7 @@ def regenerate_answers(entry: Path, records: Path) -> None:
         (entry / f"{record}.vec").rename(entry / "answers" / f"{record}.vec")
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 @pytest.mark.sandbox
 @pytest.mark.slow
 @pytest.mark.environment

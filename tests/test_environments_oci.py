@@ -59,6 +59,7 @@ def test_skopeo_accepts_the_export(exported: Path, reference_env: BuiltEnvironme
     assert len(info["Layers"]) == 1
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 def test_the_layer_unpacks_to_the_same_tree(
     exported: Path, reference_env: BuiltEnvironment, tmp_path: Path
 ) -> None:
@@ -94,6 +95,7 @@ def test_an_import_checks_digests_and_lands_in_the_store(
     assert built.image.is_file()
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 def test_a_damaged_archive_is_refused_and_leaves_nothing(exported: Path, tmp_path: Path) -> None:
     damaged = tmp_path / "damaged.tar"
     with tarfile.open(exported) as source, tarfile.open(damaged, "w") as out:

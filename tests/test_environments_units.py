@@ -250,6 +250,7 @@ def test_a_requirement_without_a_wheel_is_named(tmp_path: Path) -> None:
     assert not (tmp_path / "r.lock").exists()
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 @pytest.mark.slow
 @pytest.mark.environment
 def test_a_debian_package_that_does_not_exist_is_named_and_nothing_is_kept(

@@ -149,6 +149,7 @@ def _walk_routes(service: Service, sid: str) -> None:
             client.close()
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 def test_a_server_killed_mid_queue_loses_nothing(service: Service, tmp_path: Path) -> None:
     entry = _archive(BASELINE, tmp_path / "baseline.tar.gz")
     sids = []
@@ -188,6 +189,7 @@ PHASES = """phases:
 """
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 def test_phase_rules_and_uploads_refuse_with_clear_messages(
     service: Service, tmp_path: Path
 ) -> None:

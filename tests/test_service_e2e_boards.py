@@ -47,6 +47,7 @@ def _kit_entry(tmp_path: Path) -> Path:
     return _archive(kit / "entry", tmp_path / "baseline.tar.gz")
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 def test_the_ehealthkd_baseline_is_scored_by_the_service_and_shown_on_its_board(
     service: Service, tmp_path: Path
 ) -> None:

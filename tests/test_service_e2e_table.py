@@ -56,6 +56,7 @@ def _upload(tmp_path: Path, name: str, sure: float) -> Path:
     return _archive(entry, tmp_path / f"{name}.tar.gz")
 
 
+@pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 def test_the_board_ranks_the_lower_log_loss_first(service: Service, tmp_path: Path) -> None:
     losses = {}
     for user, sure in (("bob", 0.5), ("eve", 0.9)):
