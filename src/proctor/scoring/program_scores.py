@@ -134,23 +134,36 @@ def read_scores(
     written. Keys the YAML does not declare (and cases the task does not have) are left out
     with a warning.
     """
+    found = _by_metric(found, spec)
+    warnings = [
+        f"{key!r} is not a metric the YAML declares: left out"
+        for key in found
+        if key not in spec.metrics and key != "cases"
+    ]
+    summary = _summary(found, spec, warnings)
+    per_case = _per_case(found.get("cases", {}), spec, cases, warnings)
+    return summary, per_case, warnings
+
+
+def _by_metric(found: Any, spec: ScoringProgram) -> dict[str, Any]:
+    """The scores as a mapping with string keys, a ``score_keys`` key under its metric name."""
     if isinstance(found, bytes):
         found = parse_scores_file(found)
     if not isinstance(found, dict):
         raise ValueError(
             'must be a JSON object {"METRIC": number, ...} (scores.txt: `METRIC: number` lines)'
         )
-    found = {str(key): value for key, value in found.items()}
+    named: dict[str, Any] = {str(key): value for key, value in found.items()}
     for name, key in spec.score_keys.items():  # a key that is no metric name, read as one
-        if key in found:
-            found[name] = found.pop(key)
+        if key in named:
+            named[name] = named.pop(key)
+    return named
+
+
+def _summary(found: dict[str, Any], spec: ScoringProgram, warnings: list[str]) -> dict[str, float]:
+    """The declared metrics' values (the computed ones made here), in declared order."""
     declared = spec.metrics
     written = [name for name in declared if name not in spec.computed]
-    warnings = [
-        f"{key!r} is not a metric the YAML declares: left out"
-        for key in found
-        if key not in declared and key != "cases"
-    ]
     missing = [name for name in written if name not in found]
     if missing and (spec.missing_metrics == "refused" or len(missing) == len(written)):
         raise ValueError(f"declared metric(s) missing: {', '.join(missing)}")
@@ -163,12 +176,18 @@ def read_scores(
         if name in found
     }
     summary.update(_computed(spec, summary, warnings))
-    summary = {name: summary[name] for name in declared if name in summary}
-    per_case: dict[str, dict[str, float]] = {}
-    rows = found.get("cases", {})
+    return {name: summary[name] for name in declared if name in summary}
+
+
+def _per_case(
+    rows: Any, spec: ScoringProgram, cases: Sequence[str], warnings: list[str]
+) -> dict[str, dict[str, float]]:
+    """The ``cases`` object's rows of the task's cases, declared metrics only."""
     if not isinstance(rows, dict):
         raise ValueError('"cases" must be an object {CASE: {METRIC: number}}')
+    declared = spec.metrics
     known = set(cases)
+    per_case: dict[str, dict[str, float]] = {}
     for case, row in rows.items():
         if case not in known:
             warnings.append(f"case {case!r} is not a case of the task: left out")
@@ -185,4 +204,4 @@ def read_scores(
             for name in row
             if name not in declared
         ]
-    return summary, per_case, warnings
+    return per_case
