@@ -88,13 +88,34 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     phases = _list(spec, "phases")
     if not phases:
         raise BundleRefusedError("the bundle declares no phase", location="phases")
-    limits = _time_limits(phases)
-    samples = _public_data(phases)
+    per_task = (_time_limits(phases), _public_data(phases))
     code = codabench_evidence(spec, bundle)
+    task_names = _tasks(plan, tasks, (bundle, dest), per_task, takes_code=code is not None)
+    note_code(plan, code)
+    note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
+    _phases(plan, phases, task_names)
+    _leaderboards(plan, _list(spec, "leaderboards"))
+    _pages_kit_and_solutions(plan, spec, (bundle, dest), phases)
+    return plan
+
+
+def _tasks(
+    plan: BundlePlan,
+    tasks: dict[int, dict[str, Any]],
+    places: tuple[Path, Path],
+    per_task: tuple[dict[int, float], dict[int, str]],
+    *,
+    takes_code: bool,
+) -> dict[int, str]:
+    """Each task's plan (its program and data copied from the bundle to ``dest``), by index.
+
+    ``per_task``: the time limits and the public data of the phases running each task.
+    """
+    bundle, dest = places
+    limits, samples = per_task
     task_names: dict[int, str] = {}
     taken: set[str] = set()
     for index, task in sorted(tasks.items()):
-        key = f"tasks[{index}]"
         name = derive_name(str(task.get("name") or f"task-{index}"), taken, f"task-{index}")
         task_names[index] = name
         plan.tasks.append(
@@ -102,25 +123,34 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 bundle,
                 dest,
                 task,
-                key=key,
+                key=f"tasks[{index}]",
                 name=name,
                 wall_s=limits.get(index),
                 warnings=plan.warnings,
                 public_data=samples.get(index),
-                takes_code=code is not None,
+                takes_code=takes_code,
             )
         )
-    note_code(plan, code)
-    note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
-    _phases(plan, phases, task_names)
-    read_columns(plan, _list(spec, "leaderboards"), _columns_v2, "leaderboards")
-    rule = next((board.get("submission_rule") for board in _list(spec, "leaderboards")), None)
+    return task_names
+
+
+def _leaderboards(plan: BundlePlan, boards: list[Any]) -> None:
+    """The columns of every board; a ``submission_rule`` Proctor has no equivalent of, warned."""
+    read_columns(plan, boards, _columns_v2, "leaderboards")
+    rule = next((board.get("submission_rule") for board in boards), None)
     if rule not in RULES_KEPT:
         plan.warnings.append(
             f"leaderboards[0].submission_rule {rule!r}: Proctor's board shows each team's best "
             "submission (Force_Best); participants choose their final entries with "
             "`proctor final`"
         )
+
+
+def _pages_kit_and_solutions(
+    plan: BundlePlan, spec: dict[str, Any], places: tuple[Path, Path], phases: list[Any]
+) -> None:
+    """Copy the pages (terms among them), the phases' kit folders and the solutions."""
+    bundle, dest = places
     pages = [
         (str(page.get("title") or page.get("file")), str(page.get("file")))
         for page in _list(spec, "pages")
@@ -143,7 +173,6 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         [str(item.get("path")) for item in _list(spec, "solutions") if isinstance(item, dict)],
         plan.warnings,
     )
-    return plan
 
 
 def _time_limits(phases: list[Any]) -> dict[int, float]:
