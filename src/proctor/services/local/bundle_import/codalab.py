@@ -110,6 +110,30 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     opens = [parse_date(phase.get("start_date"), f"{key}.start_date") for key, phase in phases]
     closes = _closing_times(opens, parse_date(spec.get("end_date"), "end_date"))
     code, sample = codalab_evidence(phases, bundle)
+    _phase_and_task_plans(
+        plan, phases, (bundle, dest), (opens, closes), takes_code=code is not None
+    )
+    note_code(plan, code)
+    _copy_kit(bundle, dest, phases, sample, plan.warnings)
+    note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
+    _leaderboard(plan, spec.get("leaderboard") or {})
+    html = spec.get("html") or {}
+    pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
+    plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
+    return plan
+
+
+def _phase_and_task_plans(
+    plan: BundlePlan,
+    phases: list[tuple[str, dict[str, Any]]],
+    places: tuple[Path, Path],
+    times: tuple[list[datetime | None], list[datetime | None]],
+    *,
+    takes_code: bool,
+) -> None:
+    """Each v1 phase as a phase of one task (its program and data copied to ``dest``)."""
+    bundle, dest = places
+    opens, closes = times
     taken: set[str] = set()
     for position, (key, phase) in enumerate(phases):
         _note_hidden_results(key, phase, plan.warnings)
@@ -127,7 +151,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 wall_s=wall_s,
                 warnings=plan.warnings,
                 public_data=phase.get("public_data"),
-                takes_code=code is not None,
+                takes_code=takes_code,
             )
         )
         plan.phases.append(
@@ -143,18 +167,14 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
                 bundle_index=int(phase.get("phasenumber", position + 1) or position + 1),
             )
         )
-    note_code(plan, code)
-    _copy_kit(bundle, dest, phases, sample, plan.warnings)
-    note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
-    board = spec.get("leaderboard") or {}
+
+
+def _leaderboard(plan: BundlePlan, board: Any) -> None:
+    """The v1 ``leaderboard``'s columns (a ``< Rank >`` average noted)."""
     if not isinstance(board, dict):
         raise BundleRefusedError("must be a mapping", location="leaderboard")
     _note_rank_averages(board, plan.warnings)
     read_columns(plan, [board], _columns_v1, "leaderboard")
-    html = spec.get("html") or {}
-    pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
-    plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
-    return plan
 
 
 def _copy_kit(
