@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -252,16 +253,38 @@ class EvalaiImport:
         refuse_unrunnable(self.config, self.by_id("challenge_phases"), self.config_path)
         self.evaluation_script()
         note_network_use(self.dest, [self.dest / PACKAGE], self.warnings)
+        links = self.links()
+        tasks = links.tasks
+        _note_phase_splits(tasks, list(links.phase_tasks.values()))
+        if not tasks:
+            raise ConfigError(
+                "no phase is linked to a split and a leaderboard",
+                path=self.config_path,
+                location="challenge_phase_splits",
+            )
+        title = str(self.config.get("title") or self.root.name)
+        return {
+            "name": slug(title, "evalai-challenge"),
+            "title": title,
+            "description": str(self.config.get("short_description") or ""),
+            "protocol": self.protocol(),
+            "tasks": tasks,
+            "leaderboard": {"metric": next(iter(tasks[0]["scorer"]["metrics"]))},
+            "environment": "host",
+            "phases": self.proctor_phases(links),
+            **({"precision": self.precision} if self.precision else {}),
+        }
+
+    def links(self) -> _Links:
+        """A task for each ``challenge_phase_splits`` entry, with its phase and board."""
         phases, boards, splits = (
             self.by_id("challenge_phases"),
             self.by_id("leaderboard"),
             self.by_id("dataset_splits"),
         )
-        tasks: list[Any] = []
-        phase_tasks: dict[Any, list[str]] = {key: [] for key in phases}
-        phase_boards: dict[Any, dict[Any, list[str]]] = {key: {} for key in phases}
-        hidden_boards: set[tuple[Any, Any]] = set()
-        board_metrics: dict[Any, list[str]] = {}
+        links = _Links(
+            phase_tasks={key: [] for key in phases}, phase_boards={key: {} for key in phases}
+        )
         for index, link in enumerate(self.config.get("challenge_phase_splits") or []):
             where = f"challenge_phase_splits[{index}]"
             phase = phases.get(link.get("challenge_phase_id"))
@@ -276,23 +299,21 @@ class EvalaiImport:
             descending = link.get("is_leaderboard_order_descending", True) is not False
             metrics = self.leaderboard_metrics(board, descending)
             task = self.task(phase, split, metrics)
-            tasks.append(task)
-            phase_tasks[link["challenge_phase_id"]].append(task["name"])
-            phase_boards[link["challenge_phase_id"]].setdefault(link["leaderboard_id"], []).append(
-                task["name"]
-            )
-            board_metrics[link["leaderboard_id"]] = list(metrics)
+            links.tasks.append(task)
+            links.phase_tasks[link["challenge_phase_id"]].append(task["name"])
+            links.phase_boards[link["challenge_phase_id"]].setdefault(
+                link["leaderboard_id"], []
+            ).append(task["name"])
+            links.board_metrics[link["leaderboard_id"]] = list(metrics)
             if link.get("visibility", 3) != 3:
-                hidden_boards.add((link["challenge_phase_id"], link["leaderboard_id"]))
+                links.hidden_boards.add((link["challenge_phase_id"], link["leaderboard_id"]))
             self.note_precision(link, metrics, where)
-        _note_phase_splits(tasks, list(phase_tasks.values()))
-        if not tasks:
-            raise ConfigError(
-                "no phase is linked to a split and a leaderboard",
-                path=self.config_path,
-                location="challenge_phase_splits",
-            )
-        proctor_phases = [
+        return links
+
+    def proctor_phases(self, links: _Links) -> list[dict[str, Any]]:
+        """Each phase holding tasks, with a board for each of its leaderboards."""
+        phases = self.by_id("challenge_phases")
+        return [
             self.phase(
                 phases[key],
                 names,
@@ -300,27 +321,26 @@ class EvalaiImport:
                     {
                         "name": f"leaderboard-{board_id}",
                         "tasks": board_tasks,
-                        "metrics": list(board_metrics[board_id]),
-                        "public": (key, board_id) not in hidden_boards,
+                        "metrics": list(links.board_metrics[board_id]),
+                        "public": (key, board_id) not in links.hidden_boards,
                     }
-                    for board_id, board_tasks in phase_boards[key].items()
+                    for board_id, board_tasks in links.phase_boards[key].items()
                 ],
             )
-            for key, names in phase_tasks.items()
+            for key, names in links.phase_tasks.items()
             if names
         ]
-        title = str(self.config.get("title") or self.root.name)
-        return {
-            "name": slug(title, "evalai-challenge"),
-            "title": title,
-            "description": str(self.config.get("short_description") or ""),
-            "protocol": self.protocol(),
-            "tasks": tasks,
-            "leaderboard": {"metric": next(iter(tasks[0]["scorer"]["metrics"]))},
-            "environment": "host",
-            "phases": proctor_phases,
-            **({"precision": self.precision} if self.precision else {}),
-        }
+
+
+@dataclass
+class _Links:
+    """What the ``challenge_phase_splits`` entries make: tasks, by phase and by board."""
+
+    phase_tasks: dict[Any, list[str]]
+    phase_boards: dict[Any, dict[Any, list[str]]]
+    tasks: list[Any] = field(default_factory=list)
+    hidden_boards: set[tuple[Any, Any]] = field(default_factory=set)
+    board_metrics: dict[Any, list[str]] = field(default_factory=dict)
 
 
 def _note_phase_splits(tasks: list[Any], phases: list[list[str]]) -> None:
