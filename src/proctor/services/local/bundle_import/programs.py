@@ -86,13 +86,12 @@ def task_plan(
         hidden = _empty(data / "hidden", "hidden inputs")
         _warn_program_variable([command, concurrent["command"]], key, warnings)
         ingestion = None
-    elif ingestion is None and not takes_code:  # result submissions: the input data is public
-        public, hidden = inputs, _empty(data / "hidden", "hidden inputs")
-    else:  # the ingestion program's, or the upload's own program's: hidden
+    else:
         if ingestion is not None:
             ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
         sample = public_data if task.get("input_data") else None  # no inputs to lay out as
-        public, hidden = _sample_inputs(bundle, data, sample, inputs, warnings), inputs
+        code_runs = ingestion is not None or takes_code
+        public, hidden = _public_and_hidden((bundle, data), inputs, sample, code_runs, warnings)
     if wall_s is None:
         warnings.append(
             f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
@@ -109,6 +108,25 @@ def task_plan(
         ingestion=ingestion,
         concurrent=concurrent,
     )
+
+
+def _public_and_hidden(
+    places: tuple[Path, Path],
+    inputs: Path,
+    sample: str | None,
+    code_runs: bool,
+    warnings: list[str],
+) -> tuple[Path, Path]:
+    """The task's public and hidden inputs (``places``: the bundle and the task's data folder).
+
+    Result submissions: the input data is public (participants predict on it). Code (the
+    ingestion program's or the upload's own program): it is hidden, and the phase's ``sample``
+    data, laid out as the input data, is the public inputs the code runs on in the quiz.
+    """
+    bundle, data = places
+    if not code_runs:
+        return inputs, _empty(data / "hidden", "hidden inputs")
+    return _sample_inputs(bundle, data, sample, inputs, warnings), inputs
 
 
 def _scoring_program(
