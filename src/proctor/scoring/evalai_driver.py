@@ -70,13 +70,13 @@ def split_scores(output: Any, split: str, phase_splits: list[str]) -> dict[str, 
     """
     if not isinstance(output, dict) or not isinstance(output.get("result"), list):
         fail('evaluate() must return a dict whose "result" is a list of {SPLIT: {LABEL: value}}')
-    keys: list[Any] = []
+    entries: list[tuple[str, Any]] = []  # (the split an entry reports, its labels)
     for item in output["result"]:
         if not isinstance(item, dict) or not item:
             fail(f"a result entry is not {{SPLIT: {{LABEL: value}}}}: {str(item)[:80]!r}")
-        keys.append(next(iter(item)))
-        name = str(keys[-1])
-        bad = not_finite(item[keys[-1]])
+        first = next(iter(item))
+        name, labels = str(first), item[first]
+        bad = not_finite(labels)
         if bad:
             fail(
                 f"evaluate() gave {name}.{bad} = NaN or infinity: EvalAI's database refuses "
@@ -88,14 +88,14 @@ def split_scores(output: Any, split: str, phase_splits: list[str]) -> dict[str, 
                 f"(its splits: {', '.join(phase_splits)}); EvalAI's worker fails such a "
                 "submission: return only the phase's splits"
             )
-    for index, key in enumerate(keys):
-        item = output["result"][index]
-        if str(key) == split and isinstance(item[key], dict):
+        entries.append((name, labels))
+    for name, labels in entries:
+        if name == split and isinstance(labels, dict):
             return {
                 label: value.item() if hasattr(value, "item") else value
-                for label, value in item[key].items()
+                for label, value in labels.items()
             }
-    found = ", ".join(str(key) for key in keys) or "none"
+    found = ", ".join(name for name, _ in entries) or "none"
     fail(f"evaluate() gave no result for split {split!r} (it gave: {found})")
     raise AssertionError
 
