@@ -58,7 +58,7 @@ def run_program(
                 given[request.shared] = stack.enter_context(space)
             extra = [Mount(place, target, writable=True) for target, place in given.items()
                      if target == request.shared or target in request.writable]  # fmt: skip
-            if fits_one_workspace(request):
+            if fits_one_workspace(request, {mount.target for mount in extra}):
                 return _run_in_one_workspace(session, request, scratch, variables, extra)
             return _run_staged(session, request, scratch, variables, extra)
     finally:

@@ -13,6 +13,7 @@ import os
 import posixpath
 import shutil
 import stat
+from collections.abc import Collection
 from pathlib import Path
 
 from proctor.pipeline.inputs import stage_inputs
@@ -24,14 +25,19 @@ SMALL_INPUTS_BYTES = 64 * 1024**2
 BLOCK = 4096
 
 
-def fits_one_workspace(request: ProgramRequest) -> bool:
-    """True when the request's inputs are small and its mount points share one folder."""
+def fits_one_workspace(request: ProgramRequest, given: Collection[str] = ()) -> bool:
+    """True when the request's inputs are small and its mount points share one folder.
+
+    ``given``: mount points the caller fills with folders of its own (not copied here).
+    """
     every = targets(request)
     common = posixpath.commonpath(every)
     if common == "/" or common in every:
         return False
     total = sum(len(content) for content in request.files.values())
-    for source, _ in request.folders:
+    for source, target in request.folders:
+        if target in given:
+            continue
         total += _tree_bytes(source, SMALL_INPUTS_BYTES - total)
         if total > SMALL_INPUTS_BYTES:
             return False
