@@ -160,14 +160,34 @@ def _trickle(url: str, headers: dict[str, str], pause_s: float, limit_s: float) 
         deadline = time.monotonic() + limit_s
         while time.monotonic() < deadline:
             try:
-                answer = conn.recv(65536)
-                return answer
+                return _whole_answer(conn, conn.recv(65536), limit_s)
             except TimeoutError:
                 try:
                     conn.sendall(b"\0")
                 except OSError:
                     break
     return b""
+
+
+def _whole_answer(conn: socket.socket, first: bytes, limit_s: float) -> bytes:
+    """``first`` and the rest of the answer: its head and body can arrive in separate reads."""
+    answer = first
+    conn.settimeout(limit_s)
+    while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < _length(answer):
+        more = conn.recv(65536)
+        if not more:
+            break
+        answer += more
+    return answer
+
+
+def _length(answer: bytes) -> int:
+    """The Content-Length an answer's head declares (0 when it declares none)."""
+    for line in answer.partition(b"\r\n\r\n")[0].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value.strip())
+    return 0
 
 
 def test_a_body_trickling_slower_than_the_minimum_rate_gets_408_and_nothing_is_stored(

@@ -24,6 +24,22 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def child_pids(parent: int) -> list[int]:
+    """The live processes whose parent is ``parent`` (read from ``/proc/<pid>/stat``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat.rpartition(")")[2].split()
+        if len(fields) > 1 and fields[1] == str(parent) and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class MountPoint:
     """One mount of this mount namespace: where, of what kind, from which source."""

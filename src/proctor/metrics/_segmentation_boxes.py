@@ -10,9 +10,12 @@ grid is anchored.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial import cKDTree
+
+if TYPE_CHECKING:  # scipy.spatial takes 0.2 s to import: only when a tree is built
+    from scipy.spatial import cKDTree
 
 GRID = 7  # the tool's cell size, in voxel indices
 _ROUNDS = (16, 128, 1024)  # k-nearest list sizes tried before searching a box voxel by voxel

@@ -39,11 +39,14 @@ as the tool's ``AVD_SUM += d`` does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from proctor.metrics._segmentation_boxes import GRID, BoxSearch, Geometry, in_box, tool_distances
+
+if TYPE_CHECKING:  # scipy.spatial takes 0.2 s to import: only when a tree is built
+    from scipy.spatial import cKDTree
 
 __all__ = ["GRID", "Geometry", "NearestSearch", "tool_directed_distances"]
 

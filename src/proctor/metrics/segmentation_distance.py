@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from proctor.metrics._segmentation_arrays import nonzero_box, undefined, union_box
 from proctor.metrics.segmentation_avgdist import (
@@ -64,6 +63,8 @@ def _directed(
     if not queries.size:
         empty = np.zeros(0, np.int64)
         return NearestSearch(queries, surface, empty, np.zeros(0), None)
+    from scipy.spatial import cKDTree  # 0.2 s to import: only when a distance is computed
+
     scale = np.asarray(spacing, dtype=np.float64)
     tree = cKDTree(surface * scale)
     distances, nearest = tree.query(queries * scale, k=1)

@@ -4,8 +4,9 @@ A worker is one machine's share of the queue: it needs the database (``PROCTOR_D
 the artifact folder every worker shares (``PROCTOR_ARTIFACTS``) and the broker
 (``PROCTOR_BROKER_URL``). On start it refuses challenges that run on the host's ``/usr``
 unless allowed, takes back the jobs of dead workers of its host (and removes their run folders,
-cgroups and mounts), and runs ``concurrency`` jobs
-at once, by default as many as the host's cores and memory hold.
+cgroups and mounts), and runs ``concurrency`` jobs at once, by default as many as the host's
+cores and memory hold. Stopped, even cold (SIGQUIT), it exits once its pool processes have
+released their jobs' sandboxes (up to ``POOL_UNWIND_S``), then removes what dead ones left.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +31,7 @@ from proctor.executor.celery_app import (
 from proctor.executor.housekeeping import reconcile_host
 from proctor.executor.runtime import WorkerRuntime
 from proctor.executor.upkeep import Upkeep
+from proctor.host import child_pids
 from proctor.sandbox import create_sandbox
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.services.local.environments import tasks_on_host
@@ -37,6 +40,9 @@ from proctor.services.platform.resources import Platform, open_platform
 from proctor.services.platform.worker import worker_runtime
 from proctor.settings import ServiceSettings, Settings
 from proctor.spec import Challenge
+
+# How long a stopping worker waits for its pool processes to release their jobs' sandboxes.
+POOL_UNWIND_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +101,18 @@ def reconcile_sandboxes(host: Settings) -> None:
         sandbox.reconcile()
 
 
+def _await_pool(timeout_s: float) -> None:
+    """Wait up to ``timeout_s`` for this worker's pool processes to end.
+
+    A cold shutdown (SIGQUIT) ends the main process's loop while its pool processes still
+    unwind their jobs (killing runs, unmounting roots); the worker exits after them, so that
+    whoever stopped it finds the host released once it has exited.
+    """
+    deadline = time.monotonic() + timeout_s
+    while child_pids(os.getpid()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def _runtime_factory(platform: Platform) -> Callable[[], WorkerRuntime]:
     """Builds a pool process's runtime on the platform opened before the fork."""
 
@@ -144,6 +162,8 @@ def start_worker(
             return run_worker(app, _runtime_factory(platform), request)
         finally:
             upkeep.stop()
+            _await_pool(POOL_UNWIND_S)
+            reconcile_sandboxes(platform.host)
     finally:
         platform.close()
 
