@@ -1,4 +1,8 @@
-"""``proctor challenge new``, ``check`` and ``import``: authoring a challenge folder."""
+"""``proctor challenge new``, ``check`` and ``import``: authoring a challenge folder.
+
+Each command imports its use case when it runs: ``challenge add`` and the other client
+commands of the group start without the pipeline.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ from typing import Annotated
 
 import typer
 
-from proctor.services.local.authoring import check_challenge, new_challenge
-from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.template_files import TEMPLATES
 
 PROTOCOLS = ", ".join(TEMPLATES)
@@ -29,6 +31,8 @@ def challenge_new(
     Try it at once with `proctor run DEST/baseline --challenge DEST`; then replace the data,
     the scoring program and the baseline with your own (docs/host-your-own-challenge.md).
     """
+    from proctor.services.local.authoring import new_challenge
+
     written = new_challenge(dest, protocol, name)
     typer.echo(f"wrote a {protocol} challenge in {dest} ({len(written)} files and folders)")
     typer.echo(f"try it: proctor run {dest / 'baseline'} --challenge {dest}")
@@ -44,6 +48,8 @@ def challenge_check(
 
     Exit status: 0 ready; 2 problems (each with its YAML path and the fix).
     """
+    from proctor.services.local.authoring import check_challenge
+
     problems = check_challenge(folder)
     if as_json:
         answer = {"ok": not problems, "problems": [p.to_json() for p in problems]}
@@ -86,6 +92,8 @@ def challenge_import(
     cannot be mapped is a warning; what would change results is refused, naming the YAML key
     (exit 2).
     """
+    from proctor.services.local.bundle_import import import_challenge
+
     result = import_challenge(source, dest, environment)
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=2))

@@ -20,11 +20,11 @@ from proctor.cli import challenge_cmd, rescore_cmd
 from proctor.cli.api_client import api_client
 from proctor.cli.figures import shown_number
 from proctor.cli.untrusted import plain
-from proctor.services.platform.accounts import add_user
 from proctor.services.platform.client import Client
-from proctor.services.platform.resources import open_platform
-from proctor.services.platform.serving import ServeRequest, serve
 from proctor.settings import ServiceSettings
+
+# The server's and the store's modules are imported by the commands that use them
+# (``serve``, ``user add``): a client command such as ``submit`` starts without them.
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 DataOpt = Annotated[
@@ -63,6 +63,8 @@ def serve_cmd(  # noqa: PLR0917 - typer maps parameters to options
 
     Challenges with 'environment: host' are refused unless PROCTOR_ALLOW_HOST_ENVIRONMENT=1.
     """
+    from proctor.services.platform.serving import ServeRequest, serve
+
     settings = ServiceSettings.from_env(data=data)
 
     def announce(url: str) -> None:
@@ -80,6 +82,9 @@ def user_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a user directly to the database and print their API token (shown once)."""
+    from proctor.services.platform.accounts import add_user
+    from proctor.services.platform.resources import open_platform
+
     platform = open_platform(ServiceSettings.from_env(data=data))
     try:
         created = add_user(platform, name, organizer=organizer, team=team)

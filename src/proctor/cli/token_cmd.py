@@ -15,9 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from proctor.cli.untrusted import plain
-from proctor.services.platform import tokens
 from proctor.services.platform.client import Client
-from proctor.services.platform.resources import open_platform
 from proctor.settings import ServiceSettings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
@@ -84,6 +82,9 @@ def new_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Issue a new API token for a user directly in the database (shown once)."""
+    from proctor.services.platform import tokens  # the store: only for this command
+    from proctor.services.platform.resources import open_platform
+
     platform = open_platform(ServiceSettings.from_env(data=data))
     try:
         issued = tokens.issue(platform, user)
