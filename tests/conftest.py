@@ -1,3 +1,9 @@
 """Fixtures shared by every test module."""
 
-pytest_plugins = ["sandbox_fixtures", "environment_fixtures", "db_fixtures", "browser_fixtures"]
+pytest_plugins = [
+    "sandbox_fixtures",
+    "environment_fixtures",
+    "db_fixtures",
+    "browser_fixtures",
+    "signal_fixtures",
+]
