@@ -22,5 +22,7 @@ def _signal_dispositions_kept() -> Iterator[None]:
     yield
     changed = {sig: now for sig in WATCHED if (now := signal.getsignal(sig)) != before[sig]}
     for sig in changed:
-        signal.signal(sig, before[sig])
+        kept = before[sig]
+        if kept is not None:  # None: set outside Python, which Python cannot set back
+            signal.signal(sig, kept)
     assert not changed, {signal.Signals(sig).name: str(now) for sig, now in changed.items()}
