@@ -489,7 +489,7 @@ while True:
     if ended:
         break
     time.sleep(0.05)
-latest = (predictions / seen[-1]).read_text().split()
+latest = (predictions / max(seen)).read_text().split()  # the highest round
 try:
     linked = float(bool((predictions / "link").read_text()))
 except OSError:
@@ -523,11 +523,13 @@ for round in range(3):
 """
 
 
-def make_stream_beside_bundle(root: Path) -> Path:
+def make_stream_beside_bundle(root: Path, limit: int = 60) -> Path:
     """An AutoDL-style pair: the ingestion writes predictions into ``$predictions`` as it goes
-    and the scoring program, running beside it, reads them there until ``end.txt``."""
+    and the scoring program, running beside it, reads them there until ``end.txt``.
+
+    ``limit``: the phase's execution time limit in seconds."""
     columns = BESIDE_YAML.index("      - {title: Saw")
-    yaml_text = BESIDE_YAML[:columns].replace("LIMIT", "60") + (
+    yaml_text = BESIDE_YAML[:columns].replace("LIMIT", str(limit)) + (
         "      - {title: Predictions read, key: rounds, index: 1, sorting: desc}\n"
         "      - {title: Saw references, key: ref_seen, index: 2, sorting: asc}\n"
         "      - {title: Code in res, key: code_kept, index: 3, sorting: desc}\n"

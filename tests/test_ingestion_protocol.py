@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from bundle_fixtures import (
+    MODEL_PY,
     PREDICTIONS,
     code_zip,
     make_beside_bundle,
@@ -279,6 +280,33 @@ def test_an_ingestion_beside_scoring_writes_predictions_into_res_where_scoring_r
                         "link_followed": 1.0}  # fmt: skip
     scores = report.scores["alpha-task"]
     assert scores == {**expected, "link_followed": 0.0}  # the copy is nosymfollow
+
+
+FIFO_MODEL_PY = (
+    MODEL_PY
+    + """\
+import os
+os.mkfifo("/app/input/res/alpha.predict_9")  # read last by the scoring program: it blocks
+"""
+)
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_fifo_the_code_leaves_in_res_is_named_in_the_organizers_log_alone(
+    shared_dir: Path, settings: Settings
+) -> None:
+    """The scoring program blocks on the participant's FIFO until its limit: the organizer's
+    failure (the scorer's), and the organizer's log says what the shared folders held."""
+    challenge = _imported(make_stream_beside_bundle(shared_dir / "bundle", limit=8),
+                          shared_dir / "challenge")  # fmt: skip
+    upload = code_zip(shared_dir, model_py=FIFO_MODEL_PY)
+    report = run_entry(RunRequest(upload, str(challenge), keep=True), settings)
+    assert (report.status, report.failure) == (RunStatus.FAILED, Failure.SCORER)
+    assert report.run_dir is not None
+    log = (report.run_dir / "scoring-alpha-task.log").read_text()
+    assert "FIFO (named pipe) 'alpha.predict_9' in /app/input/res" in log
+    assert "alpha.predict_9" not in json.dumps(report.to_json())
 
 
 def _processes_running(marker: str) -> list[int]:

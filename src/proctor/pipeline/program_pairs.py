@@ -31,14 +31,18 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from proctor.entries.limits import special_kind
 from proctor.pipeline.program_exec import run_program
 from proctor.pipeline.program_staging import copy_bytes, copy_plain
 from proctor.sandbox.base import SandboxSession
 from proctor.sandbox.workspace import open_to_every_run
 from proctor.spec.programs import BESIDE_GRACE_S, ProgramRequest, ProgramResult
+from proctor.trees import walk
 
 TIMEOUT_GRACE_S = 2.0
 """Seconds the other program may take to reach its own limit once one timed out."""
+SPECIAL_SHOWN = 5
+"""How many special files left in the shared folders the organizer's log names."""
 
 OpenSession = Callable[[], contextlib.AbstractContextManager[SandboxSession]]
 
@@ -134,9 +138,30 @@ def _race(
         main_result = dataclasses.replace(main_result, timed_out=True)
     if late is other:
         other_result = dataclasses.replace(other_result, timed_out=True)
+    shown = {str(first[1].shared): shared, **both}
     return dataclasses.replace(
-        main_result, beside=dataclasses.replace(other_result, stopped=stopped)
+        main_result,
+        beside=dataclasses.replace(other_result, stopped=stopped),
+        left_shared=special_entries(shown),
     )
+
+
+def special_entries(folders: Mapping[str, Path], limit: int = SPECIAL_SHOWN) -> tuple[str, ...]:
+    """Up to ``limit`` entries of ``folders`` (by mount point) not plain files or folders.
+
+    Each as ``FIFO (named pipe) 'name' in /app/input/res``. Either program of a pair could
+    have made them (the participant's code too); run once both have ended, walking level by
+    level without following links (``proctor.trees.walk``).
+    """
+    found: list[str] = []
+    for point, folder in folders.items():
+        for item in walk(folder):
+            kind = special_kind(item.info.st_mode)
+            if kind is not None:
+                found.append(f"{kind} {item.name!r} in {point}")
+                if len(found) >= limit:
+                    return tuple(found)
+    return tuple(found)
 
 
 def _watch(

@@ -89,8 +89,21 @@ def judge_beside(
         scored = judge(spec, result, cases, pages)
     except ScoringProgramError as err:
         if failed is None:
-            raise ScoringProgramError(err.reason, log + err.log) from None
+            raise ScoringProgramError(err.reason, log + err.log + _left(result)) from None
         reason = f"the ingestion program {failed}; the scoring program: {err.reason}"
         raise EntryCodeError(CODE_FAILED, f"failed: {reason}\n{log}{err.log}") from None
     note = f"warning: the ingestion program {failed}; scored anyway\n" if failed else ""
     return TaskScores(scored.summary, scored.per_record, log=note + log + scored.log, pages=pages)
+
+
+def _left(result: ProgramResult) -> str:
+    """The organizer's note on special files left in the shared folders ('' when none)."""
+    if not result.left_shared:
+        return ""
+    listed = "".join(f"  {entry}\n" for entry in result.left_shared)
+    return (
+        "--- the folders both programs share held, once both ended, entries that are not "
+        "plain files or folders (a program opening a FIFO blocks; links are not followed). "
+        "Either program may have made them; the ingestion runs the participant's code ---\n"
+        + listed
+    )

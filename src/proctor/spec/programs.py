@@ -79,6 +79,9 @@ class ProgramResult:
     """What the request's ``beside`` program did."""
     stopped: bool = False
     """True when this run was killed because the program it ran beside had ended."""
+    left_shared: tuple[str, ...] = ()
+    """Entries not plain files or folders (FIFOs, sockets, links) that the folders a pair of
+    programs shares held once both ended: a program opening one blocks or fails."""
 
     def problem(self) -> str | None:
         """Why the run failed, or None when it exited 0 within its limits."""
