@@ -23,6 +23,7 @@ import yaml
 from bundle_fixtures import (
     MODEL_PY,
     PREDICTIONS,
+    SCORE_JSON,
     code_zip,
     make_beside_bundle,
     make_code_bundle,
@@ -103,6 +104,35 @@ def test_ingestion_is_the_exam_and_shows_the_participants_print_only_at_full(
     assert stages["quiz"]["status"] == "passed"  # the sample data, as the quiz's inputs
     assert "MODEL-PRINT" in str(stages["quiz"]["message"])  # public data: shown (quiz full)
     assert "MODEL-PRINT" not in str(stages["score"]["message"])
+
+
+CWD_MODEL_PY = (
+    MODEL_PY
+    + """\
+from pathlib import Path
+Path("checkpoint.txt").write_text("saved")  # the working folder: the ingestion program's
+assert Path("checkpoint.txt").read_text() == "saved"
+"""
+)
+CWD_SCORE_PY = SCORE_JSON.replace(
+    "import json, sys\n", "import json, sys\nopen('workings.tmp', 'w').write('kept aside')\n", 1
+)
+
+
+@pytest.mark.sandbox
+def test_code_and_programs_write_into_their_working_folders_as_on_codabench(
+    shared_dir: Path, settings: Settings
+) -> None:
+    """Codabench mounts /app/program writable: participant code saving a checkpoint in the
+    working folder, and a scoring program writing a temporary file there, both work; the
+    challenge's own program folders never change."""
+    bundle = make_code_bundle(shared_dir / "bundle", score_py=CWD_SCORE_PY, public_data=True)
+    challenge = _imported(bundle, shared_dir / "challenge")
+    before = sorted(p.name for p in (challenge / "programs").rglob("*"))
+    report = run_entry(RunRequest(code_zip(shared_dir, CWD_MODEL_PY), str(challenge)), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert _stages(report)["quiz"]["status"] == "passed"
+    assert sorted(p.name for p in (challenge / "programs").rglob("*")) == before
 
 
 @pytest.mark.sandbox

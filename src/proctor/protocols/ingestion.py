@@ -7,7 +7,8 @@ where the task has public inputs (a bundle's sample data), the quiz; the scoring
 the task's scorer. It runs in the entry's sandbox session (the participant's slot: the whole
 run is untrusted), with the compute worker's layout (``spec.ingestion.LAYOUT``)::
 
-    /app/program            the ingestion program's folder (read-only), the working folder
+    /app/program            a copy of the ingestion program's folder, writable (as on
+                            Codabench), the working folder
     /app/input_data         the split's inputs (read-only)
     /app/ingested_program   the upload, in the entry's writable, capped home
     /app/output             writable, capped (:attr:`IngestionDriver.output_bytes`): the
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 from proctor import trees
@@ -189,9 +191,10 @@ class IngestionDriver(DriverWithoutAnswers):
             shared = stack.enter_context(
                 session.workspace(work / "shared", size_bytes=self.protocol.shared_bytes)
             )
+            own = stack.enter_context(self._program_copy(program, work / "program"))
             seeded = self._seed(output)
             session.give(output)
-            outcome = self._run(program, home, inputs, (output, shared), wall_s)
+            outcome = self._run(program, home, inputs, (output, shared, own), wall_s)
             collected = copy_plain(output, store)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or seeded or collected
@@ -238,24 +241,37 @@ class IngestionDriver(DriverWithoutAnswers):
             return None
         return copy_plain(entry, output)
 
+    @contextlib.contextmanager
+    def _program_copy(self, program: IngestionProgram, place: Path) -> Iterator[Path]:
+        """A copy of the ingestion program's folder this run may change (its working folder).
+
+        Capped at its size plus ``scratch_bytes``; gone when the context ends.
+        """
+        support = self.context.support
+        if support is None:
+            raise ValueError("the ingestion program was not staged for the run")
+        source = support / program.program.name
+        size = trees.apparent_bytes(source) + self.protocol.scratch_bytes
+        with self.context.session.workspace(place, size_bytes=size) as copy:
+            trees.copy_tree(source, copy, top_meta=False)
+            self.context.session.give(copy)
+            yield copy
+
     def _run(
         self,
         program: IngestionProgram,
         home: Path,
         inputs: Path,
-        writable: tuple[Path, Path],
+        writable: tuple[Path, Path, Path],
         wall_s: float,
     ) -> Outcome:
-        """One run of the ingestion program; ``writable``: the output and shared folders."""
-        output, shared = writable
-        support = self.context.support
-        if support is None:
-            raise ValueError("the ingestion program was not staged for the run")
+        """One run of the ingestion program; ``writable``: output, shared and program copy."""
+        output, shared, own_program = writable
         own = {"PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
         return self.context.session.run(
             list(program.command),
             mounts=[
-                Mount(support / program.program.name, LAYOUT.program),
+                Mount(own_program, LAYOUT.program, writable=True),
                 Mount(inputs, LAYOUT.input_data),
                 Mount(home, LAYOUT.code, writable=True),
                 Mount(output, LAYOUT.output, writable=True),

@@ -7,7 +7,8 @@ own (another slot), Codabench's ingestion layout (``spec.ingestion.LAYOUT``) wit
 at ``/app/ingested_program`` and ``/app/input/res``, its own capped ``/app/output``
 (discarded), the scoring program's shared folder at ``/app/shared``, and never the
 references; with ``writable_inputs`` its inputs are writable scratch copies, as the scoring
-program's. Both share the scoring program's limits (``wall_s`` is the execution time limit).
+program's (its program folder, the working folder, too). Both share the scoring program's
+limits (``wall_s`` is the execution time limit).
 
 The verdict, as on Codabench: the scores of the scoring program decide. Scores written: the
 task is scored (a warning in the organizer's log when the ingestion failed). No scores: the
@@ -58,7 +59,7 @@ def beside_request(spec: ScoringProgram, upload: Path) -> ProgramRequest:
     ]
     if ingestion.input_data is not None:
         folders.append((ingestion.input_data, LAYOUT.input_data))
-    writable = tuple(target for _, target in folders[1:]) if spec.writable_inputs else ()
+    writable = tuple(target for _, target in folders) if spec.writable_inputs else ()
     return ProgramRequest(
         argv=ingestion.command,
         cwd=LAYOUT.program,

@@ -77,7 +77,7 @@ def score_request(
         scores=mounts.scores,
         scores_names=spec.scores_files,
         shared=mounts.shared,
-        writable=(mounts.reference, mounts.outputs) if spec.writable_inputs else (),
+        writable=(mounts.program, mounts.reference, mounts.outputs) if spec.writable_inputs else (),
     )
 
 

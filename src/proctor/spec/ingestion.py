@@ -86,12 +86,15 @@ class IngestionProtocol(ProtocolSettings):
     output). ``submission_programs``: task name (without an ingestion program) → how long an
     upload naming its own ``command`` may run as the task's program (a task left out refuses
     such an upload). ``upload_bytes``: the upload at most; ``shared_bytes``: ``/app/shared`` at
-    most (``/app/output`` by the larger of ``limits.output_bytes`` and ``upload_bytes``).
+    most (``/app/output`` by the larger of ``limits.output_bytes`` and ``upload_bytes``);
+    ``scratch_bytes``: what a run may add to its copy of the ingestion program's folder (the
+    writable working folder, as Codabench's ``/app/program``).
     """
 
     kind: Literal["ingestion"]
     upload_bytes: int = Field(default=256 * 1024**2, gt=0, strict=True)
     shared_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
+    scratch_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
     programs: dict[str, IngestionProgram] = Field(default_factory=dict)
     submission_programs: dict[str, SubmissionProgram] = Field(default_factory=dict)
 

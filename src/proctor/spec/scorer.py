@@ -12,7 +12,7 @@
       check: [python3, check.py]   # optional: is one case's output valid?
       scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
       booleans: refused            # optional: `numbers` reads true/false as 1/0 (Codabench)
-      writable_inputs: false       # optional: references and outputs as writable scratch copies
+      writable_inputs: false       # optional: program, references, outputs as scratch copies
       missing_metrics: refused     # optional: `empty` leaves a metric not written without value
       score_keys: {err_new: err-new}  # optional: the key a metric is written under, where
                                    # it is no metric name (a Codabench column key)
@@ -188,8 +188,9 @@ class ScoringProgram(ScorerSettings):
     booleans: Literal["refused", "numbers"] = "refused"
     """A ``true``/``false`` score: refused, or read as 1 and 0 (as Codabench stores them)."""
     writable_inputs: bool = False
-    """The references and outputs shown as writable scratch copies (Codabench mounts
-    ``/app/input`` writable): only this run's slot may change them (but ``/app/input/res``
+    """The program's folder, references and outputs shown as writable scratch copies
+    (Codabench mounts ``/app/program`` and ``/app/input`` writable): only this run's slot may
+    change them (but ``/app/input/res``
     beside a concurrent ingestion: one copy both change), within ``limits.scratch_bytes``; the
     copies are discarded afterwards, the originals never change."""
     computed: dict[str, ComputedMetric] = Field(default_factory=dict)
