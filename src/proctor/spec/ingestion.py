@@ -40,7 +40,7 @@ class IngestionLayout:
     """Where an ingestion program finds things, as Codabench's compute worker mounts them."""
 
     program: str = "/app/program"
-    """The ingestion program's folder (read-only), the working folder."""
+    """A copy of the ingestion program's folder made for the run (writable), the working folder."""
     input_data: str = "/app/input_data"
     """The task's input data (read-only): hidden inputs in the exam, public ones in the quiz."""
     code: str = "/app/ingested_program"
