@@ -17,6 +17,7 @@ import yaml
 
 from bundle_fixtures import (
     PREDICTIONS,
+    SCORE_JSON,
     TRUTH,
     V2_YAML,
     code_zip,
@@ -187,6 +188,24 @@ def test_each_task_scores_what_its_program_computes_run_directly(
     assert report.run_dir is not None
     detailed = report.run_dir / "detailed_results-alpha-task.html"
     assert detailed.read_text() == "<p>5 right</p>"  # kept in the run folder
+
+
+@pytest.mark.sandbox
+def test_a_page_of_another_name_is_kept_as_the_detailed_results(
+    shared_dir: Path, settings: Settings
+) -> None:
+    """A CodaLab v1.5 program names its page as it likes: Codabench shows its first HTML file."""
+    own_name = SCORE_JSON.replace('"detailed_results.html"', '"scores.html"')
+    bundle = make_v2_bundle(shared_dir / "bundle", score_py=own_name)
+    challenge = shared_dir / "challenge"
+    import_challenge(bundle, challenge, "host")
+    report = run_entry(
+        RunRequest(submission_zip(shared_dir), str(challenge), phase="0", keep=True), settings
+    )
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert report.run_dir is not None
+    detailed = report.run_dir / "detailed_results-alpha-task.html"
+    assert detailed.read_text() == "<p>5 right</p>"
 
 
 @pytest.mark.sandbox

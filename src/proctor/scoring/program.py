@@ -110,13 +110,30 @@ def run_scoring_program(
 
 
 def _pages(written: Path) -> dict[str, str]:
-    """The pages the program wrote beside its scores (``detailed_results.html``)."""
+    """The pages the program wrote beside its scores (``detailed_results.html``).
+
+    Without one, the first other ``*.html`` file by name stands for it, as Codabench's worker
+    takes an HTML file of a CodaLab v1.5 program (which names its page as it likes).
+    """
     found = {}
     for name in PAGE_FILES:
-        path = written / name
-        if path.is_file() and not path.is_symlink():
+        path = _plain_file(written / name) or _first_html(written)
+        if path is not None:
             found[name] = path.read_text(encoding="utf-8", errors="replace")
     return found
+
+
+def _plain_file(path: Path) -> Path | None:
+    """``path`` when it is a regular file (not a link), else None."""
+    return path if path.is_file() and not path.is_symlink() else None
+
+
+def _first_html(folder: Path) -> Path | None:
+    """The first regular ``*.html`` file of ``folder`` by name, or None."""
+    if not folder.is_dir():
+        return None
+    pages = (_plain_file(path) for path in sorted(folder.glob("*.html")))
+    return next((page for page in pages if page is not None), None)
 
 
 def check_request(spec: ScoringProgram, output: Path) -> ProgramRequest:
