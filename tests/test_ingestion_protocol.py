@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -133,6 +134,50 @@ def test_code_and_programs_write_into_their_working_folders_as_on_codabench(
     assert report.status is RunStatus.SCORED, report.to_json()
     assert _stages(report)["quiz"]["status"] == "passed"
     assert sorted(p.name for p in (challenge / "programs").rglob("*")) == before
+
+
+DURATION_SCORE_PY = SCORE_JSON.replace(
+    "import json, sys\n",
+    "import json, sys\n"
+    "lines = open(sys.argv[1] + '/res/metadata').read().splitlines()\n"
+    "meta = dict(line.split(': ', 1) for line in lines)\n"
+    "print('DURATION', float(meta['elapsedTime']), 'CODES', meta['exitCode'],"
+    " meta['ingestionExitCode'], float(meta['ingestionElapsedTime']))\n",
+    1,
+)
+
+
+@pytest.mark.sandbox
+def test_the_scoring_program_reads_the_runs_metadata_in_res_as_on_codabench(
+    shared_dir: Path, settings: Settings
+) -> None:
+    """CodaLab scoring programs read ``elapsedTime`` from ``res/metadata`` for a Duration."""
+    bundle = make_code_bundle(shared_dir / "bundle", score_py=DURATION_SCORE_PY)
+    challenge = _imported(bundle, shared_dir / "challenge")
+    upload = code_zip(shared_dir)
+    report = run_entry(RunRequest(upload, str(challenge), keep=True), settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert report.run_dir is not None
+    log = (report.run_dir / "scoring-alpha-task.log").read_text()
+    shown = re.search(r"DURATION (\S+) CODES null 0 (\S+)", log)
+    assert shown is not None, log
+    assert 0 < float(shown[1]) == float(shown[2]) < 60
+
+
+def test_an_ingestion_writing_metadata_itself_fails_its_case_as_on_codabench(
+    shared_dir: Path, settings: Settings
+) -> None:
+    bundle = make_code_bundle(shared_dir / "bundle")
+    ingestion = bundle / "ingestion_program/ingestion.py"
+    ingestion.write_text(ingestion.read_text() + '(output / "metadata").write_text("mine")\n')
+    challenge = _imported(bundle, shared_dir / "challenge", exam="full")
+    report = run_entry(RunRequest(code_zip(shared_dir), str(challenge), keep=True), settings)
+    exam = _stages(report)["exam"]
+    assert exam["cases"] == {"total": 1, "passed": 0, "failed": 1, "timed_out": 0}
+    assert "do not write it yourself" in str(exam["message"])
+    assert report.run_dir is not None  # scored all the same, on the platform's metadata
+    (written,) = report.run_dir.glob("outputs/*/exam/metadata")
+    assert "ingestionExitCode: 0" in written.read_text()
 
 
 @pytest.mark.sandbox

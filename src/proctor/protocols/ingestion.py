@@ -16,10 +16,12 @@ run is untrusted), with the compute worker's layout (``spec.ingestion.LAYOUT``):
     /app/shared             writable, ``shared_bytes``, empty
 
 An upload without a ``metadata`` file is copied into ``/app/output`` first, as the compute
-worker does, so a result zip sent to a code task is scored as it is. A task without an
-ingestion program takes the upload as its output, or, when it takes submission programs and
-the upload's ``metadata`` names a ``command``, runs the upload as its own program
-(``protocols.upload_program``: CodaLab's classic code submission). An upload naming a
+worker does, so a result zip sent to a code task is scored as it is. Once the run ends,
+``metadata`` (its exit codes and elapsed seconds, ``protocols.run_metadata``) is added to what
+it wrote, as the worker adds it: CodaLab scoring programs read ``elapsedTime`` there.
+A task without an ingestion program takes the upload as its output, or, when it takes
+submission programs and the upload's ``metadata`` names a ``command``, runs the upload as its
+own program (``protocols.upload_program``: CodaLab's classic code submission). An upload naming a
 ``command`` for a task with an ingestion program (which the compute worker would start beside
 it) is refused at prep: the ingestion program alone runs the participant's code here.
 
@@ -39,6 +41,7 @@ from proctor import trees
 from proctor.entries import Manifest
 from proctor.protocols.base import CaseRun, DriverWithoutAnswers, Preparation, run_limits
 from proctor.protocols.plain_copy import copy_plain, same_trees
+from proctor.protocols.run_metadata import METADATA, write_run_metadata
 from proctor.protocols.scripts import duration
 from proctor.protocols.upload_program import (
     command_problem,
@@ -195,7 +198,7 @@ class IngestionDriver(DriverWithoutAnswers):
             seeded = self._seed(output)
             session.give(output)
             outcome = self._run(program, home, inputs, (output, shared, own), wall_s)
-            collected = copy_plain(output, store)
+            collected = copy_plain(output, store) or write_run_metadata(store, ingestion=outcome)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or seeded or collected
         if problem is None:
@@ -227,7 +230,7 @@ class IngestionDriver(DriverWithoutAnswers):
             session.give(output)
             argv = program_argv(command)
             outcome = run_upload(self.context, argv, (home, inputs, output, shared), wall_s)
-            collected = copy_plain(output, store)
+            collected = copy_plain(output, store) or write_run_metadata(store, program=outcome)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or collected
         if problem is None:
@@ -292,5 +295,5 @@ class IngestionDriver(DriverWithoutAnswers):
         return outcome.describe()
 
     def same_output(self, first: Path, second: Path) -> bool:
-        """True when two runs left the same files with the same bytes."""
-        return same_trees(first, second)
+        """True when two runs left the same files and bytes (but the ``metadata`` file added)."""
+        return same_trees(first, second, skip=(METADATA,))

@@ -90,12 +90,15 @@ def _copy_file(source: Path, dest: Path) -> str | None:
     return None
 
 
-def same_trees(first: Path, second: Path) -> bool:
-    """True when two copied folders hold the same names and the same bytes."""
+def same_trees(first: Path, second: Path, *, skip: tuple[str, ...] = ()) -> bool:
+    """True when two copied folders hold the same names and the same bytes.
+
+    ``skip``: names left out at the top.
+    """
     if not (first.is_dir() and second.is_dir()):
         return False
-    names = sorted(item.name for item in first.iterdir())
-    if names != sorted(item.name for item in second.iterdir()):
+    names = sorted(item.name for item in first.iterdir() if item.name not in skip)
+    if names != sorted(item.name for item in second.iterdir() if item.name not in skip):
         return False
     for name in names:
         one, other = first / name, second / name
