@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from proctor.pipeline.program_staging import read_capped
-from proctor.scoring.program_scores import read_scores
+from proctor.scoring.program_scores import parse_scores_file, read_scores
 from proctor.spec.scorer import ScoringProgram
 
 SPEC = ScoringProgram.model_validate(
@@ -70,6 +70,20 @@ def test_booleans_read_as_numbers_when_the_scorer_says_so() -> None:
     summary, cases, _ = read_scores(b'{"mae": true, "n": false, "cases": {"a": {"mae": false}}}',
                                     codabench_like, ["a"])  # fmt: skip
     assert summary == {"mae": 1.0, "n": 0.0} and cases == {"a": {"mae": 0.0}}
+
+
+def test_text_spelling_a_number_reads_as_it_when_the_scorer_says_so() -> None:
+    """``1e-05`` in scores.txt is text to YAML; Codabench's decimal column stores its number."""
+    codabench_like = SPEC.model_copy(update={"strings": "numbers"})
+    data = b"mae: 1e-05\nn: ' 3 '\n"
+    summary, _, _ = read_scores(parse_scores_file(data, "scores.txt"), codabench_like, [])
+    assert summary == {"mae": 1e-05, "n": 3.0}
+    with pytest.raises(ValueError, match="metric 'mae' is str, not a number"):
+        read_scores(parse_scores_file(data, "scores.txt"), SPEC, [])  # refused by default
+    for text, words in [("abc", "the text 'abc', not a number"), ("NaN", "not a finite number"),
+                        ("-Infinity", "not a finite number")]:  # fmt: skip
+        with pytest.raises(ValueError, match=words):
+            read_scores({"mae": text, "n": 1}, codabench_like, [])
 
 
 def test_a_metric_not_written_has_no_value_when_the_scorer_says_so() -> None:

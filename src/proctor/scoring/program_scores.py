@@ -13,6 +13,7 @@ organizer's) failure.
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 from collections.abc import Sequence
@@ -60,15 +61,29 @@ def judge(
     return TaskScores(summary, per_case, log=notes + result.log(), pages=pages)
 
 
-def _number(value: Any, where: str, booleans: str = "refused") -> float:
-    if isinstance(value, bool) and booleans == "numbers":
+def _number(value: Any, where: str, spec: ScoringProgram) -> float:
+    """``value`` as a finite float, as the spec reads scores; ``ValueError`` naming ``where``."""
+    if isinstance(value, bool) and spec.booleans == "numbers":
         return float(value)
+    if isinstance(value, str) and spec.strings == "numbers":
+        return _spelled(value, where)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{where} is {type(value).__name__}, not a number")
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"{where} is {value}, not a finite number")
     return number
+
+
+def _spelled(text: str, where: str) -> float:
+    """The finite number ``text`` spells (``"0.91"``, ``"1e-05"``), as a decimal column reads it."""
+    try:
+        number = decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        raise ValueError(f"{where} is the text {text[:40]!r}, not a number") from None
+    if not number.is_finite():
+        raise ValueError(f"{where} is {text[:40]!r}, not a finite number")
+    return float(number)
 
 
 def _json_constant(name: str) -> float:
@@ -171,9 +186,7 @@ def _summary(found: dict[str, Any], spec: ScoringProgram, warnings: list[str]) -
         f"{name!r}: declared but not written: no value (missing_metrics: empty)" for name in missing
     ]
     summary = {
-        name: _number(found[name], f"metric {name!r}", spec.booleans)
-        for name in written
-        if name in found
+        name: _number(found[name], f"metric {name!r}", spec) for name in written if name in found
     }
     summary.update(_computed(spec, summary, warnings))
     return {name: summary[name] for name in declared if name in summary}
@@ -195,7 +208,7 @@ def _per_case(
         if not isinstance(row, dict):
             raise ValueError(f"cases.{case} must be an object {{METRIC: number}}")
         per_case[case] = {
-            name: _number(value, f"cases.{case}.{name}", spec.booleans)
+            name: _number(value, f"cases.{case}.{name}", spec)
             for name, value in row.items()
             if name in declared
         }

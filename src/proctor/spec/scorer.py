@@ -12,6 +12,7 @@
       check: [python3, check.py]   # optional: is one case's output valid?
       scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
       booleans: refused            # optional: `numbers` reads true/false as 1/0 (Codabench)
+      strings: refused             # optional: `numbers` reads "0.91" or 1e-05 as numbers
       writable_inputs: false       # optional: program, references, outputs as scratch copies
       missing_metrics: refused     # optional: `empty` leaves a metric not written without value
       score_keys: {err_new: err-new}  # optional: the key a metric is written under, where
@@ -187,6 +188,10 @@ class ScoringProgram(ScorerSettings):
     scores_files: tuple[str, ...] = Field(default=("scores.json",), min_length=1)
     booleans: Literal["refused", "numbers"] = "refused"
     """A ``true``/``false`` score: refused, or read as 1 and 0 (as Codabench stores them)."""
+    strings: Literal["refused", "numbers"] = "refused"
+    """A score written as text (``"0.91"``; ``1e-05`` in ``scores.txt``, which YAML reads as
+    text): refused, or read as the finite number it spells (as Codabench's decimal column
+    stores it)."""
     writable_inputs: bool = False
     """The program's folder, references and outputs shown as writable scratch copies
     (Codabench mounts ``/app/program`` and ``/app/input`` writable): only this run's slot may

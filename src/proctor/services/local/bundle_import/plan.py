@@ -132,6 +132,7 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
         "mounts": dict(CODABENCH_MOUNTS),
         "scores_files": list(SCORES_FILES),
         "booleans": "numbers",
+        "strings": "numbers",
         "writable_inputs": True,
         "missing_metrics": "empty",
     }
