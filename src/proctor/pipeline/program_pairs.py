@@ -43,6 +43,8 @@ TIMEOUT_GRACE_S = 2.0
 """Seconds the other program may take to reach its own limit once one timed out."""
 SPECIAL_SHOWN = 5
 """How many special files left in the shared folders the organizer's log names."""
+SPECIAL_WALKED = 100_000
+"""How many entries of the shared folders are looked at for them, at most."""
 
 OpenSession = Callable[[], contextlib.AbstractContextManager[SandboxSession]]
 
@@ -154,8 +156,12 @@ def special_entries(folders: Mapping[str, Path], limit: int = SPECIAL_SHOWN) -> 
     level without following links (``proctor.trees.walk``).
     """
     found: list[str] = []
+    looked = 0
     for point, folder in folders.items():
         for item in walk(folder):
+            looked += 1
+            if looked > SPECIAL_WALKED:  # an entry can leave millions of empty files
+                return tuple(found)
             kind = special_kind(item.info.st_mode)
             if kind is not None:
                 found.append(f"{kind} {item.name!r} in {point}")
