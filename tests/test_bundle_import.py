@@ -206,6 +206,16 @@ def test_a_page_of_another_name_is_kept_as_the_detailed_results(
     assert report.run_dir is not None
     detailed = report.run_dir / "detailed_results-alpha-task.html"
     assert detailed.read_text() == "<p>5 right</p>"
+    spec = yaml.safe_load((challenge / "challenge.yaml").read_text())
+    for task in spec["tasks"]:  # a challenge not written for Codabench: the named page only
+        task["scorer"]["detailed_page"] = "detailed_results"
+    (challenge / "challenge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    again = run_entry(
+        RunRequest(submission_zip(shared_dir / "again"), str(challenge), phase="0", keep=True),
+        settings,
+    )
+    assert again.run_dir is not None and again.status is RunStatus.SCORED
+    assert not (again.run_dir / "detailed_results-alpha-task.html").exists()
 
 
 @pytest.mark.sandbox

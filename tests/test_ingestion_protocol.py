@@ -164,20 +164,28 @@ def test_the_scoring_program_reads_the_runs_metadata_in_res_as_on_codabench(
     assert 0 < float(shown[1]) == float(shown[2]) < 60
 
 
+@pytest.mark.sandbox
+@pytest.mark.parametrize("deep", [False, True], ids=["alone", "with-a-folder-too-deep"])
 def test_an_ingestion_writing_metadata_itself_fails_its_case_as_on_codabench(
-    shared_dir: Path, settings: Settings
+    shared_dir: Path, settings: Settings, deep: bool
 ) -> None:
+    """What it wrote is scored with the platform's ``metadata``, even when the copy of its
+    output stops part way (a folder too deep): a forged elapsed time never reaches scoring."""
     bundle = make_code_bundle(shared_dir / "bundle")
     ingestion = bundle / "ingestion_program/ingestion.py"
-    ingestion.write_text(ingestion.read_text() + '(output / "metadata").write_text("mine")\n')
+    forge = '(output / "metadata").write_text("elapsedTime: 0.001\\n")\n'
+    if deep:
+        forge += 'import os; os.makedirs(str(output) + "/d" * 70)\n'
+    ingestion.write_text(ingestion.read_text() + forge)
     challenge = _imported(bundle, shared_dir / "challenge", exam="full")
     report = run_entry(RunRequest(code_zip(shared_dir), str(challenge), keep=True), settings)
     exam = _stages(report)["exam"]
     assert exam["cases"] == {"total": 1, "passed": 0, "failed": 1, "timed_out": 0}
-    assert "do not write it yourself" in str(exam["message"])
+    assert ("deeper than 64" if deep else "do not write it yourself") in str(exam["message"])
     assert report.run_dir is not None  # scored all the same, on the platform's metadata
     (written,) = report.run_dir.glob("outputs/*/exam/metadata")
     assert "ingestionExitCode: 0" in written.read_text()
+    assert "0.001" not in written.read_text()
 
 
 @pytest.mark.sandbox

@@ -24,6 +24,8 @@ from pathlib import Path
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 COPY_CHUNK = 1 << 24
+BLOCK = 4096
+"""A filesystem block: what a file or folder takes at least where it is copied."""
 
 
 @dataclass(frozen=True, slots=True)

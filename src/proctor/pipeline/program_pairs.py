@@ -79,11 +79,17 @@ def run_pair(
 
 
 def both_writable(request: ProgramRequest, beside: ProgramRequest) -> list[tuple[Path, str]]:
-    """The folders both requests show writable at the same place from the same source."""
+    """The folders both requests show writable at the same place from the same source.
+
+    Never a working folder: each program's own (``sys.path[0]`` for Python) stays its own,
+    even where both come from one folder, so the participant's code beside the scoring program
+    cannot plant a module the scoring program imports.
+    """
+    own = {request.cwd, beside.cwd}
     return [
         (source, target)
         for source, target in request.folders
-        if target in request.writable and target in beside.writable
+        if target in request.writable and target in beside.writable and target not in own
         and (source, target) in beside.folders and _plain_folder(source)
     ]  # fmt: skip
 
@@ -158,15 +164,16 @@ def special_entries(folders: Mapping[str, Path], limit: int = SPECIAL_SHOWN) -> 
     found: list[str] = []
     looked = 0
     for point, folder in folders.items():
-        for item in walk(folder):
-            looked += 1
-            if looked > SPECIAL_WALKED:  # an entry can leave millions of empty files
-                return tuple(found)
-            kind = special_kind(item.info.st_mode)
-            if kind is not None:
-                found.append(f"{kind} {item.name!r} in {point}")
-                if len(found) >= limit:
+        with contextlib.suppress(OSError):  # a folder the host may not read (not as root)
+            for item in walk(folder):
+                looked += 1
+                if looked > SPECIAL_WALKED:  # an entry can leave millions of empty files
                     return tuple(found)
+                kind = special_kind(item.info.st_mode)
+                if kind is not None:
+                    found.append(f"{kind} {item.name!r} in {point}")
+                    if len(found) >= limit:
+                        return tuple(found)
     return tuple(found)
 
 

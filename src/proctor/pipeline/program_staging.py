@@ -19,10 +19,10 @@ from pathlib import Path
 from proctor.pipeline.inputs import stage_inputs
 from proctor.sandbox.base import Mount
 from proctor.spec.programs import SCORES_FILE, ProgramRequest
+from proctor.trees import BLOCK
 
 SMALL_INPUTS_BYTES = 64 * 1024**2
 """Inputs (program, references, outputs) up to this size are copied into one workspace."""
-BLOCK = 4096
 
 
 def fits_one_workspace(request: ProgramRequest, given: Collection[str] = ()) -> bool:

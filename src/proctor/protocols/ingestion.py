@@ -33,15 +33,17 @@ output tails are the stage's diagnostics, shown as the exam's disclosure allows.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
 from proctor import trees
 from proctor.entries import Manifest
+from proctor.errors import ConfigError
 from proctor.protocols.base import CaseRun, DriverWithoutAnswers, Preparation, run_limits
 from proctor.protocols.plain_copy import copy_plain, same_trees
-from proctor.protocols.run_metadata import METADATA, write_run_metadata
+from proctor.protocols.run_metadata import METADATA, remove_run_metadata, write_run_metadata
 from proctor.protocols.scripts import duration
 from proctor.protocols.upload_program import (
     command_problem,
@@ -198,7 +200,7 @@ class IngestionDriver(DriverWithoutAnswers):
             seeded = self._seed(output)
             session.give(output)
             outcome = self._run(program, home, inputs, (output, shared, own), wall_s)
-            collected = copy_plain(output, store) or write_run_metadata(store, ingestion=outcome)
+            collected = _collected(output, store, ingestion=outcome)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or seeded or collected
         if problem is None:
@@ -230,7 +232,7 @@ class IngestionDriver(DriverWithoutAnswers):
             session.give(output)
             argv = program_argv(command)
             outcome = run_upload(self.context, argv, (home, inputs, output, shared), wall_s)
-            collected = copy_plain(output, store) or write_run_metadata(store, program=outcome)
+            collected = _collected(output, store, program=outcome)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or collected
         if problem is None:
@@ -254,9 +256,17 @@ class IngestionDriver(DriverWithoutAnswers):
         if support is None:
             raise ValueError("the ingestion program was not staged for the run")
         source = support / program.program.name
-        size = trees.apparent_bytes(source) + self.protocol.scratch_bytes
+        size = _tree_bytes(source) + self.protocol.scratch_bytes
         with self.context.session.workspace(place, size_bytes=size) as copy:
-            trees.copy_tree(source, copy, top_meta=False)
+            try:
+                trees.copy_tree(source, copy, top_meta=False)
+            except OSError as err:
+                raise ConfigError(
+                    f"the ingestion program's folder {program.program.name!r} could not be "
+                    f"copied for the run ({os.strerror(err.errno or 0)}): keep it small, plain "
+                    "files and folders",
+                    location="protocol.programs",
+                ) from None
             self.context.session.give(copy)
             yield copy
 
@@ -297,3 +307,19 @@ class IngestionDriver(DriverWithoutAnswers):
     def same_output(self, first: Path, second: Path) -> bool:
         """True when two runs left the same files and bytes (but the ``metadata`` file added)."""
         return same_trees(first, second, skip=(METADATA,))
+
+
+def _collected(output: Path, store: Path, **run: Outcome) -> str | None:
+    """Copy what the run left in ``output`` into ``store``, with the platform's ``metadata``.
+
+    ``run``: ``program=`` or ``ingestion=``, its outcome. Returns the problem, or None.
+    """
+    forged = remove_run_metadata(output)
+    problem = copy_plain(output, store)
+    write_run_metadata(store, **run)
+    return problem or forged
+
+
+def _tree_bytes(folder: Path) -> int:
+    """What a copy of ``folder`` takes: its bytes and a block (an inode) for every entry."""
+    return sum(item.info.st_size + trees.BLOCK for item in trees.walk(folder)) + trees.BLOCK

@@ -5,8 +5,9 @@ upload's own program) the worker writes ``metadata`` into the run's output, whic
 program then finds in ``/app/input/res``: YAML with the run's exit codes and elapsed seconds.
 CodaLab's starting-kit scoring programs read ``elapsedTime`` from it for a ``Duration``
 column (``Duration: 0`` when the file is missing), so a bundle's leaderboard needs it to rank
-as it did there. An output that already holds a ``metadata`` file fails the run, as there
-(the file is replaced by the platform's, for the scoring that follows a failed case).
+as it did there. A run that writes ``metadata`` itself fails its case (Codabench fails the
+submission); what it wrote is scored with the platform's file instead, as Proctor scores a
+failed exam case's output.
 """
 
 from __future__ import annotations
@@ -32,19 +33,23 @@ def exit_code(outcome: Outcome) -> int | None:
     return outcome.exit_status
 
 
-def write_run_metadata(
-    output: Path, *, program: Outcome | None = None, ingestion: Outcome | None = None
-) -> str | None:
-    """Write ``output/metadata`` for a run of the upload's ``program`` or of the ``ingestion``.
+def remove_run_metadata(output: Path) -> str | None:
+    """Remove a ``metadata`` the run wrote into its ``output``; None, or the problem it is.
 
-    Returns None, or the problem when the run had already written a ``metadata`` file there
-    (replaced: what is scored holds the platform's).
+    Called once no process of the run is left, before ``output`` is copied, so that no copy
+    (not even one that stops part way) carries it.
     """
     target = output / METADATA
-    problem = None
-    if target.exists() or target.is_symlink():
-        problem = WRITTEN_BY_RUN
-        trees.remove_tree(target)
+    if not (target.exists() or target.is_symlink()):
+        return None
+    trees.remove_tree(target)
+    return WRITTEN_BY_RUN
+
+
+def write_run_metadata(
+    store: Path, *, program: Outcome | None = None, ingestion: Outcome | None = None
+) -> None:
+    """Write ``store/metadata`` for a run of the upload's ``program`` or of the ``ingestion``."""
     elapsed = program or ingestion
     status = {
         "exitCode": exit_code(program) if program is not None else None,
@@ -52,5 +57,4 @@ def write_run_metadata(
         "ingestionExitCode": exit_code(ingestion) if ingestion is not None else None,
         "ingestionElapsedTime": ingestion.wall_s if ingestion is not None else None,
     }
-    target.write_text(yaml.safe_dump(status, default_flow_style=False))
-    return problem
+    (store / METADATA).write_text(yaml.safe_dump(status, default_flow_style=False))

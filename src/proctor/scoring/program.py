@@ -103,21 +103,24 @@ def run_scoring_program(
     with tempfile.TemporaryDirectory(prefix="scoring-") as scratch:
         written = Path(scratch, "written")
         result = runner(dataclasses.replace(run, collect=written))
-        pages = _pages(written)
+        pages = _pages(spec, written)
     if result.beside is not None:
         return judge_beside(spec, result, cases, pages)
     return judge(spec, result, cases, pages)
 
 
-def _pages(written: Path) -> dict[str, str]:
+def _pages(spec: ScoringProgram, written: Path) -> dict[str, str]:
     """The pages the program wrote beside its scores (``detailed_results.html``).
 
-    Without one, the first other ``*.html`` file by name stands for it, as Codabench's worker
-    takes an HTML file of a CodaLab v1.5 program (which names its page as it likes).
+    With ``detailed_page: first_html``, without one the first other ``*.html`` file by name
+    stands for it, as Codabench's worker takes an HTML file of a CodaLab v1.5 program (which
+    names its page as it likes).
     """
     found = {}
     for name in PAGE_FILES:
-        path = _plain_file(written / name) or _first_html(written)
+        path = _plain_file(written / name)
+        if path is None and spec.detailed_page == "first_html":
+            path = _first_html(written)
         if path is not None:
             found[name] = path.read_text(encoding="utf-8", errors="replace")
     return found

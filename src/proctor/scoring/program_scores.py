@@ -81,7 +81,7 @@ def _spelled(text: str, where: str) -> float:
         number = decimal.Decimal(text.strip())
     except decimal.InvalidOperation:
         raise ValueError(f"{where} is the text {text[:40]!r}, not a number") from None
-    if not number.is_finite():
+    if not (number.is_finite() and math.isfinite(float(number))):  # 1e999: finite, not a float
         raise ValueError(f"{where} is {text[:40]!r}, not a finite number")
     return float(number)
 

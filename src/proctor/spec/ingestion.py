@@ -40,7 +40,8 @@ class IngestionLayout:
     """Where an ingestion program finds things, as Codabench's compute worker mounts them."""
 
     program: str = "/app/program"
-    """A copy of the ingestion program's folder made for the run (writable), the working folder."""
+    """The ingestion program's folder, the working folder: in the exam a writable copy made
+    for the run; beside scoring, read-only unless the scorer has ``writable_inputs``."""
     input_data: str = "/app/input_data"
     """The task's input data (read-only): hidden inputs in the exam, public ones in the quiz."""
     code: str = "/app/ingested_program"

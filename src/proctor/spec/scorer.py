@@ -13,6 +13,7 @@
       scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
       booleans: refused            # optional: `numbers` reads true/false as 1/0 (Codabench)
       strings: refused             # optional: `numbers` reads "0.91" or 1e-05 as numbers
+      detailed_page: detailed_results  # optional: `first_html` also takes another .html
       writable_inputs: false       # optional: program, references, outputs as scratch copies
       missing_metrics: refused     # optional: `empty` leaves a metric not written without value
       score_keys: {err_new: err-new}  # optional: the key a metric is written under, where
@@ -188,6 +189,9 @@ class ScoringProgram(ScorerSettings):
     scores_files: tuple[str, ...] = Field(default=("scores.json",), min_length=1)
     booleans: Literal["refused", "numbers"] = "refused"
     """A ``true``/``false`` score: refused, or read as 1 and 0 (as Codabench stores them)."""
+    detailed_page: Literal["detailed_results", "first_html"] = "detailed_results"
+    """The page kept as the submission's detailed results: ``detailed_results.html``, or
+    (``first_html``, Codabench) without one the first other ``.html`` file by name."""
     strings: Literal["refused", "numbers"] = "refused"
     """A score written as text (``"0.91"``; ``1e-05`` in ``scores.txt``, which YAML reads as
     text): refused, or read as the finite number it spells (as Codabench's decimal column

@@ -12,6 +12,7 @@ released their jobs' sandboxes (up to ``POOL_UNWIND_S``), then removes what dead
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import socket
 import time
@@ -41,6 +42,7 @@ from proctor.services.platform.worker import worker_runtime
 from proctor.settings import ServiceSettings, Settings
 from proctor.spec import Challenge
 
+log = logging.getLogger(__name__)
 # How long a stopping worker waits for its pool processes to release their jobs' sandboxes.
 POOL_UNWIND_S = 60.0
 
@@ -102,7 +104,7 @@ def reconcile_sandboxes(host: Settings) -> None:
 
 
 def _await_pool(timeout_s: float) -> None:
-    """Wait up to ``timeout_s`` for this worker's pool processes to end.
+    """Wait up to ``timeout_s`` for this worker's child processes (its pool) to end.
 
     A cold shutdown (SIGQUIT) ends the main process's loop while its pool processes still
     unwind their jobs (killing runs, unmounting roots); the worker exits after them, so that
@@ -163,7 +165,10 @@ def start_worker(
         finally:
             upkeep.stop()
             _await_pool(POOL_UNWIND_S)
-            reconcile_sandboxes(platform.host)
+            try:
+                reconcile_sandboxes(platform.host)
+            except OSError as err:  # the next start reconciles again
+                log.warning("leftovers of this worker's jobs not released: %s", err)
     finally:
         platform.close()
 

@@ -133,6 +133,7 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
         "scores_files": list(SCORES_FILES),
         "booleans": "numbers",
         "strings": "numbers",
+        "detailed_page": "first_html",
         "writable_inputs": True,
         "missing_metrics": "empty",
     }
