@@ -7,15 +7,19 @@ cap at once, even with claimers racing on separate connections.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import create_engine, select, text
+from sqlalchemy.exc import OperationalError
 
+from db_fixtures import PG_URL
 from proctor.store import jobs
 from proctor.store.db import dispose, open_database
+from proctor.store.fair_queue import lock_queue
 from proctor.store.models import ChallengeVersion, Job, SubmissionRow, Team, User
 from proctor.types import JobState
 
@@ -146,3 +150,39 @@ def test_the_queue_position_counts_the_turns_of_other_teams(db: jobs.Database) -
         assert late is not None and last is not None
         assert jobs.queue_position(session, late) == 1
         assert jobs.queue_position(session, last) == 10
+
+
+@pytest.fixture
+def other_schema_url(pg_schema_url: str) -> Iterator[str]:
+    """A second fresh schema of the same PostgreSQL database (dropped at the end)."""
+    schema = f"t_{secrets.token_hex(6)}"
+    admin = create_engine(PG_URL)
+    with admin.begin() as connection:
+        connection.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+def test_deployments_in_two_schemas_of_one_postgresql_database_claim_independently(
+    pg_schema_url: str, other_schema_url: str
+) -> None:
+    """The queue's advisory lock is the schema's: a claim held open (a frozen worker) in one
+    deployment holds up the claims of its own schema only, not another deployment's."""
+    first, second = open_database(pg_schema_url), open_database(other_schema_url)
+    try:
+        with first.begin() as holding:
+            lock_queue(holding)  # held until this block ends
+            with second.begin() as elsewhere:
+                elsewhere.execute(text("SET LOCAL lock_timeout = '2s'"))
+                lock_queue(elsewhere)  # another schema: taken at once
+            with first.begin() as same:
+                same.execute(text("SET LOCAL lock_timeout = '200ms'"))
+                with pytest.raises(OperationalError, match="lock timeout"):
+                    lock_queue(same)  # the same schema: waits for the holder
+    finally:
+        dispose(first)
+        dispose(second)

@@ -57,7 +57,11 @@ def alembic_config() -> Config:
     return config
 
 
-MIGRATION_LOCK_KEY = 0x50524F43544F52  # "PROCTOR": PostgreSQL's advisory lock of migrations
+MIGRATION_LOCK_KEY = 0x50524F43  # "PROC": PostgreSQL's advisory lock of migrations (per schema)
+SCHEMA_KEY = "hashtext(current_schema())"
+"""The second key of Proctor's advisory locks: deployments sharing one PostgreSQL database,
+each in a schema of its own (``search_path``), never hold up each other's migrations or job
+claims."""
 
 
 @contextmanager
@@ -92,7 +96,8 @@ def migrate(engine: Engine) -> None:
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             connection.execute(
-                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+                text(f"SELECT pg_advisory_xact_lock(:key, {SCHEMA_KEY})"),
+                {"key": MIGRATION_LOCK_KEY},
             )
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

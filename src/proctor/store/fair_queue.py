@@ -10,7 +10,8 @@ The order, for every executor (``jobs.claim`` calls :func:`next_job` inside its 
 4. then the team with the oldest queued job; inside a team, its jobs go oldest first.
 
 Claims run one at a time (:func:`lock_queue`: PostgreSQL's transaction-scoped advisory lock,
-SQLite's write lock), so two claimers never both see a team under its cap and both take a job.
+one per schema, SQLite's write lock), so two claimers never both see a team under its cap and
+both take a job.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, Select, func, select, text, true, update
 from sqlalchemy.orm import Session
 
+from proctor.store.db import SCHEMA_KEY
 from proctor.store.models import Job, QueueTurn, SubmissionRow
 from proctor.types import JobState
 
@@ -54,7 +56,8 @@ EVERYTHING = Scope()
 def lock_queue(session: Session) -> None:
     """Make the rest of the transaction the only claim running (released at its end)."""
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": QUEUE_LOCK})
+        lock = text(f"SELECT pg_advisory_xact_lock(:key, {SCHEMA_KEY})")
+        session.execute(lock, {"key": QUEUE_LOCK})
     else:
         # an UPDATE takes SQLite's write lock even when it matches no row; held to the commit
         session.execute(update(Job).where(Job.id == -1).values(stage=None))
