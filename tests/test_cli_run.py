@@ -179,9 +179,15 @@ def test_challenges_and_kit_answer_in_json(shared_dir: Path) -> None:
     assert str(kit / "entry") in written["written"]
 
 
-# Inside the whole suite this run once exited 0 after SIGINT: a signal disposition left
-# ignored by an earlier test is inherited across exec. tests/signal_fixtures.py now restores
-# every test's dispositions and names the one that changed them.
+# SIGINT with its default action, as in a terminal: a suite started in the background by a
+# shell without job control runs with SIGINT ignored, which every process it starts inherits
+# across exec (and `proctor run` then rightly ignores Ctrl-C, as under nohup).
+AS_IN_A_TERMINAL = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
 @pytest.mark.sandbox
 @pytest.mark.slow
 def test_ctrl_c_ends_the_run_at_once_with_130_leaving_no_run_folder_or_mount(
@@ -197,7 +203,17 @@ def test_ctrl_c_ends_the_run_at_once_with_130_leaving_no_run_folder_or_mount(
     runs = shared_dir / "runs"
     env = {**os.environ, "PROCTOR_WORK_ROOT": str(runs)}
     process = subprocess.Popen(
-        [str(PROCTOR), "run", str(entry), "-c", str(challenge), "--json"],
+        [
+            sys.executable,
+            "-c",
+            AS_IN_A_TERMINAL,
+            str(PROCTOR),
+            "run",
+            str(entry),
+            "-c",
+            str(challenge),
+            "--json",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
