@@ -29,7 +29,7 @@ from typing import Any
 
 import redis
 from kombu import Connection
-from sqlalchemy import func
+from sqlalchemy import func, text
 from sqlalchemy import select as sql_select
 
 from proctor.executor.celery_app import make_app, queues_by_challenge, sender
@@ -202,6 +202,28 @@ class Cluster:
         """The submission's job rows, fresh from the database."""
         with self.platform.db() as session:
             return list(session.scalars(sql_select(Job).where(Job.submission_id == sid)))
+
+    def diagnosis(self, sid: str) -> str:
+        """What a test that timed out should print.
+
+        The jobs, the database's sessions that wait or sit in a transaction (PostgreSQL),
+        each process's last lines.
+        """
+        rows = [
+            f"job {j.id}: {j.state} stage={j.stage} attempt={j.attempt} "
+            f"owner={j.lease_owner} expires={j.lease_expires}"
+            for j in self.jobs_of(sid)
+        ]
+        if self.database_url.startswith("postgresql"):
+            with self.platform.db() as session:
+                rows += [str(tuple(row)) for row in session.execute(text(
+                    "SELECT pid, state, wait_event_type, wait_event, left(query, 90) "
+                    "FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND (state LIKE 'idle in transaction%' OR wait_event_type = 'Lock')"
+                ))]  # fmt: skip
+        for proc in self.procs:
+            rows.append(f"--- process {proc.pid} ---\n{proc.log()[-3000:]}")
+        return "\n".join(rows)
 
     def results_of(self, job_id: int) -> list[Result]:
         """Every result row stored for ``job_id``."""

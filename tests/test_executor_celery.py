@@ -97,11 +97,14 @@ def _running_exam(cluster: Cluster, sid: str) -> int:
 
 
 def _done(cluster: Cluster, sid: str, timeout: float = 90) -> None:
-    wait_for(
-        lambda: all(j.state in (JobState.DONE, JobState.FAILED) for j in cluster.jobs_of(sid)),
-        timeout,
-        f"submission {sid} to finish",
-    )
+    try:
+        wait_for(
+            lambda: all(j.state in (JobState.DONE, JobState.FAILED) for j in cluster.jobs_of(sid)),
+            timeout,
+            f"submission {sid} to finish",
+        )
+    except AssertionError as err:
+        raise AssertionError(f"{err}\n{cluster.diagnosis(sid)}") from None
 
 
 def test_default_concurrency_is_cores_or_what_memory_holds_at_least_one() -> None:
