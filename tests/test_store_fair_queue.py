@@ -18,7 +18,7 @@ from sqlalchemy.exc import OperationalError
 
 from db_fixtures import PG_URL
 from proctor.store import jobs
-from proctor.store.db import dispose, open_database
+from proctor.store.db import create_db_engine, dispose, open_database
 from proctor.store.fair_queue import lock_queue
 from proctor.store.models import ChallengeVersion, Job, SubmissionRow, Team, User
 from proctor.types import JobState
@@ -186,3 +186,21 @@ def test_deployments_in_two_schemas_of_one_postgresql_database_claim_independent
     finally:
         dispose(first)
         dispose(second)
+
+
+def test_a_transaction_left_idle_is_ended_by_the_server_unless_one_is_configured(
+    pg_schema_url: str,
+) -> None:
+    """A worker frozen mid-transaction (a paused VM) would hold its row locks, and the queue,
+    until TCP gives up: Proctor's sessions end an idle transaction after a minute, unless the
+    server or the URL's ``options`` set a bound of their own."""
+    engine = create_db_engine(pg_schema_url)
+    own = create_db_engine(pg_schema_url + "%20-cidle_in_transaction_session_timeout%3D5000")
+    try:
+        for tried, expected in ((engine, "1min"), (own, "5s")):
+            with tried.connect() as connection:
+                shown = connection.execute(text("SHOW idle_in_transaction_session_timeout"))
+                assert shown.scalar() == expected
+    finally:
+        engine.dispose()
+        own.dispose()

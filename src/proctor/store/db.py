@@ -35,7 +35,11 @@ def _sqlite_pragmas(connection: Any, _: Any) -> None:
 
 
 def create_db_engine(url: str) -> Engine:
-    """An engine for ``url``; a SQLite file's folder is created, WAL and busy timeout set."""
+    """An engine for ``url``.
+
+    SQLite: the file's folder is created, WAL and a busy timeout set. PostgreSQL: a session
+    ends a transaction left idle for ``IDLE_IN_TRANSACTION``.
+    """
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
@@ -47,7 +51,27 @@ def create_db_engine(url: str) -> Engine:
         return engine
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url, pool_pre_ping=True)
+    if engine.dialect.name == "postgresql":
+        event.listen(engine, "connect", _postgresql_session)
+    return engine
+
+
+IDLE_IN_TRANSACTION = "60s"
+"""How long a PostgreSQL session of Proctor may sit in a transaction doing nothing before the
+server ends it: a worker frozen or cut off mid-transaction (a paused VM, a partition) would
+otherwise hold its row locks, and with them the job queue, until TCP gives up (hours).
+Proctor does no slow work inside a transaction (artifacts are staged before and moved in)."""
+
+
+def _postgresql_session(connection: Any, _record: Any) -> None:
+    """Bound idle transactions, unless the server or the URL's ``options`` already do."""
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW idle_in_transaction_session_timeout")
+        (current,) = cursor.fetchone()
+        if str(current) in ("0", "0ms"):
+            cursor.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
+    connection.commit()
 
 
 def alembic_config() -> Config:
