@@ -215,7 +215,10 @@ def test_a_stale_workers_late_writes_are_refused(cluster: Cluster) -> None:
     pid = _running_exam(cluster, sid)
     stale.signal(signal.SIGSTOP)  # frozen past its lease, as a paused or partitioned machine
     cluster.start_worker()
-    _done(cluster, sid)
+    # Frozen in the middle of a transaction (it counts cases as they end), the stale worker
+    # holds the job's row until PostgreSQL ends its idle transaction (a minute): then the
+    # reaper takes the job back and the other worker runs it.
+    _done(cluster, sid, timeout=150)
     (job,) = cluster.jobs_of(sid)
     stale.signal(signal.SIGCONT)
     stale.wait_log(f"job {job.id} attempt 1: lease lost", 30)
