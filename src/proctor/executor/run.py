@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 
 from proctor.entries import ArchiveLimits, entry_flags, unpack_upload
 from proctor.entries.manifest import set_executable_bits
@@ -119,7 +120,12 @@ def _heartbeat(runtime: WorkerRuntime, lease: jobs.Lease, cancel: CancelToken) -
 
     def beat() -> None:
         while not stop.wait(runtime.service.heartbeat_s):
-            if not jobs.heartbeat(runtime.db, lease, runtime.service.lease_s):
+            try:
+                held = jobs.heartbeat(runtime.db, lease, runtime.service.lease_s)
+            except SQLAlchemyError as err:  # unreachable, or this session was ended: try again
+                log.warning("job %s: heartbeat failed (%s); trying again", lease.job_id, err)
+                continue
+            if not held:
                 cancel.cancel()
                 return
 
@@ -156,6 +162,13 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
         log.warning("job %s attempt %s: lease lost, evaluation stopped, nothing stored",
                     lease.job_id, lease.attempt)  # fmt: skip
         return
+    except Exception:
+        if not _lease_lost(runtime, lease):
+            raise
+        # e.g. frozen mid-transaction past its lease, its session ended by the database
+        log.warning("job %s attempt %s: lease lost, evaluation stopped, nothing stored",
+                    lease.job_id, lease.attempt)  # fmt: skip
+        return
     finally:
         folder.discard()
     with runtime.artifacts.staged(logs) as staged:
@@ -163,6 +176,14 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
         if not jobs.commit(runtime.db, lease, outcome, keep=lambda: runtime.artifacts.keep(staged)):
             log.warning("job %s attempt %s: lease lost before the commit, result discarded",
                         lease.job_id, lease.attempt)  # fmt: skip
+
+
+def _lease_lost(runtime: WorkerRuntime, lease: jobs.Lease) -> bool:
+    """True when ``lease`` is known to be lost (False when held, or when nobody can tell)."""
+    try:
+        return not jobs.heartbeat(runtime.db, lease, runtime.service.lease_s)
+    except SQLAlchemyError:
+        return False
 
 
 def _rows(runtime: WorkerRuntime, job_id: int) -> tuple[Job, SubmissionRow, ChallengeVersion]:
