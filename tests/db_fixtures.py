@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,11 +33,9 @@ def pg_unreachable() -> str | None:
     return _pg_reachable()
 
 
-@pytest.fixture
-def pg_schema_url(pg_unreachable: str | None) -> Iterator[str]:
-    """A PostgreSQL URL whose default schema is fresh (dropped at the end of the test)."""
-    if pg_unreachable:
-        pytest.skip(pg_unreachable)
+@contextmanager
+def fresh_schema_url() -> Iterator[str]:
+    """A PostgreSQL URL whose default schema is fresh (dropped when the block ends)."""
     schema = f"t_{secrets.token_hex(6)}"
     admin = create_engine(PG_URL)
     with admin.begin() as connection:
@@ -47,6 +46,15 @@ def pg_schema_url(pg_unreachable: str | None) -> Iterator[str]:
         with admin.begin() as connection:
             connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
         admin.dispose()
+
+
+@pytest.fixture
+def pg_schema_url(pg_unreachable: str | None) -> Iterator[str]:
+    """A PostgreSQL URL whose default schema is fresh (dropped at the end of the test)."""
+    if pg_unreachable:
+        pytest.skip(pg_unreachable)
+    with fresh_schema_url() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -7,16 +7,15 @@ cap at once, even with claimers racing on separate connections.
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import create_engine, select, text
+from sqlalchemy import select, text
 from sqlalchemy.exc import OperationalError
 
-from db_fixtures import PG_URL
+from db_fixtures import fresh_schema_url
 from proctor.store import jobs
 from proctor.store.db import create_db_engine, dispose, open_database
 from proctor.store.fair_queue import lock_queue
@@ -155,16 +154,8 @@ def test_the_queue_position_counts_the_turns_of_other_teams(db: jobs.Database) -
 @pytest.fixture
 def other_schema_url(pg_schema_url: str) -> Iterator[str]:
     """A second fresh schema of the same PostgreSQL database (dropped at the end)."""
-    schema = f"t_{secrets.token_hex(6)}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as connection:
-        connection.execute(text(f"CREATE SCHEMA {schema}"))
-    try:
-        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
+    with fresh_schema_url() as url:
+        yield url
 
 
 def test_deployments_in_two_schemas_of_one_postgresql_database_claim_independently(
