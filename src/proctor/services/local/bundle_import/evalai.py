@@ -9,7 +9,7 @@ EvalAI's configuration links phases, dataset splits and leaderboards through
 - each phase is a phase (``start_date``/``end_date`` in UTC, ``max_submissions_per_day`` and
   ``max_submissions`` as its quota) with a board per leaderboard: the ``labels`` as columns,
   ``default_order_by`` first, directions from ``metadata.LABEL.sort_ascending`` (else the
-  split's ``is_leaderboard_order_descending``);
+  split's ``is_leaderboard_order_descending``), read by :mod:`.evalai_boards`;
 - the upload is the file a participant gives EvalAI, zipped (the ``single_file`` protocol);
   EvalAI publishes no annotations, so the quiz scores nothing;
 - ``templates/`` is copied to ``pages/``; the ``description``, ``evaluation_details`` and
@@ -31,18 +31,16 @@ from typing import Any
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import ImportResult, metric_name, safe_extract
+from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+from proctor.services.local.bundle_import.evalai_boards import leaderboard_metrics, note_precision
 from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
 from proctor.services.local.bundle_import.network import note_network_use
-from proctor.spec.display import MAX_PRECISION
 
 FORMAT = "evalai"
 CONFIG = "challenge_config.yaml"
 PACKAGE = "evaluation_script"
 CASE = "submission"
 DEFAULT_ENVIRONMENT = "codabench"
-DEFAULT_PRECISION = 2
-"""EvalAI's ``leaderboard_decimal_precision`` when a split gives none (as Codabench's columns)."""
 IGNORED_PHASE_KEYS = ("max_submissions_per_month", "submission_meta_attributes")
 PAGE_KEYS = (
     ("description", "overview"),
@@ -134,40 +132,6 @@ class EvalaiImport:
                 location="evaluation_script",
             )
 
-    def leaderboard_metrics(self, board: dict[str, Any], descending: bool) -> dict[str, Any]:
-        """``{metric: (label, direction)}`` of a leaderboard, its ``default_order_by`` first."""
-        schema = board.get("schema") or {}
-        labels = [str(label) for label in schema.get("labels") or []]
-        if not labels:
-            raise ConfigError(
-                "a leaderboard needs schema.labels", path=self.config_path, location="leaderboard"
-            )
-        order = str(schema.get("default_order_by") or labels[0])
-        if order not in labels:  # EvalAI refuses it ("incorrect_default_order_by")
-            raise ConfigError(
-                f"default_order_by {order!r} is not one of the labels ({', '.join(labels)}): "
-                "EvalAI refuses such a leaderboard; name the label it ranks on, or add it "
-                "to schema.labels",
-                path=self.config_path,
-                location=f"leaderboard[{board.get('id')}].schema.default_order_by",
-            )
-        labels.sort(key=lambda label: label != order)
-        metadata = schema.get("metadata") or {}
-        taken: set[str] = set()
-        found: dict[str, Any] = {}
-        for label in labels:
-            ascending = (metadata.get(label) or {}).get("sort_ascending")
-            if label == order:  # EvalAI ranks on it in the split's order, whatever metadata says
-                if ascending is not None and bool(ascending) == descending:
-                    self.warnings.append(
-                        f"leaderboard schema.metadata.{label}.sort_ascending {ascending!r}: "
-                        "EvalAI ranks on default_order_by by the split's "
-                        f"is_leaderboard_order_descending ({descending}); so does Proctor"
-                    )
-                ascending = not descending
-            found[metric_name(label, taken)] = (label, "lower" if ascending else "higher")
-        return found
-
     def task(self, phase: dict[str, Any], split: dict[str, Any], metrics: dict[str, Any]) -> Any:
         """The task of one phase–split pair, its annotation copied as the hidden reference."""
         codename = str(phase.get("codename") or phase.get("id"))
@@ -228,17 +192,6 @@ class EvalaiImport:
             found["leaderboards"] = boards
         return found
 
-    def note_precision(self, link: dict[str, Any], metrics: dict[str, Any], where: str) -> None:
-        """A split's ``leaderboard_decimal_precision`` (EvalAI's default 2): the digits shown."""
-        digits = link.get("leaderboard_decimal_precision")
-        if digits is None:
-            digits = DEFAULT_PRECISION
-        if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
-            self.warnings.append(f"{where}.leaderboard_decimal_precision {digits!r}: left out")
-            return
-        for metric in metrics:
-            self.precision.setdefault(metric, min(digits, MAX_PRECISION))
-
     def protocol(self) -> dict[str, Any]:
         """One uploaded file; ``allowed_submission_file_types`` of every phase as its names."""
         types: set[str] = set()
@@ -297,7 +250,7 @@ class EvalaiImport:
                     location=where,
                 )
             descending = link.get("is_leaderboard_order_descending", True) is not False
-            metrics = self.leaderboard_metrics(board, descending)
+            metrics = leaderboard_metrics(board, descending, self.config_path, self.warnings)
             task = self.task(phase, split, metrics)
             links.tasks.append(task)
             links.phase_tasks[link["challenge_phase_id"]].append(task["name"])
@@ -307,7 +260,7 @@ class EvalaiImport:
             links.board_metrics[link["leaderboard_id"]] = list(metrics)
             if link.get("visibility", 3) != 3:
                 links.hidden_boards.add((link["challenge_phase_id"], link["leaderboard_id"]))
-            self.note_precision(link, metrics, where)
+            note_precision(link, metrics, where, self.warnings, self.precision)
         return links
 
     def proctor_phases(self, links: _Links) -> list[dict[str, Any]]:
