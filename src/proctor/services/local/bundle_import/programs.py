@@ -80,10 +80,8 @@ def task_plan(
     ingestion = _ingestion(bundle, dest, task, key=key, name=name, during=during)
     inputs = _input_data(bundle, data, task, key)
     concurrent = None
-    if during and ingestion is not None:  # the input data is the code's: never in the kit
-        concurrent = {**ingestion, "input_data": inputs.relative_to(dest).as_posix()}
-        public = _empty(data / "public", "public inputs")
-        hidden = _empty(data / "hidden", "hidden inputs")
+    if during and ingestion is not None:
+        concurrent, public, hidden = _beside_scoring(ingestion, inputs, (dest, data))
         _warn_program_variable([command, concurrent["command"]], key, warnings)
         ingestion = None
     else:
@@ -92,10 +90,7 @@ def task_plan(
         sample = public_data if task.get("input_data") else None  # no inputs to lay out as
         code_runs = ingestion is not None or takes_code
         public, hidden = _public_and_hidden((bundle, data), inputs, sample, code_runs, warnings)
-    if wall_s is None:
-        warnings.append(
-            f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
-        )
+    limit = _scoring_limit(wall_s, key, warnings)
     return TaskPlan(
         name=name,
         title=str(task.get("name") or name),
@@ -104,10 +99,33 @@ def task_plan(
         public_inputs=public.relative_to(dest).as_posix(),
         hidden_inputs=hidden.relative_to(dest).as_posix(),
         references=references.relative_to(dest).as_posix(),
-        wall_s=wall_s or DEFAULT_WALL_S,
+        wall_s=limit,
         ingestion=ingestion,
         concurrent=concurrent,
     )
+
+
+def _scoring_limit(wall_s: float | None, key: str, warnings: list[str]) -> float:
+    """The scoring program's time limit: the bundle's, else the default (with a warning)."""
+    if wall_s is None:
+        warnings.append(
+            f"{key}: no execution_time_limit: the scoring program may run {DEFAULT_WALL_S:g} s"
+        )
+    return wall_s or DEFAULT_WALL_S
+
+
+def _beside_scoring(
+    ingestion: dict[str, Any], inputs: Path, places: tuple[Path, Path]
+) -> tuple[dict[str, Any], Path, Path]:
+    """An ingestion run beside scoring: (its ``concurrent_ingestion``, public, hidden inputs).
+
+    The input data is the code's, handed to the ingestion alone: never in the kit, so the
+    exam's public and hidden inputs are empty. ``places``: the challenge and the task's data.
+    """
+    dest, data = places
+    concurrent = {**ingestion, "input_data": inputs.relative_to(dest).as_posix()}
+    public = _empty(data / "public", "public inputs")
+    return concurrent, public, _empty(data / "hidden", "hidden inputs")
 
 
 def _public_and_hidden(
