@@ -6,8 +6,8 @@ import os
 import textwrap
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
+from proctor.host import process_files
 from proctor.sandbox.base import Limits, MiB, Mount, Outcome
 from proctor.sandbox.bwrap import BwrapSandbox
 
@@ -47,16 +47,10 @@ def run_sh(sandbox: BwrapSandbox, script: str, *, limits: Limits = FAST, slot: i
 def pids_of_uid(uid: int) -> list[int]:
     """Host pids whose real uid is ``uid``."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
+    for pid, status in process_files("status"):
         for line in status.splitlines():
             if line.startswith("Uid:") and int(line.split()[1]) == uid:
-                found.append(int(entry.name))
+                found.append(pid)
     return found
 
 

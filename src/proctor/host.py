@@ -7,6 +7,7 @@ alive? what is mounted below a folder?); one reader of ``/proc/self/mountinfo`` 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,19 +25,25 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def child_pids(parent: int) -> list[int]:
-    """The live processes whose parent is ``parent`` (read from ``/proc/<pid>/stat``)."""
-    found = []
+def process_files(name: str) -> Iterator[tuple[int, str]]:
+    """``(pid, text of /proc/PID/NAME)`` of every process (those gone meanwhile left out)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            text = (entry / name).read_text()
         except OSError:  # gone meanwhile
             continue
+        yield int(entry.name), text
+
+
+def child_pids(parent: int) -> list[int]:
+    """The live processes whose parent is ``parent`` (read from ``/proc/<pid>/stat``)."""
+    found = []
+    for pid, stat in process_files("stat"):
         fields = stat.rpartition(")")[2].split()
         if len(fields) > 1 and fields[1] == str(parent) and fields[0] != "Z":
-            found.append(int(entry.name))
+            found.append(pid)
     return found
 
 
