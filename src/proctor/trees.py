@@ -67,6 +67,20 @@ def apparent_bytes(root: Path) -> int:
     return sum(f.info.st_size for f in walk(root) if stat.S_ISREG(f.info.st_mode))
 
 
+def copy_bytes(source: Path) -> int:
+    """Bytes a workspace needs to hold a copy of ``source``: its files, a block per entry.
+
+    A folder counts a block for itself and for each folder below it, and each other entry its
+    size and a block; anything else (a file, a link, nothing) its size and two blocks.
+    """
+    if not source.is_dir() or source.is_symlink():
+        return (source.lstat().st_size + BLOCK if os.path.lexists(source) else 0) + BLOCK
+    return BLOCK + sum(
+        BLOCK if stat.S_ISDIR(item.info.st_mode) else item.info.st_size + BLOCK
+        for item in walk(source)
+    )
+
+
 def copy_tree(source: Path, target: Path, *, top_meta: bool = True) -> None:
     """Copy the folder ``source`` into ``target`` (made if missing; if present, kept as is).
 

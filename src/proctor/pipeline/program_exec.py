@@ -18,7 +18,6 @@ from pathlib import Path
 
 from proctor.pipeline.program_staging import (
     SMALL_INPUTS_BYTES,
-    copy_bytes,
     copy_plain,
     fits_one_workspace,
     inside,
@@ -29,6 +28,7 @@ from proctor.pipeline.program_staging import (
 )
 from proctor.sandbox.base import Limits, Mount, Outcome, SandboxSession
 from proctor.spec.programs import SCORES_FILE, ProgramRequest, ProgramResult
+from proctor.trees import copy_bytes
 
 TMP_BYTES = 256 * 1024**2
 

@@ -33,11 +33,11 @@ from pathlib import Path
 
 from proctor.entries.limits import special_kind
 from proctor.pipeline.program_exec import run_program
-from proctor.pipeline.program_staging import copy_bytes, copy_plain
+from proctor.pipeline.program_staging import copy_plain
 from proctor.sandbox.base import SandboxSession
 from proctor.sandbox.workspace import open_to_every_run
 from proctor.spec.programs import BESIDE_GRACE_S, ProgramRequest, ProgramResult
-from proctor.trees import walk
+from proctor.trees import copy_bytes, walk
 
 TIMEOUT_GRACE_S = 2.0
 """Seconds the other program may take to reach its own limit once one timed out."""

@@ -152,18 +152,6 @@ def staged_mounts(request: ProgramRequest, scratch: Path) -> list[Mount]:
     return [Mount(tree, common)]
 
 
-def copy_bytes(source: Path) -> int:
-    """Bytes a workspace needs to hold a copy of ``source``: its files, a block per entry."""
-    if not source.is_dir() or source.is_symlink():
-        return _tree_bytes(source, 1 << 62) + BLOCK
-    total = BLOCK
-    for root, folders, names in os.walk(source, followlinks=False):
-        total += BLOCK * len(folders)
-        for name in names:
-            total += os.lstat(os.path.join(root, name)).st_size + BLOCK
-    return total
-
-
 def inside(tree: Path, common: str, target: str) -> Path:
     """Where ``target`` (below ``common`` inside the sandbox) lies in the staged ``tree``."""
     place = tree / posixpath.relpath(target, common)

@@ -256,7 +256,7 @@ class IngestionDriver(DriverWithoutAnswers):
         if support is None:
             raise ValueError("the ingestion program was not staged for the run")
         source = support / program.program.name
-        size = _tree_bytes(source) + self.protocol.scratch_bytes
+        size = trees.copy_bytes(source) + self.protocol.scratch_bytes
         with self.context.session.workspace(place, size_bytes=size) as copy:
             try:
                 trees.copy_tree(source, copy, top_meta=False)
@@ -318,8 +318,3 @@ def _collected(output: Path, store: Path, **run: Outcome) -> str | None:
     problem = copy_plain(output, store)
     write_run_metadata(store, **run)
     return problem or forged
-
-
-def _tree_bytes(folder: Path) -> int:
-    """What a copy of ``folder`` takes: its bytes and a block (an inode) for every entry."""
-    return sum(item.info.st_size + trees.BLOCK for item in trees.walk(folder)) + trees.BLOCK
