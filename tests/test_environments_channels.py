@@ -74,6 +74,7 @@ def largest_library(root: Path) -> str:
 
 
 STRIDE = 64  # pages between probed pages: beyond the readahead window
+CONTROL_TRIES = 5
 
 
 def probe_scripts(target: str, pattern: list[bool]) -> tuple[str, str]:
@@ -112,11 +113,17 @@ def test_pages_one_job_reads_are_not_cached_for_another(
     writer, reader = probe_scripts(target, pattern)
     sandbox = BwrapSandbox(env_settings)
     root = RootFilesystem(reference_env.rootfs, reference_env.image)
-    with sandbox.session(root) as first:
-        assert first.run(["python3", "-c", writer], mounts=[], limits=LIMITS).succeeded
-        control = first.run(["python3", "-c", reader], mounts=[], limits=LIMITS)
-    # read timing within one mount recovers the pattern: the probe works
-    assert matches(control.stdout.strip(), pattern) >= 56, control.stdout
+    controls = []
+    for _ in range(CONTROL_TRIES):  # each in a fresh mount: its page cache starts cold
+        with sandbox.session(root) as first:
+            assert first.run(["python3", "-c", writer], mounts=[], limits=LIMITS).succeeded
+            control = first.run(["python3", "-c", reader], mounts=[], limits=LIMITS)
+        controls.append(control.stdout.strip())
+        if matches(controls[-1], pattern) >= 56:
+            break
+    # read timing within one mount recovers the pattern: the probe works (a loaded machine
+    # blurs some timings, so the control may take a few tries; one clear read is proof)
+    assert max(matches(bits, pattern) for bits in controls) >= 56, controls
     with sandbox.session(root) as second:
         seen = second.run(["python3", "-c", reader], mounts=[], limits=LIMITS)
     assert seen.succeeded, seen.stderr
