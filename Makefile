@@ -48,6 +48,7 @@ check: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 test: test-system check
 	$(BIN)/pytest -q -p no:cacheprovider -m "not very_slow"
