@@ -89,13 +89,6 @@ class EnvironmentStore:
             return None
         return BuiltEnvironment(folder, read_manifest(manifest))
 
-    def find_by_digest(self, digest: str) -> BuiltEnvironment | None:
-        """The finished environment whose image digest is ``digest`` (or its prefix)."""
-        for built in self.all():
-            if built.manifest.digest.startswith(digest) or built.folder.name.startswith(digest):
-                return built
-        return None
-
     def all(self) -> list[BuiltEnvironment]:
         """Every finished environment, by name."""
         if not self.root.is_dir():

@@ -269,16 +269,6 @@ class ArousalTally:
         self._negative += other._negative
         self.records += other.records
 
-    @property
-    def positive_counts(self) -> np.ndarray:
-        """Target samples per bin, summed over the records (a copy)."""
-        return self._positive.copy()
-
-    @property
-    def negative_counts(self) -> np.ndarray:
-        """Non-target samples per bin, summed over the records (a copy)."""
-        return self._negative.copy()
-
     def gross_auprc(self) -> float:
         """Gross area under the precision-recall curve (NaN when a class is missing)."""
         return auc_from_histograms(self._positive, self._negative)[0]

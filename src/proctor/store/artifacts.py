@@ -101,11 +101,6 @@ class ArtifactStore:
         os.replace(staged.path, final)
         return staged.sha256
 
-    def put_file(self, source: Path) -> str:
-        """Store a copy of the file ``source`` and return its sha256."""
-        with source.open("rb") as stream:
-            return self.put_stream(stream)
-
     def copy_to(self, digest: str, dest: Path) -> Path:
         """Copy the artifact to ``dest`` (a file path) and return ``dest``."""
         shutil.copyfile(self.path(digest), dest)
