@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,6 +45,9 @@ def bootstrap(spec: DebianSpec, root: Path, *, pins: dict[str, str] | None, is_r
     command = [mmdebstrap(), "--variant=minbase", f"--mode={'root' if is_root else 'unshare'}"]
     if packages:
         command.append("--include=" + ",".join(packages))
+    preferences = root.parent / "lock.pref"
+    if pins:
+        command += _pinning_hooks(pins, preferences)
     command += [spec.suite, str(root)]
     if spec.mirror:
         command.append(spec.mirror)
@@ -60,8 +64,35 @@ def bootstrap(spec: DebianSpec, root: Path, *, pins: dict[str, str] | None, is_r
         raise EnvironmentBuildError(
             f"mmdebstrap took more than {BOOTSTRAP_TIMEOUT_S} s; is the Debian archive reachable?"
         ) from None
+    finally:
+        preferences.unlink(missing_ok=True)
     if done.returncode != 0:
         raise _explain(done.stderr, spec, locked=bool(pins))
+
+
+PINS_FILE = "etc/apt/preferences.d/proctor-lock.pref"
+"""Where the pins live in the tree while it is built (removed before it is packed)."""
+
+
+def _pinning_hooks(pins: dict[str, str], preferences: Path) -> list[str]:
+    """The mmdebstrap options pinning every package at its locked version from the first step on.
+
+    Without them the essential set is unpacked at the archive's newest versions (a security
+    update newer than the lock, say), and the locked install cannot take them back.
+    """
+    preferences.write_text(
+        "".join(
+            f"Package: {name}\nPin: version {version}\nPin-Priority: 1001\n\n"
+            for name, version in sorted(pins.items())
+        ),
+        encoding="utf-8",
+    )
+    target = f'"$1/{PINS_FILE}"'
+    return [
+        f'--setup-hook=mkdir -p "$1/etc/apt/preferences.d" && cp {shlex.quote(str(preferences))} '
+        f"{target}",
+        f"--customize-hook=rm -f {target}",
+    ]
 
 
 def _explain(stderr: str, spec: DebianSpec, *, locked: bool) -> Exception:
