@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -130,4 +131,41 @@ def test_the_cli_refuses_a_page_linked_to_its_environment_with_status_2(tmp_path
     assert done.returncode == 2, done.stdout + done.stderr
     assert "pages/overview.md" in done.stderr and "/proc/self/environ" in done.stderr
     assert CANARY not in done.stdout + done.stderr
+    assert not dest.exists() or not any(dest.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("key", "line"),
+    [
+        ("test_annotation_file", "    test_annotation_file: annotations/dev.json"),
+        ("evaluation_script", "evaluation_script: evaluation_script.zip"),
+    ],
+)
+@pytest.mark.parametrize("outside", ["absolute", "relative"])
+def test_an_evalai_path_naming_a_file_outside_the_folder_is_refused(
+    tmp_path: Path, key: str, line: str, outside: str
+) -> None:
+    other = _outside(tmp_path)
+    secret = other / ("secret.json" if key == "test_annotation_file" else "script.zip")
+    if key == "test_annotation_file":
+        secret.write_text('{"1": "' + CANARY + '"}')
+    else:
+        script = make_evalai_challenge(tmp_path / "donor") / "evaluation_script"
+        with zipfile.ZipFile(secret, "w") as zipped:
+            for path in script.iterdir():
+                zipped.write(path, path.name)
+    source = make_evalai_challenge(tmp_path / "source")
+    if key == "evaluation_script":
+        for path in sorted((source / "evaluation_script").iterdir()):
+            path.unlink()
+        (source / "evaluation_script").rmdir()
+    named = str(secret) if outside == "absolute" else f"../other-challenge/{secret.name}"
+    config = source / "challenge_config.yaml"
+    text = config.read_bytes().decode()
+    assert line in text
+    config.write_bytes(text.replace(line, line.split(":", maxsplit=1)[0] + ": " + named).encode())
+    dest = tmp_path / "dest"
+    with pytest.raises(ConfigError) as refused:
+        import_challenge(source, dest, "host")
+    assert key in str(refused.value) and named in str(refused.value), str(refused.value)
     assert not dest.exists() or not any(dest.iterdir())

@@ -113,12 +113,24 @@ class EvalaiImport:
             raise ConfigError("must be a list", path=self.config_path, location=key)
         return {item.get("id"): item for item in items if isinstance(item, dict)}
 
+    def inside(self, named: str, key: str) -> Path:
+        """The file of the folder the YAML's ``key`` names; refused if it names one elsewhere."""
+        relative = PurePosixPath(named.replace("\\", "/"))
+        if relative.is_absolute() or ".." in relative.parts:
+            raise ConfigError(
+                f"{named!r} is not a path inside the challenge folder: put the file in the "
+                "folder and name it from there",
+                path=self.config_path,
+                location=key,
+            )
+        return self.root.joinpath(*relative.parts)
+
     def evaluation_script(self) -> None:
         """Copy the evaluation script (its folder, else the zip the YAML names) to the folder."""
         target = self.dest / PACKAGE
         named = str(self.config.get("evaluation_script") or f"{PACKAGE}.zip")
         folder = self.root / PACKAGE
-        archive = self.root / named
+        archive = self.inside(named, "evaluation_script")
         if (folder / "__init__.py").is_file():
             copy_inside(folder, target)
         elif archive.is_file():
@@ -140,7 +152,10 @@ class EvalaiImport:
         codename = str(phase.get("codename") or phase.get("id"))
         split_name = str(split.get("codename") or split.get("id"))
         name = slug(f"{codename}-{split_name}", "task")
-        annotation = self.root / str(phase.get("test_annotation_file") or "")
+        annotation = self.inside(
+            str(phase.get("test_annotation_file") or ""),
+            f"challenge_phases[{codename}].test_annotation_file",
+        )
         if not annotation.is_file():
             raise ConfigError(
                 f"the annotation file {annotation.name or '(none)'} is not in the folder",
