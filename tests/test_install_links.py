@@ -127,7 +127,7 @@ def test_the_server_refuses_a_page_linked_to_its_own_environment(shared_dir: Pat
             headers={"Authorization": f"Bearer {token}"},
             timeout=120,
         )
-        assert answer.status_code == 400, answer.text
+        assert answer.status_code == 422, answer.text
         message = answer.json()["error"]["message"]
         assert "pages/overview.md" in message and "/proc/self/environ" in message
         client = dict(env, PROCTOR_SERVER=url, PROCTOR_TOKEN=token)

@@ -31,6 +31,13 @@ LINKED_BYTES = 1 << 30
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
+class UnsafeTreeError(ConfigError):
+    """A folder holds a link leaving it, pointing to nothing or looping, or a special file.
+
+    A ``ConfigError`` (the caller must change the folder: exit 2); the API answers it 422.
+    """
+
+
 def _keep_all(_name: str) -> bool:
     return False
 
@@ -53,8 +60,8 @@ class _Copy:
     linked_bytes: int
     reached: int = 0
 
-    def refuse(self, inside: PurePosixPath, target: str, why: str) -> ConfigError:
-        return ConfigError(
+    def refuse(self, inside: PurePosixPath, target: str, why: str) -> UnsafeTreeError:
+        return UnsafeTreeError(
             f"{inside} is a symbolic link to {target!r}, {why}: put the file or folder itself "
             "there, or remove the link",
             path=self.shown,
@@ -82,7 +89,7 @@ class _Copy:
         """Count what a link brings; refuse past ``linked_bytes``."""
         self.reached += size + BLOCK
         if self.reached > self.linked_bytes:
-            raise ConfigError(
+            raise UnsafeTreeError(
                 f"{inside}: the folder's links bring more than {self.linked_bytes} bytes (links "
                 "to folders repeat what they point to): put the files themselves in the folder",
                 path=self.shown,
@@ -100,7 +107,7 @@ def copy_inside(
     """Copy the folder ``source`` to ``dest``, its links resolved inside it (see the module).
 
     ``skip``: names of files and folders left out, at any level. ``exist_ok``: ``dest`` and
-    its folders may exist (files are overwritten). Raises ``ConfigError`` naming ``source`` and
+    its folders may exist (files are overwritten). Raises ``UnsafeTreeError`` naming ``source`` and
     the link for a link leaving the folder, pointing to nothing or looping, and for a file that
     is neither a regular file nor a folder.
     """
@@ -139,7 +146,7 @@ def _entry(copy: _Copy, level: _Level, name: str) -> _Level | None:
         target.mkdir(exist_ok=True)
         return _Level(path, inside, target, level.chain | {path}, linked)
     if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(
+        raise UnsafeTreeError(
             f"{inside} is neither a file nor a folder (a FIFO, socket or device): remove it",
             path=copy.shown,
         )
@@ -155,7 +162,7 @@ def _copy_file(real: Path, target: Path) -> None:
     with os.fdopen(descriptor, "rb") as reading:
         info = os.fstat(reading.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{real} changed while it was copied: copy again")
+            raise UnsafeTreeError(f"{real} changed while it was copied: copy again")
         if target.is_symlink():
             target.unlink()
         with target.open("wb") as writing:
