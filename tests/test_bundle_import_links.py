@@ -169,3 +169,38 @@ def test_an_evalai_path_naming_a_file_outside_the_folder_is_refused(
         import_challenge(source, dest, "host")
     assert key in str(refused.value) and named in str(refused.value), str(refused.value)
     assert not dest.exists() or not any(dest.iterdir())
+
+
+def test_a_fifo_in_the_bundle_is_refused_naming_it(tmp_path: Path) -> None:
+    bundle = make_v2_bundle(tmp_path / "bundle")
+    os.mkfifo(bundle / "reference_alpha/pipe")
+    dest = tmp_path / "dest"
+    with pytest.raises(ConfigError) as refused:
+        import_challenge(bundle, dest)
+    assert "reference_alpha/pipe" in str(refused.value) and "FIFO" in str(refused.value)
+    assert not dest.exists() or not any(dest.iterdir())
+
+
+def test_links_repeating_a_folder_exponentially_are_capped(tmp_path: Path) -> None:
+    bundle = make_v2_bundle(tmp_path / "bundle")
+    level = bundle / "reference_alpha/levels"
+    for _ in range(12):
+        (level / "next").mkdir(parents=True)
+        (level / "a").symlink_to("next")
+        (level / "b").symlink_to("next")
+        level = level / "next"
+    (level / "leaf.txt").write_text("x" * 1000)
+    dest = tmp_path / "dest"
+    with pytest.raises(ConfigError) as refused:
+        import_challenge(bundle, dest, max_bytes=1 << 20)
+    assert "links bring more than" in str(refused.value), str(refused.value)
+    assert not dest.exists() or not any(dest.iterdir())
+
+
+def test_a_setuid_bit_is_not_copied(tmp_path: Path) -> None:
+    bundle = make_v2_bundle(tmp_path / "bundle")
+    (bundle / "scoring_program/score.py").chmod(0o4755)
+    dest = tmp_path / "dest"
+    import_challenge(bundle, dest)
+    modes = {path.stat().st_mode & 0o7777 for path in dest.rglob("score.py")}
+    assert modes == {0o755}

@@ -157,7 +157,7 @@ def _entry(copy: _Copy, level: _Level, name: str) -> _Level | None:
 
 
 def _copy_file(real: Path, target: Path) -> None:
-    """Copy the regular file at the link-free path ``real`` to ``target`` (mode bits kept)."""
+    """Copy the regular file at the link-free path ``real`` to ``target`` (its rwx bits kept)."""
     descriptor = os.open(real, READ_FLAGS)
     with os.fdopen(descriptor, "rb") as reading:
         info = os.fstat(reading.fileno())
@@ -167,4 +167,4 @@ def _copy_file(real: Path, target: Path) -> None:
             target.unlink()
         with target.open("wb") as writing:
             shutil.copyfileobj(reading, writing, 1 << 20)
-    target.chmod(stat.S_IMODE(info.st_mode))
+    target.chmod(stat.S_IMODE(info.st_mode) & 0o777)
