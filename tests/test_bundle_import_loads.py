@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bundle_fixtures import SCORE_JSON, make_v2_bundle
+from bundle_fixtures import SCORE_JSON, make_code_bundle, make_v2_bundle
 from evalai_challenge import MAIN_PY, make_evalai_challenge
 from proctor.services.local.bundle_import import import_challenge
 
@@ -64,3 +64,15 @@ def test_an_evalai_script_unpickling_the_submission_is_named(tmp_path: Path) -> 
     result = import_challenge(source, tmp_path / "dest", "host")
     named = [w for w in result.warnings if "main.py" in w and "participant's code" in w]
     assert len(named) == 1 and "pickle.loads" in named[0], result.warnings
+
+
+def test_an_ingestion_program_importing_the_submission_is_not_named(tmp_path: Path) -> None:
+    bundle = make_code_bundle(tmp_path / "bundle")
+    assert "sys.path.insert(0, code)" in (bundle / "ingestion_program/ingestion.py").read_text()
+    result = import_challenge(bundle, tmp_path / "dest")
+    assert not [w for w in result.warnings if "participant's code" in w], result.warnings
+    ingestion = bundle / "ingestion_program/ingestion.py"
+    ingestion.write_text(ingestion.read_text() + "import pickle\npickle.load(open(code, 'rb'))\n")
+    result = import_challenge(bundle, tmp_path / "again")
+    named = [w for w in result.warnings if "participant's code" in w]
+    assert len(named) == 1 and "ingestion.py" in named[0] and "pickle.load" in named[0], named

@@ -114,11 +114,19 @@ def note_participant_code(dest: Path, folders: list[Path], warnings: list[str]) 
             seen.add(key)
             uses = participant_code_uses(source, scoring=scoring)
             if uses:
-                warnings.append(
-                    f"{path.relative_to(dest).as_posix()}: may run a participant's code "
-                    f"({'; '.join(uses[:4])}): a file unpickled or a module imported from a "
-                    "submission runs the participant's code inside this program, which holds "
-                    "the references and writes the score (Codabench runs it the same way); "
-                    "read plain data instead (JSON, CSV, np.load without allow_pickle), or "
-                    "run the participant's code in an ingestion program"
-                )
+                warnings.append(_warning(path.relative_to(dest).as_posix(), uses, scoring))
+
+
+def _warning(where: str, uses: list[str], scoring: bool) -> str:
+    holds = (
+        "which holds the references and writes the score"
+        if scoring
+        else "which holds the hidden input data"
+    )
+    return (
+        f"{where}: may run a participant's code ({'; '.join(uses[:4])}): a file unpickled or "
+        f"a module imported from a submission runs the participant's code inside this "
+        f"program, {holds} (Codabench runs it the same way); read plain data instead (JSON, "
+        "CSV, np.load without allow_pickle)"
+        + (", or run the participant's code in an ingestion program" if scoring else "")
+    )
