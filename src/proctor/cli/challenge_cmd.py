@@ -64,7 +64,7 @@ def challenge_check(
     raise typer.Exit(2 if problems else 0)
 
 
-def challenge_import(
+def challenge_import(  # noqa: PLR0917 - typer maps parameters to options
     source: Annotated[Path, typer.Argument(help="The bundle: a zip or a folder.")],
     dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the challenge.")],
     environment: Annotated[
@@ -84,6 +84,22 @@ def challenge_import(
             '"warnings"} on stdout.',
         ),
     ] = False,
+    max_bytes: Annotated[
+        str | None,
+        typer.Option(
+            "--max-bytes",
+            help="What the bundle's zips (the bundle and the zips in it) may unpack to in all, "
+            "and one file of them: bytes or 512M, 4G (default: 1G, as an entry archive).",
+        ),
+    ] = None,
+    max_ratio: Annotated[
+        float | None,
+        typer.Option(
+            "--max-ratio",
+            help="How many times its packed size a zip or one of its files may expand to "
+            "(default: 200, as an entry archive; files under 1 MiB are not held to it).",
+        ),
+    ] = None,
 ) -> None:
     """Import a Codabench (v2), CodaLab (v1/v1.5) or EvalAI bundle as a challenge folder.
 
@@ -93,8 +109,10 @@ def challenge_import(
     (exit 2).
     """
     from proctor.services.local.bundle_import import import_challenge
+    from proctor.services.local.bundle_import.unzip import parse_size
 
-    result = import_challenge(source, dest, environment)
+    size = None if max_bytes is None else parse_size(max_bytes)
+    result = import_challenge(source, dest, environment, max_bytes=size, max_ratio=max_ratio)
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=2))
         return

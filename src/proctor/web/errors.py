@@ -36,6 +36,7 @@ from proctor.services.platform.uploads import (
     UploadTooSlowError,
     UploadTypeError,
 )
+from proctor.services.untrusted_tree import UnsafeTreeError
 
 HTTP_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
     {
@@ -49,6 +50,7 @@ HTTP_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
         ArtifactTooLargeError: 413,
         UploadTypeError: 415,
         EntryError: 422,
+        UnsafeTreeError: 422,
         ArchiveError: 422,
         PlatformError: 503,
         ProctorError: 500,

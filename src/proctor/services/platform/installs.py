@@ -30,6 +30,7 @@ from proctor.services.local.environments import tasks_on_host
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.phase_times import with_overrides
 from proctor.services.platform.resources import Platform
+from proctor.services.untrusted_tree import copy_inside
 from proctor.spec import Challenge, load_challenge
 from proctor.store.models import ChallengeVersion, PhaseRow
 
@@ -89,16 +90,25 @@ def _outside_files(challenge: Challenge) -> list[Path]:
     return found
 
 
+def _cache(name: str) -> bool:
+    return name == "__pycache__"
+
+
 def _copy_bundle(challenge: Challenge, staging: Path) -> Path:
-    """Copy the bundle (and what it names beside it) into ``staging``; the copy's folder."""
+    """Copy the bundle (and what it names beside it) into ``staging``; the copy's folder.
+
+    Links are resolved inside the folder they are in (``services.untrusted_tree``): one leaving
+    it is refused, naming it, so nothing else on the server reaches the installed copy. The
+    files named beside the folder are real paths already (``_outside_files``).
+    """
     root = challenge.root.resolve()
     dest = staging / root.name
-    shutil.copytree(root, dest, symlinks=False, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_inside(challenge.root, dest, skip=_cache)
     for extra in _outside_files(challenge):
         target = staging / extra.relative_to(root.parent)
         target.parent.mkdir(parents=True, exist_ok=True)
         if extra.is_dir():
-            shutil.copytree(extra, target, dirs_exist_ok=True)
+            copy_inside(extra, target, skip=_cache, exist_ok=True)
         else:
             shutil.copy2(extra, target)
     return dest

@@ -27,6 +27,8 @@ from proctor.services.local.bundle_import.common import (
     unpack_source,
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
+from proctor.services.local.bundle_import.unzip import import_limits, unpack_budget
+from proctor.services.untrusted_tree import copy_inside
 from proctor.spec.loader import load_challenge
 
 __all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
@@ -66,7 +68,8 @@ def _environment(choice: str | None, default: str, dest: Path) -> Any:
     declaration = folder / "environment.yaml"
     if not declaration.is_file():
         raise UsageError(f"{folder}: no environment.yaml: give a folder that declares one")
-    shutil.copytree(folder, dest / "environment")
+    copy_inside(folder, dest / "environment")
+    declaration = dest / "environment" / "environment.yaml"
     data = yaml.safe_load(declaration.read_text(encoding="utf-8"))
     return _rebased(data, "environment")
 
@@ -92,23 +95,34 @@ def _rebased(data: Any, prefix: str) -> Any:
     return rebased
 
 
-def import_challenge(source: Path, dest: Path, environment: str | None = None) -> ImportResult:
+def import_challenge(
+    source: Path,
+    dest: Path,
+    environment: str | None = None,
+    *,
+    max_bytes: int | None = None,
+    max_ratio: float | None = None,
+) -> ImportResult:
     """Import the bundle at ``source`` (a folder or a zip) into the new folder ``dest``.
 
     ``environment``: ``host``, a bundled environment's name or a folder holding
-    ``environment.yaml``, instead of the format's default.
+    ``environment.yaml``, instead of the format's default. ``max_bytes``, ``max_ratio``:
+    what the bundle's zips may unpack to in all, and expand by (default: an entry's limits).
+    The folder is read through a copy with its links resolved inside it (see
+    :func:`.common.unpack_source`).
     """
     if not source.exists():
         raise UsageError(f"{source}: no such file or folder")
     if dest.exists() and any(dest.iterdir()):
         raise UsageError(f"{dest}: not empty: give a new folder for the challenge")
-    with tempfile.TemporaryDirectory(prefix="proctor-import-") as scratch:
+    limits = import_limits(max_bytes, max_ratio)
+    with tempfile.TemporaryDirectory(prefix="proctor-import-") as scratch, unpack_budget(limits):
         bundle = unpack_source(source, Path(scratch))
         for form in FORMATS:
             found = bundle / form.yaml_file
             if not found.is_file():
                 continue
-            shown = found if source.is_dir() else source / found.relative_to(scratch)
+            shown = source / found.relative_to(scratch)
             try:
                 spec = read_yaml(found)
             except ConfigError as err:

@@ -18,6 +18,7 @@ from proctor.services.local.bundle_import.common import (
     parse_date,
 )
 from proctor.services.local.bundle_import.network import note_network_use
+from proctor.services.local.bundle_import.participant_code import note_participant_code
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
@@ -93,6 +94,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     task_names = _tasks(plan, tasks, (bundle, dest), per_task, takes_code=code is not None)
     note_code(plan, code)
     note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
+    note_participant_code(dest, sorted((dest / "programs").iterdir()), plan.warnings)
     _phases(plan, phases, task_names)
     _leaderboards(plan, _list(spec, "leaderboards"))
     _pages_kit_and_solutions(plan, spec, (bundle, dest), phases)

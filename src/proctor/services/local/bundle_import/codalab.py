@@ -20,6 +20,7 @@ from proctor.services.local.bundle_import.common import (
     parse_date,
 )
 from proctor.services.local.bundle_import.network import note_network_use
+from proctor.services.local.bundle_import.participant_code import note_participant_code
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
@@ -116,6 +117,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     note_code(plan, code)
     _copy_kit(bundle, dest, phases, sample, plan.warnings)
     note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
+    note_participant_code(dest, sorted((dest / "programs").iterdir()), plan.warnings)
     _leaderboard(plan, spec.get("leaderboard") or {})
     html = spec.get("html") or {}
     pages = [(str(title).title(), str(file)) for title, file in html.items() if file]

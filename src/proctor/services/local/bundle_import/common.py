@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import stat
 import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -22,6 +21,8 @@ from typing import Any
 import yaml
 
 from proctor.errors import ConfigError
+from proctor.services.local.bundle_import.unzip import current_budget, safe_extract
+from proctor.services.untrusted_tree import copy_inside
 from proctor.spec.display import PAGE_SUFFIXES, PageName
 
 LEGACY_ENVIRONMENT = "codabench-legacy"
@@ -99,17 +100,27 @@ def read_yaml(path: Path) -> Any:
 
 
 def unpack_source(source: Path, scratch: Path) -> Path:
-    """The bundle's folder: ``source`` itself, or ``source`` (a zip) unpacked under ``scratch``.
+    """The bundle's folder, under the empty folder ``scratch``: ``source`` unpacked or copied.
 
-    A folder or zip whose content is one folder is that folder (bundles are often zipped
-    that way).
+    A zip is unpacked within the import's budget (:mod:`.unzip`). A folder is copied with its
+    links resolved inside it (``services.untrusted_tree``): a link leaving it, pointing to
+    nothing or looping is refused, naming it, so every later read of the bundle is of its
+    own files. A folder or zip whose content is one folder is that folder (bundles are often
+    zipped that way).
     """
     if source.is_dir():
-        return _descend(source)
+        budget = current_budget().limits.max_total_bytes
+        copy_inside(source, scratch, skip=_vcs, linked_bytes=budget, exist_ok=True)
+        return _descend(scratch)
     if not zipfile.is_zipfile(source):
         raise ConfigError("not a bundle: give a folder or a zip file", path=source)
     safe_extract(source, scratch)
     return _descend(scratch)
+
+
+def _vcs(name: str) -> bool:
+    """A version control folder, never part of what a bundle names."""
+    return name in (".git", ".hg", ".svn")
 
 
 def _descend(folder: Path) -> Path:
@@ -118,34 +129,6 @@ def _descend(folder: Path) -> Path:
     if len(items) == 1 and items[0].is_dir():
         return items[0]
     return folder
-
-
-def safe_extract(archive: Path, dest: Path) -> None:
-    """Unpack ``archive`` into ``dest``: plain files and folders only, nothing outside it."""
-    dest.mkdir(parents=True, exist_ok=True)
-    try:
-        with zipfile.ZipFile(archive) as zipped:
-            for info in zipped.infolist():
-                _extract_one(zipped, info, archive, dest)
-    except zipfile.BadZipFile as err:
-        raise ConfigError(
-            f"not a readable zip archive ({err}): re-create it", path=archive
-        ) from None
-
-
-def _extract_one(zipped: zipfile.ZipFile, info: zipfile.ZipInfo, archive: Path, dest: Path) -> None:
-    name = PurePosixPath(info.filename.replace("\\", "/"))
-    if name.is_absolute() or ".." in name.parts or not name.parts:
-        raise ConfigError(f"{info.filename!r} would land outside the folder", path=archive)
-    if name.parts[0] == "__MACOSX" or stat.S_ISLNK(info.external_attr >> 16):
-        return
-    target = dest.joinpath(*name.parts)
-    if info.is_dir():
-        target.mkdir(parents=True, exist_ok=True)
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with zipped.open(info) as reading, target.open("wb") as writing:
-        shutil.copyfileobj(reading, writing)
 
 
 def materialize(bundle: Path, reference: str, dest: Path, key: str) -> Path:
@@ -162,7 +145,7 @@ def materialize(bundle: Path, reference: str, dest: Path, key: str) -> Path:
         candidates.append(found.with_suffix(""))
     for candidate in candidates:
         if candidate.is_dir():
-            shutil.copytree(candidate, dest, symlinks=False, ignore_dangling_symlinks=True)
+            copy_inside(candidate, dest)
             return dest
         if candidate.is_file() and zipfile.is_zipfile(candidate):
             safe_extract(candidate, dest)

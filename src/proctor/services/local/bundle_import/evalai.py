@@ -31,10 +31,13 @@ from typing import Any
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import ImportResult, safe_extract
+from proctor.services.local.bundle_import.common import ImportResult
 from proctor.services.local.bundle_import.evalai_boards import leaderboard_metrics, note_precision
 from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
 from proctor.services.local.bundle_import.network import note_network_use
+from proctor.services.local.bundle_import.participant_code import note_participant_code
+from proctor.services.local.bundle_import.unzip import safe_extract
+from proctor.services.untrusted_tree import copy_inside
 
 FORMAT = "evalai"
 CONFIG = "challenge_config.yaml"
@@ -110,19 +113,31 @@ class EvalaiImport:
             raise ConfigError("must be a list", path=self.config_path, location=key)
         return {item.get("id"): item for item in items if isinstance(item, dict)}
 
+    def inside(self, named: str, key: str) -> Path:
+        """The file of the folder the YAML's ``key`` names; refused if it names one elsewhere."""
+        relative = PurePosixPath(named.replace("\\", "/"))
+        if relative.is_absolute() or ".." in relative.parts:
+            raise ConfigError(
+                f"{named!r} is not a path inside the challenge folder: put the file in the "
+                "folder and name it from there",
+                path=self.config_path,
+                location=key,
+            )
+        return self.root.joinpath(*relative.parts)
+
     def evaluation_script(self) -> None:
         """Copy the evaluation script (its folder, else the zip the YAML names) to the folder."""
         target = self.dest / PACKAGE
         named = str(self.config.get("evaluation_script") or f"{PACKAGE}.zip")
         folder = self.root / PACKAGE
-        archive = self.root / named
+        archive = self.inside(named, "evaluation_script")
         if (folder / "__init__.py").is_file():
-            shutil.copytree(folder, target)
+            copy_inside(folder, target)
         elif archive.is_file():
             safe_extract(archive, target)
             inner = [path for path in target.iterdir() if path.is_dir()]
             if not (target / "__init__.py").is_file() and len(inner) == 1:
-                shutil.copytree(inner[0], target, dirs_exist_ok=True)
+                copy_inside(inner[0], target, exist_ok=True)
                 shutil.rmtree(inner[0])
         if not (target / "__init__.py").is_file():
             raise ConfigError(
@@ -137,7 +152,10 @@ class EvalaiImport:
         codename = str(phase.get("codename") or phase.get("id"))
         split_name = str(split.get("codename") or split.get("id"))
         name = slug(f"{codename}-{split_name}", "task")
-        annotation = self.root / str(phase.get("test_annotation_file") or "")
+        annotation = self.inside(
+            str(phase.get("test_annotation_file") or ""),
+            f"challenge_phases[{codename}].test_annotation_file",
+        )
         if not annotation.is_file():
             raise ConfigError(
                 f"the annotation file {annotation.name or '(none)'} is not in the folder",
@@ -206,6 +224,7 @@ class EvalaiImport:
         refuse_unrunnable(self.config, self.by_id("challenge_phases"), self.config_path)
         self.evaluation_script()
         note_network_use(self.dest, [self.dest / PACKAGE], self.warnings)
+        note_participant_code(self.dest, [self.dest / PACKAGE], self.warnings)
         links = self.links()
         tasks = links.tasks
         _note_phase_splits(tasks, list(links.phase_tasks.values()))
@@ -328,7 +347,7 @@ def import_evalai(root: Path, dest: Path, environment: Any) -> ImportResult:
     spec = job.build()
     templates = root / "templates"
     if templates.is_dir():
-        shutil.copytree(templates, dest / "pages")
+        copy_inside(templates, dest / "pages")
         pages = _pages(job.config, dest)
         if pages:
             spec["pages"] = pages
