@@ -16,6 +16,7 @@ from proctor.services.local.bundle_import.common import (
     copy_pages,
     derive_name,
     parse_date,
+    text,
 )
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
@@ -71,13 +72,13 @@ def _by_index(items: list[Any], key: str) -> dict[int, dict[str, Any]]:
 
 def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any) -> BundlePlan:
     """Map the bundle's YAML, copying its programs, data, pages and solutions under ``dest``."""
-    title = str(spec.get("title") or bundle.name)
+    title = text(spec.get("title"), "title") or bundle.name
     plan = BundlePlan(
         format=FORMAT,
         name=derive_name(title, set(), "imported"),
         title=title,
         environment=environment,
-        description=str(spec.get("description") or "")[:2000],
+        description=text(spec.get("description"), "description")[:2000],
     )
     if _unversioned_v2(spec):
         plan.warnings.append(
@@ -116,7 +117,8 @@ def _tasks(
     task_names: dict[int, str] = {}
     taken: set[str] = set()
     for index, task in sorted(tasks.items()):
-        name = derive_name(str(task.get("name") or f"task-{index}"), taken, f"task-{index}")
+        named = text(task.get("name"), f"tasks[{index}].name") or f"task-{index}"
+        name = derive_name(named, taken, f"task-{index}")
         task_names[index] = name
         plan.tasks.append(
             task_plan(
@@ -152,16 +154,19 @@ def _pages_kit_and_solutions(
     """Copy the pages (terms among them), the phases' kit folders and the solutions."""
     bundle, dest = places
     pages = [
-        (str(page.get("title") or page.get("file")), str(page.get("file")))
-        for page in _list(spec, "pages")
+        (
+            text(page.get("title"), f"pages[{index}].title") or text(page["file"], "pages"),
+            text(page["file"], f"pages[{index}].file"),
+        )
+        for index, page in enumerate(_list(spec, "pages"))
         if isinstance(page, dict) and page.get("file")
     ]
     if spec.get("terms"):
-        pages.append(("Terms", str(spec["terms"])))
+        pages.append(("Terms", text(spec["terms"], "terms")))
     plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
     kit = {
-        key: str(phase[key])
-        for phase in phases
+        key: text(phase[key], f"phases[{position}].{key}")
+        for position, phase in enumerate(phases)
         if isinstance(phase, dict)
         for key in ("starting_kit", "public_data")
         if phase.get(key)
@@ -170,7 +175,11 @@ def _pages_kit_and_solutions(
     copy_solutions(
         bundle,
         dest,
-        [str(item.get("path")) for item in _list(spec, "solutions") if isinstance(item, dict)],
+        [
+            text(item.get("path"), f"solutions[{index}].path")
+            for index, item in enumerate(_list(spec, "solutions"))
+            if isinstance(item, dict)
+        ],
         plan.warnings,
     )
 
@@ -190,10 +199,11 @@ def _time_limits(phases: list[Any]) -> dict[int, float]:
 def _public_data(phases: list[Any]) -> dict[int, str]:
     """Per task index: the ``public_data`` (sample data) of the first phase running it."""
     found: dict[int, str] = {}
-    for phase in phases:
+    for position, phase in enumerate(phases):
         if isinstance(phase, dict) and phase.get("public_data"):
+            data = text(phase["public_data"], f"phases[{position}].public_data")
             for index in phase.get("tasks") or []:
-                found.setdefault(int(index), str(phase["public_data"]))
+                found.setdefault(int(index), data)
     return found
 
 
@@ -203,7 +213,7 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
         key = f"phases[{position}]"
         if not isinstance(phase, dict):
             raise BundleRefusedError("must be a mapping", location=key)
-        bundle_name = str(phase.get("name") or f"Phase {position + 1}")
+        bundle_name = text(phase.get("name"), f"{key}.name") or f"Phase {position + 1}"
         names = []
         for index in phase.get("tasks") or []:
             if int(index) not in task_names:

@@ -18,6 +18,7 @@ from proctor.services.local.bundle_import.common import (
     copy_pages,
     derive_name,
     parse_date,
+    text,
 )
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
@@ -94,13 +95,13 @@ def _note_hidden_results(key: str, phase: dict[str, Any], warnings: list[str]) -
 
 def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any) -> BundlePlan:
     """Map the bundle's YAML, copying its programs, data and pages under ``dest``."""
-    title = str(spec.get("title") or bundle.name)
+    title = text(spec.get("title"), "title") or bundle.name
     plan = BundlePlan(
         format=FORMAT,
         name=derive_name(title, set(), "imported"),
         title=title,
         environment=environment,
-        description=str(spec.get("description") or "")[:2000],
+        description=text(spec.get("description"), "description")[:2000],
     )
     phases = [
         (key, _v2_keys(phase)) for key, phase in _without_parents(_phases(spec), plan.warnings)
@@ -118,7 +119,11 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     note_network_use(dest, sorted((dest / "programs").iterdir()), plan.warnings)
     _leaderboard(plan, spec.get("leaderboard") or {})
     html = spec.get("html") or {}
-    pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
+    pages = [
+        (text(title, "html").title(), text(file, f"html.{title}"))
+        for title, file in html.items()
+        if file
+    ]
     plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
     return plan
 
@@ -137,7 +142,7 @@ def _phase_and_task_plans(
     taken: set[str] = set()
     for position, (key, phase) in enumerate(phases):
         _note_hidden_results(key, phase, plan.warnings)
-        label = str(phase.get("label") or f"Phase {position + 1}")
+        label = text(phase.get("label"), f"{key}.label") or f"Phase {position + 1}"
         name = derive_name(label, taken, f"phase-{position + 1}")
         limit = phase.get("execution_time_limit")
         wall_s = float(limit) if limit not in (None, "") else None
@@ -190,8 +195,8 @@ def _copy_kit(
     kit's ``entry/``.
     """
     kit = {
-        key: str(phase[key])
-        for _, phase in phases
+        key: text(phase[key], f"{where}.{key}")
+        for where, phase in phases
         for key in ("starting_kit", "public_data")
         if phase.get(key)
     }
