@@ -168,7 +168,7 @@ def load_text(
     try:
         return reader.get_single_data()
     except yaml.YAMLError as err:
-        raise YamlDocumentError(f"not a YAML document: {err}") from None
+        raise YamlDocumentError(str(err)) from None
     except RecursionError:
         raise YamlBoundsError("nested too deeply to be read") from None
     finally:

@@ -26,6 +26,7 @@ from proctor.formats.bounded_yaml import (
     BUNDLE_BOUNDS,
     BoundedLoader,
     YamlBounds,
+    YamlBoundsError,
     YamlDocumentError,
     read_file,
 )
@@ -108,8 +109,10 @@ def read_yaml(path: Path, bounds: YamlBounds = BUNDLE_BOUNDS) -> Any:
     """
     try:
         return read_file(path, bounds, BundleLoader)
+    except YamlBoundsError as err:
+        raise ConfigError(str(err), path=path) from None
     except YamlDocumentError as err:
-        raise ConfigError(f"{err}", path=path) from None
+        raise ConfigError(f"not a YAML document: {err}", path=path) from None
     except OSError as err:
         raise ConfigError(f"cannot be read ({err.strerror})", path=path) from None
 
