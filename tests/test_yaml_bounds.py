@@ -163,6 +163,31 @@ def test_a_codabench_phase_name_of_the_wrong_type_is_refused_naming_the_key(
     assert caught.value.location == "phases[1].name", caught.value
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "location"),
+    [
+        (
+            "execution_time_limit: 60",
+            "execution_time_limit: [60]",
+            "phases[0].execution_time_limit",
+        ),
+        ("max_submissions: 100", "max_submissions: {a: 1}", "phases[0].max_submissions"),
+        ("tasks: [0, 1]\n  - index: 1", "tasks: [zero, 1]\n  - index: 1", "phases[0].tasks"),
+        ("precision: 4", "precision: [4]", "leaderboards[0].columns[0].precision"),
+        ("title: Accuracy", "title: [Accuracy]", "leaderboards[0].columns[0].title"),
+        ("name: Alpha Task", "name: [Alpha]", "tasks[0].name"),
+    ],
+)
+def test_a_codabench_number_or_name_of_the_wrong_type_is_refused_naming_the_key(
+    tmp_path: Path, old: str, new: str, location: str
+) -> None:
+    assert V2_YAML.count(old) == 1
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=V2_YAML.replace(old, new))
+    with pytest.raises(ConfigError) as caught:
+        import_challenge(bundle, tmp_path / "challenge", "host")
+    assert caught.value.location == location, caught.value
+
+
 def test_a_codalab_title_of_the_wrong_type_is_refused_naming_the_key(tmp_path: Path) -> None:
     text = V1_PROGRAM_YAML.replace("title: Old Program Toy", "title: [a, b]")
     with pytest.raises(ConfigError) as caught:

@@ -15,8 +15,10 @@ from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
     copy_pages,
     derive_name,
+    number,
     parse_date,
     text,
+    whole,
 )
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
@@ -66,7 +68,7 @@ def _by_index(items: list[Any], key: str) -> dict[int, dict[str, Any]]:
     for position, item in enumerate(items):
         if not isinstance(item, dict):
             raise BundleRefusedError("must be a mapping", location=f"{key}[{position}]")
-        found[int(item.get("index", position))] = item
+        found[whole(item.get("index", position), f"{key}[{position}].index")] = item
     return found
 
 
@@ -187,12 +189,13 @@ def _pages_kit_and_solutions(
 def _time_limits(phases: list[Any]) -> dict[int, float]:
     """Per task index: the longest ``execution_time_limit`` of the phases running it."""
     limits: dict[int, float] = {}
-    for phase in phases:
+    for position, phase in enumerate(phases):
         if not isinstance(phase, dict) or phase.get("execution_time_limit") in (None, ""):
             continue
-        seconds = float(phase["execution_time_limit"])
-        for index in phase.get("tasks") or []:
-            limits[int(index)] = max(seconds, limits.get(int(index), 0.0))
+        key = f"phases[{position}]"
+        seconds = number(phase["execution_time_limit"], f"{key}.execution_time_limit")
+        for index in _task_indexes(phase, key):
+            limits[index] = max(seconds, limits.get(index, 0.0))
     return limits
 
 
@@ -202,8 +205,8 @@ def _public_data(phases: list[Any]) -> dict[int, str]:
     for position, phase in enumerate(phases):
         if isinstance(phase, dict) and phase.get("public_data"):
             data = text(phase["public_data"], f"phases[{position}].public_data")
-            for index in phase.get("tasks") or []:
-                found.setdefault(int(index), data)
+            for index in _task_indexes(phase, f"phases[{position}]"):
+                found.setdefault(index, data)
     return found
 
 
@@ -215,10 +218,10 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
             raise BundleRefusedError("must be a mapping", location=key)
         bundle_name = text(phase.get("name"), f"{key}.name") or f"Phase {position + 1}"
         names = []
-        for index in phase.get("tasks") or []:
-            if int(index) not in task_names:
+        for index in _task_indexes(phase, key):
+            if index not in task_names:
                 raise BundleRefusedError(f"no task has index {index}", location=f"{key}.tasks")
-            names.append(task_names[int(index)])
+            names.append(task_names[index])
         if not names:
             raise BundleRefusedError("the phase runs no task", location=f"{key}.tasks")
         opens = parse_date(phase.get("start"), f"{key}.start")
@@ -236,10 +239,10 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
                 tasks=names,
                 opens=opens,
                 closes=closes,
-                per_day=_positive(phase.get("max_submissions_per_day")),
-                total=_positive(phase.get("max_submissions")),
+                per_day=_positive(phase, "max_submissions_per_day", key),
+                total=_positive(phase, "max_submissions", key),
                 bundle_name=bundle_name,
-                bundle_index=int(phase.get("index", position)),
+                bundle_index=whole(phase.get("index", position), f"{key}.index"),
             )
         )
         if phase.get("hide_output"):
@@ -249,9 +252,19 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
             )
 
 
-def _positive(value: Any) -> int | None:
-    number = int(value) if value not in (None, "") else 0
-    return number if number > 0 else None
+def _positive(phase: dict[str, Any], name: str, key: str) -> int | None:
+    """The phase's ``name`` when it is a number above 0, else None."""
+    value = phase.get(name)
+    found = whole(value, f"{key}.{name}") if value not in (None, "") else 0
+    return found if found > 0 else None
+
+
+def _task_indexes(phase: dict[str, Any], key: str) -> list[int]:
+    """The indexes of the phase's ``tasks``, each a whole number."""
+    tasks = phase.get("tasks") or []
+    if not isinstance(tasks, list):
+        raise BundleRefusedError("must be a list of task indexes", location=f"{key}.tasks")
+    return [whole(index, f"{key}.tasks") for index in tasks]
 
 
 def _columns_v2(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], str]]:

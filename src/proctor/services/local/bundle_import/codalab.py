@@ -17,8 +17,10 @@ from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
     copy_pages,
     derive_name,
+    number,
     parse_date,
     text,
+    whole,
 )
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
@@ -48,7 +50,9 @@ def _phases(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for key, phase in items:
         if not isinstance(phase, dict):
             raise BundleRefusedError("must be a mapping", location=key)
-    return sorted(items, key=lambda item: int(item[1].get("phasenumber", 0) or 0))
+    return sorted(
+        items, key=lambda item: whole(item[1].get("phasenumber", 0) or 0, f"{item[0]}.phasenumber")
+    )
 
 
 def _without_parents(
@@ -145,7 +149,7 @@ def _phase_and_task_plans(
         label = text(phase.get("label"), f"{key}.label") or f"Phase {position + 1}"
         name = derive_name(label, taken, f"phase-{position + 1}")
         limit = phase.get("execution_time_limit")
-        wall_s = float(limit) if limit not in (None, "") else None
+        wall_s = number(limit, f"{key}.execution_time_limit") if limit not in (None, "") else None
         plan.tasks.append(
             task_plan(
                 bundle,
@@ -166,10 +170,12 @@ def _phase_and_task_plans(
                 tasks=[name],
                 opens=opens[position],
                 closes=closes[position],
-                per_day=_positive(phase.get("max_submissions_per_day")),
-                total=_positive(phase.get("max_submissions")),
+                per_day=_positive(phase, "max_submissions_per_day", key),
+                total=_positive(phase, "max_submissions", key),
                 bundle_name=label,
-                bundle_index=int(phase.get("phasenumber", position + 1) or position + 1),
+                bundle_index=whole(
+                    phase.get("phasenumber", position + 1) or position + 1, f"{key}.phasenumber"
+                ),
             )
         )
 
@@ -222,9 +228,11 @@ def _closing_times(opens: list[datetime | None], end: datetime | None) -> list[d
     return closes
 
 
-def _positive(value: Any) -> int | None:
-    number = int(value) if value not in (None, "") else 0
-    return number if number > 0 else None
+def _positive(phase: dict[str, Any], name: str, key: str) -> int | None:
+    """The phase's ``name`` when it is a number above 0, else None."""
+    value = phase.get(name)
+    found = whole(value, f"{key}.{name}") if value not in (None, "") else 0
+    return found if found > 0 else None
 
 
 def _fields(value: Any) -> list[str]:
@@ -279,7 +287,7 @@ def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], s
             "rank": column.get("rank", position + 1),
         }
         found.append((normalized, f"{key}.columns.{name}"))
-    found.sort(key=lambda item: int(item[0]["rank"] or 0))
+    found.sort(key=lambda item: whole(item[0]["rank"] or 0, f"{item[1]}.rank"))
     for position, (column, _) in enumerate(found):
         column["index"] = position
     return found

@@ -121,12 +121,43 @@ def text(value: Any, location: str) -> str:
     """A bundle's scalar as text ("" for none); a list or a mapping is refused naming the key."""
     if value is None:
         return ""
-    if isinstance(value, dict | list | set | tuple | bytes):
-        kind = "mapping" if isinstance(value, dict) else "list"
-        raise BundleRefusedError(
-            f"must be one value, not a {kind}: write it as text", location=location
-        )
+    if not isinstance(value, str | int | float | date):
+        raise BundleRefusedError(f"must be text, not {_kind(value)}", location=location)
     return str(value)
+
+
+def whole(value: Any, location: str) -> int:
+    """A bundle's whole number (``3``, ``"3"``); anything else is refused naming the key."""
+    try:
+        if isinstance(value, str | int | float):
+            return int(value)
+    except (ValueError, OverflowError):
+        pass
+    raise BundleRefusedError(
+        f"{_kind(value)} is not a whole number: write one, e.g. 3", location=location
+    )
+
+
+def number(value: Any, location: str) -> float:
+    """A bundle's number (``1.5``, ``"60"``); anything else is refused naming the key."""
+    try:
+        if isinstance(value, str | int | float):
+            return float(value)
+    except ValueError:
+        pass
+    raise BundleRefusedError(
+        f"{_kind(value)} is not a number: write one, e.g. 60", location=location
+    )
+
+
+def _kind(value: Any) -> str:
+    """What a refused value is, shortly (a list or mapping is not printed)."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | set | tuple):
+        return "a list"
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:39] + "..."
 
 
 def unpack_source(source: Path, scratch: Path) -> Path:
