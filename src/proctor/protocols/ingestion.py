@@ -46,11 +46,11 @@ from proctor.protocols.plain_copy import copy_plain, same_trees
 from proctor.protocols.run_metadata import METADATA, remove_run_metadata, write_run_metadata
 from proctor.protocols.scripts import duration
 from proctor.protocols.upload_program import (
-    command_problem,
     is_code,
     metadata_command,
     program_argv,
     run_upload,
+    upload_check,
 )
 from proctor.sandbox.base import Mount, Outcome
 from proctor.spec.ingestion import LAYOUT, IngestionProgram, IngestionProtocol
@@ -167,11 +167,11 @@ class IngestionDriver(DriverWithoutAnswers):
         """Nothing runs; an upload too large, or naming a ``command`` it may not, is refused."""
         size, limit = trees.apparent_bytes(home), self.protocol.upload_bytes
         problem, what = None, "the upload check"
+        command = None
         if size > limit:
             problem = f"the upload takes {size} bytes, over the {limit} it may hold"
         else:
-            problem = command_problem(self.protocol, self.context.task, home)
-        command = metadata_command(home)
+            problem, command = upload_check(self.protocol, self.context.task, home)
         if problem is None and command is not None:
             what += f" (your program runs as: {shlex.join(program_argv(command))})"
         outcome = Outcome(exit_status=0 if problem is None else 1)

@@ -31,8 +31,13 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from proctor.formats.bounded_yaml import (
+    YamlBounds,
+    YamlBoundsError,
+    YamlDocumentError,
+    load_text,
+    read_capped,
+)
 from proctor.protocols.base import DriverContext, run_limits
 from proctor.sandbox.base import Mount, Outcome
 from proctor.spec.ingestion import LAYOUT, IngestionProtocol
@@ -56,21 +61,50 @@ VARIABLES = {
 _PATTERN = re.compile("|".join(re.escape(name) for name in VARIABLES))
 
 
-def metadata_command(folder: Path) -> Any:
-    """The ``command`` the upload's ``metadata`` file gives, as written (None: none).
+METADATA_BOUNDS = YamlBounds(max_bytes=64 * 1024, max_nodes=10_000, max_depth=20)
+"""A ``metadata`` file at most: 64 KiB, 10,000 values once its aliases are expanded, 20 levels
+deep (Codabench's are a few lines). Over them, it is refused at prep, unparsed."""
 
-    An unreadable file names no command (the compute worker runs none it cannot read).
+
+def read_metadata(folder: Path) -> tuple[Any, str | None]:
+    """(the ``command`` the upload's ``metadata`` gives as written or None, why it is refused).
+
+    The file is read at most once, within :data:`METADATA_BOUNDS`: a larger one is refused
+    before a byte of it is parsed, one expanding past them while it is parsed. A file that
+    is no YAML names no command (the compute worker runs none it cannot read).
     """
     for name in CODE_MARKERS:
         path = folder / name
-        if path.is_file() and not path.is_symlink():
-            try:
-                found: Any = yaml.safe_load(path.read_bytes().decode("utf-8", "replace"))
-            except yaml.YAMLError:
-                return None
-            command = found.get("command") if isinstance(found, dict) else None
-            return command or None
-    return None
+        if not path.is_file() or path.is_symlink():
+            continue
+        size, limit = path.lstat().st_size, METADATA_BOUNDS.max_bytes
+        if size > limit:
+            return None, _too_large(name, size)
+        try:
+            data = read_capped(path, limit)
+            found: Any = load_text(data.decode("utf-8", "replace"), METADATA_BOUNDS)
+        except YamlBoundsError as err:
+            return None, f"{name}: {err}"
+        except (YamlDocumentError, OSError):
+            return None, None
+        command = found.get("command") if isinstance(found, dict) else None
+        return command or None, None
+    return None, None
+
+
+def _too_large(name: str, size: int) -> str:
+    return (
+        f"{name}: {size} bytes, over the {METADATA_BOUNDS.max_bytes} a metadata file may take: "
+        "keep it under 64 KiB: Codabench metadata files are a few lines (its `command`)"
+    )
+
+
+def metadata_command(folder: Path) -> Any:
+    """The ``command`` the upload's ``metadata`` file gives, as written (None: none).
+
+    A file that cannot be read, or is refused (:func:`read_metadata`), names no command.
+    """
+    return read_metadata(folder)[0]
 
 
 def upload_command(folder: Path) -> str | None:
@@ -122,28 +156,34 @@ NO_PROGRAMS = (
 
 
 def command_problem(settings: ProtocolSettings, task: str, upload: Path) -> str | None:
-    """Why ``upload`` cannot be taken as it is by ``task`` under ``settings``, or None.
+    """Why ``upload`` cannot be taken as it is by ``task`` under ``settings``, or None."""
+    return upload_check(settings, task, upload)[0]
 
-    An upload naming its own ``command`` is refused where it would not run as its program:
-    under ``results``, and under ``ingestion`` on a task with an ingestion program or one
-    that takes no submission program; a command that is not one line is refused too.
+
+def upload_check(settings: ProtocolSettings, task: str, upload: Path) -> tuple[str | None, Any]:
+    """(why ``upload`` cannot be taken by ``task`` under ``settings`` or None, its command).
+
+    A ``metadata`` over its bounds is refused. An upload naming its own ``command`` is
+    refused where it would not run as its program: under ``results``, and under
+    ``ingestion`` on a task with an ingestion program or one that takes no submission
+    program; a command that is not one line is refused too. The file is read once.
     """
-    command = metadata_command(upload)
-    if command is None:
-        return None
+    command, problem = read_metadata(upload)
+    if problem is not None or command is None:
+        return problem, command
     if isinstance(settings, ResultsProtocol):
-        return RESULTS_ONLY
+        return RESULTS_ONLY, command
     if not isinstance(settings, IngestionProtocol):
-        return None
+        return None, command
     if settings.program_of(task) is not None:
-        return WITH_INGESTION
+        return WITH_INGESTION, command
     if settings.submission_program_of(task) is None:
-        return NO_PROGRAMS
+        return NO_PROGRAMS, command
     try:
         program_argv(command)
     except ValueError as err:
-        return str(err)
-    return None
+        return str(err), command
+    return None, command
 
 
 def run_upload(

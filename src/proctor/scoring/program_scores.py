@@ -19,11 +19,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
+from proctor.formats.bounded_yaml import YamlBounds, YamlDocumentError, load_text
 from proctor.scoring.base import TaskScores
 from proctor.spec.programs import SCORES_FILE, ProgramResult
 from proctor.spec.scorer import ScoringProgram
+
+SCORES_TXT_BOUNDS = YamlBounds(max_bytes=16 * 1024**2, max_nodes=100_000, max_depth=20)
+"""A ``scores.txt`` at most: 16 MiB, 100,000 values once its aliases are expanded, 20 levels."""
+MAX_JSON_VALUES = 1_000_000
+"""A ``scores.json`` holds at most this many values (counted as its ``,``, ``[`` and ``{``)."""
 
 
 class ScoringProgramError(Exception):
@@ -95,7 +99,9 @@ def parse_scores_file(data: bytes, name: str = SCORES_FILE) -> Any:
     """The document a program wrote: JSON, or ``key: value`` YAML for a ``.txt`` file.
 
     ``scores.txt`` is CodaLab's form (``accuracy: 0.91`` per line); it is read as YAML as
-    Codabench reads it. ``ValueError`` when the bytes are not such a document.
+    Codabench reads it, within :data:`SCORES_TXT_BOUNDS` (aliases expanding past them are
+    refused before a value is built); JSON within :data:`MAX_JSON_VALUES`. ``ValueError``
+    when the bytes are not such a document.
     """
     try:
         text = data.decode("utf-8")
@@ -104,9 +110,15 @@ def parse_scores_file(data: bytes, name: str = SCORES_FILE) -> Any:
         raise ValueError(f"not {kind}: not UTF-8 text ({err})") from None
     if name.endswith(".txt"):
         try:
-            return yaml.safe_load(text.replace("\r\n", "\n"))
-        except yaml.YAMLError as err:
+            return load_text(text, SCORES_TXT_BOUNDS)
+        except YamlDocumentError as err:
             raise ValueError(f"not `key: value` lines: {err}") from None
+    values = text.count(",") + text.count("[") + text.count("{")
+    if values > MAX_JSON_VALUES:
+        raise ValueError(
+            f"more than {MAX_JSON_VALUES} values (counted as its `,`, `[` and `{{`): "
+            "write the metrics and their per-case rows only"
+        )
     try:
         return json.loads(text, parse_constant=_json_constant)
     except (json.JSONDecodeError, RecursionError) as err:

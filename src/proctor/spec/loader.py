@@ -9,6 +9,13 @@ import yaml
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
+from proctor.formats.bounded_yaml import (
+    BUNDLE_BOUNDS,
+    BoundedLoader,
+    YamlBoundsError,
+    YamlDocumentError,
+    read_file,
+)
 from proctor.spec.bundled_environments import bundled_declaration
 from proctor.spec.environment import HOST, Environment
 from proctor.spec.model import Challenge, Task
@@ -18,11 +25,11 @@ from proctor.spec.scorer import ConcurrentIngestion, ScoringProgram
 CHALLENGE_FILE = "challenge.yaml"
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses duplicate keys instead of keeping the last one silently."""
+class _UniqueKeyLoader(BoundedLoader):
+    """The bounded safe loader, refusing duplicate keys instead of keeping the last one."""
 
 
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node)
@@ -74,17 +81,17 @@ def _combined(problems: list[ConfigError], path: Path) -> ConfigError:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_file(path, BUNDLE_BOUNDS, _UniqueKeyLoader)
     except FileNotFoundError:
         raise ConfigError(
             "no challenge.yaml here: pass a challenge folder or a bundled challenge name", path=path
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(f"cannot read: {exc}", path=path) from exc
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {exc}", path=path) from exc
+    except YamlBoundsError as exc:
+        raise ConfigError(str(exc), path=path) from None
+    except YamlDocumentError as exc:
+        raise ConfigError(f"not valid YAML: {exc}", path=path) from None
     if not isinstance(data, dict):
         raise ConfigError("the top level must be a mapping of keys to values", path=path)
     return data

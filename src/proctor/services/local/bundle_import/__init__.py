@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from proctor.errors import ConfigError, UsageError
 from proctor.services.local.bundle_import import codabench, codalab, evalai
 from proctor.services.local.bundle_import.common import (
@@ -24,6 +22,7 @@ from proctor.services.local.bundle_import.common import (
     ImportResult,
     environment_for_image,
     read_yaml,
+    text,
     unpack_source,
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
@@ -69,8 +68,7 @@ def _environment(choice: str | None, default: str, dest: Path) -> Any:
     if not declaration.is_file():
         raise UsageError(f"{folder}: no environment.yaml: give a folder that declares one")
     copy_inside(folder, dest / "environment")
-    declaration = dest / "environment" / "environment.yaml"
-    data = yaml.safe_load(declaration.read_text(encoding="utf-8"))
+    data = read_yaml(dest / "environment" / "environment.yaml")
     return _rebased(data, "environment")
 
 
@@ -173,10 +171,10 @@ def _import(
 
 def _image(spec: dict[str, Any], *, advise: bool) -> str:
     """The bundle's image as the environment warning names it; ``advise``: say what to do."""
-    image = spec.get("docker_image") or spec.get("competition_docker_image")
+    image = _image_name(spec)
     if not image:
         return "no docker_image: Codabench's default"
-    if advise and "codalab/codalab-legacy" not in str(image):
+    if advise and "codalab/codalab-legacy" not in image:
         return (
             f"docker_image {image}: not one of Codabench's images, whose libraries Proctor "
             "cannot know; if its programs import more than numpy, scipy, scikit-learn, pandas "
@@ -186,7 +184,15 @@ def _image(spec: dict[str, Any], *, advise: bool) -> str:
 
 
 def _default_environment(spec: dict[str, Any]) -> str:
-    return environment_for_image(spec.get("docker_image") or spec.get("competition_docker_image"))
+    return environment_for_image(_image_name(spec))
+
+
+def _image_name(spec: dict[str, Any]) -> str:
+    """The bundle's ``docker_image`` (CodaLab: ``competition_docker_image``), "" for none."""
+    for key in ("docker_image", "competition_docker_image"):
+        if spec.get(key):
+            return text(spec[key], key)
+    return ""
 
 
 def _describe(chosen: Any) -> str:

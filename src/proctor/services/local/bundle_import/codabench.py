@@ -15,7 +15,10 @@ from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
     copy_pages,
     derive_name,
+    number,
     parse_date,
+    text,
+    whole,
 )
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.participant_code import note_participant_code
@@ -66,19 +69,19 @@ def _by_index(items: list[Any], key: str) -> dict[int, dict[str, Any]]:
     for position, item in enumerate(items):
         if not isinstance(item, dict):
             raise BundleRefusedError("must be a mapping", location=f"{key}[{position}]")
-        found[int(item.get("index", position))] = item
+        found[whole(item.get("index", position), f"{key}[{position}].index")] = item
     return found
 
 
 def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any) -> BundlePlan:
     """Map the bundle's YAML, copying its programs, data, pages and solutions under ``dest``."""
-    title = str(spec.get("title") or bundle.name)
+    title = text(spec.get("title"), "title") or bundle.name
     plan = BundlePlan(
         format=FORMAT,
         name=derive_name(title, set(), "imported"),
         title=title,
         environment=environment,
-        description=str(spec.get("description") or "")[:2000],
+        description=text(spec.get("description"), "description")[:2000],
     )
     if _unversioned_v2(spec):
         plan.warnings.append(
@@ -118,7 +121,8 @@ def _tasks(
     task_names: dict[int, str] = {}
     taken: set[str] = set()
     for index, task in sorted(tasks.items()):
-        name = derive_name(str(task.get("name") or f"task-{index}"), taken, f"task-{index}")
+        named = text(task.get("name"), f"tasks[{index}].name") or f"task-{index}"
+        name = derive_name(named, taken, f"task-{index}")
         task_names[index] = name
         plan.tasks.append(
             task_plan(
@@ -154,16 +158,19 @@ def _pages_kit_and_solutions(
     """Copy the pages (terms among them), the phases' kit folders and the solutions."""
     bundle, dest = places
     pages = [
-        (str(page.get("title") or page.get("file")), str(page.get("file")))
-        for page in _list(spec, "pages")
+        (
+            text(page.get("title"), f"pages[{index}].title") or text(page["file"], "pages"),
+            text(page["file"], f"pages[{index}].file"),
+        )
+        for index, page in enumerate(_list(spec, "pages"))
         if isinstance(page, dict) and page.get("file")
     ]
     if spec.get("terms"):
-        pages.append(("Terms", str(spec["terms"])))
+        pages.append(("Terms", text(spec["terms"], "terms")))
     plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
     kit = {
-        key: str(phase[key])
-        for phase in phases
+        key: text(phase[key], f"phases[{position}].{key}")
+        for position, phase in enumerate(phases)
         if isinstance(phase, dict)
         for key in ("starting_kit", "public_data")
         if phase.get(key)
@@ -172,7 +179,11 @@ def _pages_kit_and_solutions(
     copy_solutions(
         bundle,
         dest,
-        [str(item.get("path")) for item in _list(spec, "solutions") if isinstance(item, dict)],
+        [
+            text(item.get("path"), f"solutions[{index}].path")
+            for index, item in enumerate(_list(spec, "solutions"))
+            if isinstance(item, dict)
+        ],
         plan.warnings,
     )
 
@@ -180,22 +191,24 @@ def _pages_kit_and_solutions(
 def _time_limits(phases: list[Any]) -> dict[int, float]:
     """Per task index: the longest ``execution_time_limit`` of the phases running it."""
     limits: dict[int, float] = {}
-    for phase in phases:
+    for position, phase in enumerate(phases):
         if not isinstance(phase, dict) or phase.get("execution_time_limit") in (None, ""):
             continue
-        seconds = float(phase["execution_time_limit"])
-        for index in phase.get("tasks") or []:
-            limits[int(index)] = max(seconds, limits.get(int(index), 0.0))
+        key = f"phases[{position}]"
+        seconds = number(phase["execution_time_limit"], f"{key}.execution_time_limit")
+        for index in _task_indexes(phase, key):
+            limits[index] = max(seconds, limits.get(index, 0.0))
     return limits
 
 
 def _public_data(phases: list[Any]) -> dict[int, str]:
     """Per task index: the ``public_data`` (sample data) of the first phase running it."""
     found: dict[int, str] = {}
-    for phase in phases:
+    for position, phase in enumerate(phases):
         if isinstance(phase, dict) and phase.get("public_data"):
-            for index in phase.get("tasks") or []:
-                found.setdefault(int(index), str(phase["public_data"]))
+            data = text(phase["public_data"], f"phases[{position}].public_data")
+            for index in _task_indexes(phase, f"phases[{position}]"):
+                found.setdefault(index, data)
     return found
 
 
@@ -205,12 +218,12 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
         key = f"phases[{position}]"
         if not isinstance(phase, dict):
             raise BundleRefusedError("must be a mapping", location=key)
-        bundle_name = str(phase.get("name") or f"Phase {position + 1}")
+        bundle_name = text(phase.get("name"), f"{key}.name") or f"Phase {position + 1}"
         names = []
-        for index in phase.get("tasks") or []:
-            if int(index) not in task_names:
+        for index in _task_indexes(phase, key):
+            if index not in task_names:
                 raise BundleRefusedError(f"no task has index {index}", location=f"{key}.tasks")
-            names.append(task_names[int(index)])
+            names.append(task_names[index])
         if not names:
             raise BundleRefusedError("the phase runs no task", location=f"{key}.tasks")
         opens = parse_date(phase.get("start"), f"{key}.start")
@@ -228,10 +241,10 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
                 tasks=names,
                 opens=opens,
                 closes=closes,
-                per_day=_positive(phase.get("max_submissions_per_day")),
-                total=_positive(phase.get("max_submissions")),
+                per_day=_positive(phase, "max_submissions_per_day", key),
+                total=_positive(phase, "max_submissions", key),
                 bundle_name=bundle_name,
-                bundle_index=int(phase.get("index", position)),
+                bundle_index=whole(phase.get("index", position), f"{key}.index"),
             )
         )
         if phase.get("hide_output"):
@@ -241,9 +254,19 @@ def _phases(plan: BundlePlan, phases: list[Any], task_names: dict[int, str]) -> 
             )
 
 
-def _positive(value: Any) -> int | None:
-    number = int(value) if value not in (None, "") else 0
-    return number if number > 0 else None
+def _positive(phase: dict[str, Any], name: str, key: str) -> int | None:
+    """The phase's ``name`` when it is a number above 0, else None."""
+    value = phase.get(name)
+    found = whole(value, f"{key}.{name}") if value not in (None, "") else 0
+    return found if found > 0 else None
+
+
+def _task_indexes(phase: dict[str, Any], key: str) -> list[int]:
+    """The indexes of the phase's ``tasks``, each a whole number."""
+    tasks = phase.get("tasks") or []
+    if not isinstance(tasks, list):
+        raise BundleRefusedError("must be a list of task indexes", location=f"{key}.tasks")
+    return [whole(index, f"{key}.tasks") for index in tasks]
 
 
 def _columns_v2(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], str]]:

@@ -17,7 +17,10 @@ from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
     copy_pages,
     derive_name,
+    number,
     parse_date,
+    text,
+    whole,
 )
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.participant_code import note_participant_code
@@ -48,7 +51,9 @@ def _phases(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for key, phase in items:
         if not isinstance(phase, dict):
             raise BundleRefusedError("must be a mapping", location=key)
-    return sorted(items, key=lambda item: int(item[1].get("phasenumber", 0) or 0))
+    return sorted(
+        items, key=lambda item: whole(item[1].get("phasenumber", 0) or 0, f"{item[0]}.phasenumber")
+    )
 
 
 def _without_parents(
@@ -95,13 +100,13 @@ def _note_hidden_results(key: str, phase: dict[str, Any], warnings: list[str]) -
 
 def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any) -> BundlePlan:
     """Map the bundle's YAML, copying its programs, data and pages under ``dest``."""
-    title = str(spec.get("title") or bundle.name)
+    title = text(spec.get("title"), "title") or bundle.name
     plan = BundlePlan(
         format=FORMAT,
         name=derive_name(title, set(), "imported"),
         title=title,
         environment=environment,
-        description=str(spec.get("description") or "")[:2000],
+        description=text(spec.get("description"), "description")[:2000],
     )
     phases = [
         (key, _v2_keys(phase)) for key, phase in _without_parents(_phases(spec), plan.warnings)
@@ -120,7 +125,11 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     note_participant_code(dest, sorted((dest / "programs").iterdir()), plan.warnings)
     _leaderboard(plan, spec.get("leaderboard") or {})
     html = spec.get("html") or {}
-    pages = [(str(title).title(), str(file)) for title, file in html.items() if file]
+    pages = [
+        (text(title, "html").title(), text(file, f"html.{title}"))
+        for title, file in html.items()
+        if file
+    ]
     plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
     return plan
 
@@ -139,10 +148,10 @@ def _phase_and_task_plans(
     taken: set[str] = set()
     for position, (key, phase) in enumerate(phases):
         _note_hidden_results(key, phase, plan.warnings)
-        label = str(phase.get("label") or f"Phase {position + 1}")
+        label = text(phase.get("label"), f"{key}.label") or f"Phase {position + 1}"
         name = derive_name(label, taken, f"phase-{position + 1}")
         limit = phase.get("execution_time_limit")
-        wall_s = float(limit) if limit not in (None, "") else None
+        wall_s = number(limit, f"{key}.execution_time_limit") if limit not in (None, "") else None
         plan.tasks.append(
             task_plan(
                 bundle,
@@ -163,10 +172,12 @@ def _phase_and_task_plans(
                 tasks=[name],
                 opens=opens[position],
                 closes=closes[position],
-                per_day=_positive(phase.get("max_submissions_per_day")),
-                total=_positive(phase.get("max_submissions")),
+                per_day=_positive(phase, "max_submissions_per_day", key),
+                total=_positive(phase, "max_submissions", key),
                 bundle_name=label,
-                bundle_index=int(phase.get("phasenumber", position + 1) or position + 1),
+                bundle_index=whole(
+                    phase.get("phasenumber", position + 1) or position + 1, f"{key}.phasenumber"
+                ),
             )
         )
 
@@ -192,8 +203,8 @@ def _copy_kit(
     kit's ``entry/``.
     """
     kit = {
-        key: str(phase[key])
-        for _, phase in phases
+        key: text(phase[key], f"{where}.{key}")
+        for where, phase in phases
         for key in ("starting_kit", "public_data")
         if phase.get(key)
     }
@@ -219,9 +230,11 @@ def _closing_times(opens: list[datetime | None], end: datetime | None) -> list[d
     return closes
 
 
-def _positive(value: Any) -> int | None:
-    number = int(value) if value not in (None, "") else 0
-    return number if number > 0 else None
+def _positive(phase: dict[str, Any], name: str, key: str) -> int | None:
+    """The phase's ``name`` when it is a number above 0, else None."""
+    value = phase.get(name)
+    found = whole(value, f"{key}.{name}") if value not in (None, "") else 0
+    return found if found > 0 else None
 
 
 def _fields(value: Any) -> list[str]:
@@ -276,7 +289,7 @@ def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], s
             "rank": column.get("rank", position + 1),
         }
         found.append((normalized, f"{key}.columns.{name}"))
-    found.sort(key=lambda item: int(item[0]["rank"] or 0))
+    found.sort(key=lambda item: whole(item[0]["rank"] or 0, f"{item[1]}.rank"))
     for position, (column, _) in enumerate(found):
         column["index"] = position
     return found

@@ -21,6 +21,14 @@ from typing import Any
 import yaml
 
 from proctor.errors import ConfigError
+from proctor.formats.bounded_yaml import (
+    BUNDLE_BOUNDS,
+    BoundedLoader,
+    YamlBounds,
+    YamlBoundsError,
+    YamlDocumentError,
+    read_file,
+)
 from proctor.services.local.bundle_import.unzip import current_budget, safe_extract
 from proctor.services.untrusted_tree import copy_inside
 from proctor.spec.display import PAGE_SUFFIXES, PageName
@@ -75,28 +83,82 @@ class ImportResult:
         }
 
 
-class BundleLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, also reading the ``!!python/unicode`` and ``!!python/str`` tags.
+class BundleLoader(BoundedLoader):
+    """The bounded safe loader, also reading the ``!!python/unicode`` and ``!!python/str`` tags.
 
     CodaLab v1 (Python 2) wrote them when it exported a competition; they are plain strings.
     """
 
 
-def _plain_string(loader: BundleLoader, node: yaml.Node) -> Any:
+def _plain_string(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
     return loader.construct_yaml_str(node)
 
 
 for _tag in ("tag:yaml.org,2002:python/unicode", "tag:yaml.org,2002:python/str"):
     BundleLoader.add_constructor(_tag, _plain_string)
 
+METADATA_BOUNDS = YamlBounds(max_bytes=64 * 1024, max_nodes=10_000, max_depth=20)
+"""A program's ``metadata`` at most (Codabench's are a few lines); a bundle's YAML files take
+:class:`YamlBounds`' defaults (4 MiB, 100,000 values once aliases are expanded, 100 levels)."""
 
-def read_yaml(path: Path) -> Any:
-    """A bundle's YAML file: UTF-8 (a BOM allowed), CRLF accepted, duplicate keys: the last wins."""
-    text = path.read_bytes().decode("utf-8-sig").replace("\r\n", "\n")
+
+def read_yaml(path: Path, bounds: YamlBounds = BUNDLE_BOUNDS) -> Any:
+    """A bundle's YAML file: UTF-8 (a BOM allowed), CRLF accepted, duplicate keys: the last wins.
+
+    Read within ``bounds``: a larger file, or a document whose aliases expand past them
+    (a "billion laughs"), is refused before any value is built.
+    """
     try:
-        return yaml.load(text, BundleLoader)  # noqa: S506 (a safe loader, two string tags more)
-    except yaml.YAMLError as err:
+        return read_file(path, bounds, BundleLoader)
+    except YamlBoundsError as err:
+        raise ConfigError(str(err), path=path) from None
+    except YamlDocumentError as err:
         raise ConfigError(f"not a YAML document: {err}", path=path) from None
+    except OSError as err:
+        raise ConfigError(f"cannot be read ({err.strerror})", path=path) from None
+
+
+def text(value: Any, location: str) -> str:
+    """A bundle's scalar as text ("" for none); a list or a mapping is refused naming the key."""
+    if value is None:
+        return ""
+    if not isinstance(value, str | int | float | date):
+        raise BundleRefusedError(f"must be text, not {_kind(value)}", location=location)
+    return str(value)
+
+
+def whole(value: Any, location: str) -> int:
+    """A bundle's whole number (``3``, ``"3"``); anything else is refused naming the key."""
+    try:
+        if isinstance(value, str | int | float):
+            return int(value)
+    except (ValueError, OverflowError):
+        pass
+    raise BundleRefusedError(
+        f"{_kind(value)} is not a whole number: write one, e.g. 3", location=location
+    )
+
+
+def number(value: Any, location: str) -> float:
+    """A bundle's number (``1.5``, ``"60"``); anything else is refused naming the key."""
+    try:
+        if isinstance(value, str | int | float):
+            return float(value)
+    except ValueError:
+        pass
+    raise BundleRefusedError(
+        f"{_kind(value)} is not a number: write one, e.g. 60", location=location
+    )
+
+
+def _kind(value: Any) -> str:
+    """What a refused value is, shortly (a list or mapping is not printed)."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | set | tuple):
+        return "a list"
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:39] + "..."
 
 
 def unpack_source(source: Path, scratch: Path) -> Path:
@@ -191,7 +253,7 @@ def program_command(
     for name in ("metadata.yaml", "metadata"):
         if (folder / name).is_file():
             try:
-                metadata = read_yaml(folder / name)
+                metadata = read_yaml(folder / name, METADATA_BOUNDS)
             except ConfigError as err:  # named by its key: DEST is removed on a refusal
                 raise BundleRefusedError(
                     f"the program's {name}: {err.message}", location=key
@@ -267,7 +329,7 @@ def parse_date(value: Any, key: str) -> datetime | None:
     elif isinstance(value, date):
         found = datetime.combine(value, time())
     else:
-        found = _date_text(str(value).strip(), key)
+        found = _date_text(text(value, key).strip(), key)
     return found if found.utcoffset() is not None else found.replace(tzinfo=UTC)
 
 

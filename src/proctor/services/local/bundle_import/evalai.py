@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import ImportResult
+from proctor.services.local.bundle_import.common import ImportResult, read_yaml, text
 from proctor.services.local.bundle_import.evalai_boards import leaderboard_metrics, note_precision
 from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
 from proctor.services.local.bundle_import.network import note_network_use
@@ -63,11 +63,8 @@ def detect(config: Any) -> bool:
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """The configuration as PyYAML reads it (a duplicate key: the last wins; CRLF is fine)."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ConfigError(f"not readable YAML: {err}", path=path) from None
+    """The configuration as :func:`read_yaml` reads it (bounded; the last duplicate key wins)."""
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError("must be a mapping of EvalAI's challenge keys", path=path)
     return data
@@ -188,7 +185,7 @@ class EvalaiImport:
         codename = str(phase.get("codename") or phase.get("id"))
         where = f"challenge_phases[{codename}]"
         found: dict[str, Any] = {"name": slug(codename, "phase"), "tasks": tasks}
-        found["title"] = str(phase.get("name") or codename)
+        found["title"] = text(phase.get("name"), f"{where}.name") or codename
         for key, target in (("start_date", "opens"), ("end_date", "closes")):
             moment = _when(phase.get(key), f"{where}.{key}", self.config_path)
             if moment is not None:
@@ -234,11 +231,11 @@ class EvalaiImport:
                 path=self.config_path,
                 location="challenge_phase_splits",
             )
-        title = str(self.config.get("title") or self.root.name)
+        title = text(self.config.get("title"), "title") or self.root.name
         return {
             "name": slug(title, "evalai-challenge"),
             "title": title,
-            "description": str(self.config.get("short_description") or ""),
+            "description": text(self.config.get("short_description"), "short_description"),
             "protocol": self.protocol(),
             "tasks": tasks,
             "leaderboard": {"metric": next(iter(tasks[0]["scorer"]["metrics"]))},

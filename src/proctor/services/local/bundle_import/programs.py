@@ -23,6 +23,8 @@ from proctor.services.local.bundle_import.common import (
     materialize,
     metric_name,
     program_command,
+    text,
+    whole,
 )
 from proctor.services.local.bundle_import.plan import DEFAULT_WALL_S, BundlePlan, Column, TaskPlan
 
@@ -267,7 +269,7 @@ def _read_board(
     first: bool,
 ) -> None:
     """One board's columns into the plan (the first board's primary column ranks)."""
-    by_index = {int(col.get("index", i)): col for i, (col, _) in enumerate(found)}
+    by_index = {whole(col.get("index", i), f"{w}.index"): col for i, (col, w) in enumerate(found)}
     for column, where in found:
         plan.columns.append(_column(column, where, by_index, names))
         if plan.columns[-1].label:
@@ -276,7 +278,7 @@ def _read_board(
                 f"{plan.columns[-1].key!r}, read from the scores under its key"
             )
     if first and found:
-        primary = int(board.get("primary_index", 0) or 0)
+        primary = whole(board.get("primary_index", 0) or 0, "leaderboards[0].primary_index")
         chosen = by_index.get(primary, found[0][0])
         plan.primary = names.get(str(chosen.get("key")), "")
 
@@ -299,25 +301,25 @@ def _column(
     by_index: dict[int, dict[str, Any]],
     names: dict[str, str],
 ) -> Column:
-    key = str(column.get("key") or "")
+    key = text(column.get("key"), f"{where}.key")
     if key not in names:
         raise BundleRefusedError("a column needs a score key", location=f"{where}.key")
-    sorting = str(column.get("sorting") or "desc").lower()
+    sorting = (text(column.get("sorting"), f"{where}.sorting") or "desc").lower()
     if sorting not in ("desc", "asc"):
         raise BundleRefusedError(f"{sorting!r}: use desc or asc", location=f"{where}.sorting")
     computation = None
     operation = column.get("computation")
     if operation:
-        mapped = OPERATIONS.get(str(operation).lower())
+        mapped = OPERATIONS.get(text(operation, f"{where}.computation").lower())
         if mapped is None:
             raise BundleRefusedError(
                 f"{operation!r} is not a computation Proctor makes (avg, sum, min, max)",
                 location=f"{where}.computation",
             )
         sources = column.get("computation_keys") or [
-            by_index[int(index)].get("key")
-            for index in column.get("computation_indexes") or []
-            if int(index) in by_index
+            by_index[index].get("key")
+            for index in _indexes(column.get("computation_indexes"), f"{where}.computation_indexes")
+            if index in by_index
         ]
         if not sources:
             raise BundleRefusedError(
@@ -328,12 +330,25 @@ def _column(
     return Column(
         key=names[key],
         label=key if names[key] != key else "",
-        title=str(column.get("title") or key),
+        title=text(column.get("title"), f"{where}.title") or key,
         direction="higher" if sorting == "desc" else "lower",
-        precision=int(precision) if precision not in (None, "") else DEFAULT_PRECISION,
+        precision=(
+            whole(precision, f"{where}.precision")
+            if precision not in (None, "")
+            else DEFAULT_PRECISION
+        ),
         hidden=bool(column.get("hidden")),
         computation=computation,
     )
+
+
+def _indexes(value: Any, location: str) -> list[int]:
+    """A list of column indexes, each a whole number (none: empty)."""
+    if value in (None, ""):
+        return []
+    if not isinstance(value, list):
+        raise BundleRefusedError("must be a list of column indexes", location=location)
+    return [whole(index, location) for index in value]
 
 
 def copy_kit_folders(
