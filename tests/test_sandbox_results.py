@@ -21,11 +21,13 @@ import pytest
 import yaml
 
 from bundle_fixtures import SCORE_JSON, code_zip, make_code_bundle
+from command_challenge import IDS, make_command_challenge, make_command_entry
 from proctor.pipeline.report import EvaluationReport
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.types import Failure, RunStatus
+from test_service_e2e import Service
 
 MIB = 1024**2
 OUTPUT_CAP = 8 * MIB
@@ -327,3 +329,68 @@ def test_a_results_page_planted_as_a_link_is_not_kept(shared_dir: Path, settings
         path.read_text(errors="replace") for path in report.run_dir.rglob("*") if path.is_file()
     )
     assert "HOST-SECRET-PAGE" not in kept
+
+
+# --- the command protocol: several output files of one case, each within the cap -----------
+
+
+@pytest.mark.sandbox
+def test_organ_files_of_one_volume_are_bounded_together_by_the_output_cap(
+    shared_dir: Path, settings: Settings
+) -> None:
+    """Two sparse files of 6 MiB each in an output folder capped at 8 MiB: neither is copied."""
+    challenge = make_command_challenge(shared_dir / "challenge")
+    body = "".join(f'truncate -s 6M "$out/${{case}}_{task}_t_1.nii.gz"\n' for task in IDS)
+    entry = make_command_entry(shared_dir / "entry", body)
+    report = run_entry(RunRequest(entry, str(challenge), keep=True), settings)
+    quiz = str(_stages(report)["quiz"]["message"])
+    assert f"_{IDS[1]}_t_1.nii.gz" in quiz and str(OUTPUT_CAP) in quiz, quiz
+    assert report.run_dir is not None
+    assert not list((report.run_dir / "outputs").rglob("*_t_1.nii.gz"))
+    assert not list((report.run_dir / "outputs").rglob("5*.nii.gz"))
+
+
+# --- finding 2 through `proctor serve` ------------------------------------------------------
+
+
+@pytest.fixture
+def service(tmp_path: Path, shared_dir: Path) -> Iterator[Service]:
+    (shared_dir / "tmp").mkdir()
+    env = dict(
+        os.environ, PROCTOR_DATA=str(tmp_path / "data"), PROCTOR_ALLOW_HOST_ENVIRONMENT="1",
+        PROCTOR_WORK_ROOT=str(shared_dir / "work"), TMPDIR=str(shared_dir / "tmp"),
+    )  # fmt: skip
+    for name in ("PROCTOR_DATABASE_URL", "PROCTOR_TOKEN"):
+        env.pop(name, None)
+    svc = Service(tmp_path / "data", env)
+    for name, extra in (("olga", ["--organizer"]), ("bob", ["--team", "blue"])):
+        added = svc.cli("user", "add", name, *extra, "--json")
+        assert added.returncode == 0, added.stderr
+        svc.tokens[name] = json.loads(added.stdout)["token"]
+    svc.start()
+    yield svc
+    svc.stop()
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_served_submission_leaving_sparse_files_fails_without_filling_the_host(
+    service: Service, tmp_path: Path, shared_dir: Path
+) -> None:
+    """The server's data, run folders and temporary files: the disk the host would fill."""
+    bundle = make_code_bundle(tmp_path / "bundle", public_data=True)
+    challenge = _imported(bundle, tmp_path / "challenge", _small_output)
+    installed = service.cli("challenge", "add", str(challenge), "--json", user="olga")
+    assert installed.returncode == 0, installed.stderr
+    upload = code_zip(tmp_path / "upload", SPARSE_MODEL_PY)
+    with Peaks([service.data, shared_dir]) as peaks:
+        done = service.cli("submit", str(upload), "-c", "toy-code-challenge", "--json", user="bob")
+    grown = {"disk": peaks.disk_growth, "shmem": peaks.shmem_growth}
+    assert max(grown.values()) < OUTPUT_CAP + MARGIN, grown
+    assert done.returncode == 1, done.stderr  # a failed submission
+    report = json.loads(done.stdout)
+    assert report["status"] == "failed", report
+    assert report["failure"] == "entry", report
+    stages = {stage["name"]: stage for stage in report["stages"]}
+    assert "hole-0.bin" in stages["quiz"]["message"], stages["quiz"]
+    assert str(OUTPUT_CAP) in stages["quiz"]["message"], stages["quiz"]

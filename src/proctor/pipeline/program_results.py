@@ -121,7 +121,7 @@ def _read_capped(folder_fd: int, name: str, cap: int) -> tuple[bytes | None, str
         return None, None
     except OSError as err:
         if err.errno == errno.ELOOP:
-            return None, f"{name} is {describe(folder_fd, name)}, not a regular file"
+            return None, f"{name} cannot be opened: it is {describe(folder_fd, name)}"
         return None, f"{name} cannot be opened ({os.strerror(err.errno or 0)})"
     with os.fdopen(fd, "rb") as stream:
         mode = os.fstat(fd).st_mode
