@@ -22,6 +22,7 @@ import yaml
 
 from bundle_fixtures import SCORE_JSON, code_zip, make_code_bundle
 from command_challenge import IDS, make_command_challenge, make_command_entry
+from proctor import trees
 from proctor.pipeline.report import EvaluationReport
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
@@ -394,3 +395,47 @@ def test_a_served_submission_leaving_sparse_files_fails_without_filling_the_host
     stages = {stage["name"]: stage for stage in report["stages"]}
     assert "hole-0.bin" in stages["quiz"]["message"], stages["quiz"]
     assert str(OUTPUT_CAP) in stages["quiz"]["message"], stages["quiz"]
+
+
+# --- the host's side alone: descriptors and budgets -----------------------------------------
+
+
+def test_a_folder_below_is_opened_refusing_a_link_or_a_file_at_every_component(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "root/a/b/c").mkdir(parents=True)
+    (tmp_path / "elsewhere/b/c").mkdir(parents=True)
+    fd = trees.open_folder_below(tmp_path / "root", "a/b/c")
+    os.close(fd)
+    (tmp_path / "root/a").rename(tmp_path / "root/gone")
+    (tmp_path / "root/a").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(trees.ReplacedError) as caught:
+        trees.open_folder_below(tmp_path / "root", "a/b/c")
+    assert caught.value.where == "a"
+    assert caught.value.found == f"a symbolic link to {str(tmp_path / 'elsewhere')!r}"
+    (tmp_path / "root/a").unlink()
+    (tmp_path / "root/a").mkdir()
+    (tmp_path / "root/a/b").write_text("")
+    with pytest.raises(trees.ReplacedError) as caught:
+        trees.open_folder_below(tmp_path / "root", "a/b/c")
+    assert (caught.value.where, caught.value.found) == ("a/b", "a regular file")
+
+
+def test_a_plain_copy_stops_at_its_budget_whatever_was_measured(tmp_path: Path) -> None:
+    """Each file is copied at most as large as it is when opened, within what is left."""
+    source = tmp_path / "source"
+    (source / "sub").mkdir(parents=True)
+    (source / "a.txt").write_bytes(b"a" * 6)
+    with (source / "sub/hole.bin").open("wb") as hole:
+        hole.truncate(1024**3)
+    os.mkfifo(source / "fifo")
+    (source / "link").symlink_to("/etc/passwd")
+    bounds = trees.PlainCopyBounds(10, 100, 64, 1024)
+    problem = trees.copy_plain(source, tmp_path / "copy", bounds)
+    assert problem is not None and problem.startswith("sub/hole.bin: 1073741824 bytes"), problem
+    assert "past the cap of 10 bytes" in problem
+    assert sorted(p.name for p in (tmp_path / "copy").rglob("*")) == ["a.txt", "sub"]
+    assert trees.past_caps(source, max_bytes=10, max_entries=100) is not None
+    assert trees.past_caps(source, max_bytes=2 * 1024**3, max_entries=3) == (
+        "sub: more than 3 files and folders, past the cap"
+    )

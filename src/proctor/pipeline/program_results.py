@@ -66,6 +66,8 @@ def read_back(
     regular file within that cap. No scores file is (its first name, None, None).
     """
     first = (request.scores_names or ("",))[0]
+    if not request.scores_names and request.collect is None:
+        return first, None, None  # nothing is read back (the run beside a scoring program)
     cap = request.limits.scores_bytes
     shown = request.scores or folder.root_place
     try:
