@@ -9,6 +9,11 @@ names instead of recursion and at most two descriptors per tree open at a time: 
 opens ``..`` and checks it is the folder it came from. Links are never followed; files that are
 neither regular, folders nor links (FIFOs, sockets, devices) are removed but never copied or
 opened. Callers run these when no process of the entry runs any more.
+
+What a sandboxed run left is measured before it is copied (``past_caps``: apparent sizes, so a
+sparse file counts in full, and entries) and copied within the same bounds (``copy_plain``);
+``open_folder_below`` reaches a folder inside a tree a run could reshape without following a
+link at any component.
 """
 
 from __future__ import annotations
@@ -240,10 +245,9 @@ def copy_plain(source: Path | int, dest: Path, bounds: PlainCopyBounds) -> str |
 
     Regular files (mode 0644, at most the size they had when opened) and folders (0755) only;
     links and special files are left out, never followed nor opened as what they point to.
-    The copy stops, with a problem naming the entry (its
-    path relative to ``source``), at the first entry past ``bounds`` or that cannot be copied
-    (a full ``dest``); what was copied until then stays. ``source``: a path or an open folder
-    descriptor (left open).
+    The copy stops, with a problem naming the entry (its path relative to ``source``), at the
+    first entry past ``bounds`` or that cannot be copied (a full ``dest``); what was copied
+    until then stays. ``source``: a path or an open folder descriptor (left open).
     """
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(0o755)
@@ -259,7 +263,7 @@ def copy_plain(source: Path | int, dest: Path, bounds: PlainCopyBounds) -> str |
 
 
 class _PlainCopier:
-    """The state of one ``copy_plain``: what is left of the bounds, folders left out."""
+    """The state of one ``copy_plain``: the bytes left to copy, the entries made so far."""
 
     def __init__(self, bounds: PlainCopyBounds) -> None:
         self.bounds = bounds
