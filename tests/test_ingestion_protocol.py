@@ -553,7 +553,7 @@ def test_what_a_run_wrote_is_copied_as_plain_files_within_an_uploads_bounds(
     (written / "sub/predictions.txt").chmod(0o600)
     (written / "link").symlink_to("/etc/passwd")
     os.mkfifo(written / "fifo")
-    assert copy_plain(written, tmp_path / "kept") is None
+    assert copy_plain(written, tmp_path / "kept", max_bytes=1024**2) is None
     kept = sorted(
         p.relative_to(tmp_path / "kept").as_posix() for p in (tmp_path / "kept").rglob("*")
     )
@@ -561,7 +561,7 @@ def test_what_a_run_wrote_is_copied_as_plain_files_within_an_uploads_bounds(
     assert (tmp_path / "kept/sub/predictions.txt").stat().st_mode & 0o777 == 0o644
     deep = tmp_path / "deep"
     (deep / "/".join(["d"] * 70)).mkdir(parents=True)
-    problem = copy_plain(deep, tmp_path / "deep-kept")
+    problem = copy_plain(deep, tmp_path / "deep-kept", max_bytes=1024**2)
     assert problem is not None and "nested deeper than 64 levels" in problem
 
 

@@ -9,6 +9,11 @@ names instead of recursion and at most two descriptors per tree open at a time: 
 opens ``..`` and checks it is the folder it came from. Links are never followed; files that are
 neither regular, folders nor links (FIFOs, sockets, devices) are removed but never copied or
 opened. Callers run these when no process of the entry runs any more.
+
+What a sandboxed run left is measured before it is copied (``past_caps``: apparent sizes, so a
+sparse file counts in full, and entries) and copied within the same bounds (``copy_plain``);
+``open_folder_below`` reaches a folder inside a tree a run could reshape without following a
+link at any component.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -32,18 +37,30 @@ BLOCK = 4096
 class Found:
     """One entry below the walked folder: the descriptor of its folder, its name, its lstat.
 
-    ``folder_fd`` is valid only until the walk goes on; use it with ``dir_fd=``.
+    ``folder_fd`` and ``trail`` (the names of the folders from the walked one down to it) are
+    valid only until the walk goes on; use ``folder_fd`` with ``dir_fd=``.
     """
 
     folder_fd: int
     name: str
     info: os.stat_result
+    trail: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def path(self) -> str:
+        """Its path relative to the walked folder (``a/b/name``)."""
+        return "/".join([*self.trail, self.name])
 
 
-def walk(root: Path) -> Iterator[Found]:
-    """Every entry below the folder ``root``, parents before their children (any depth)."""
-    fd = os.open(root, DIR_FLAGS)
+def walk(root: Path | int) -> Iterator[Found]:
+    """Every entry below the folder ``root``, parents before their children (any depth).
+
+    ``root``: a path (its last component is not followed if a link) or an open folder
+    descriptor (left open: the walk works on a duplicate).
+    """
+    fd = os.dup(root) if isinstance(root, int) else os.open(root, DIR_FLAGS)
     frames = [(_names(fd), _identity(os.fstat(fd)))]
+    trail: list[str] = []
     try:
         while frames:
             names, _ = frames[-1]
@@ -51,13 +68,15 @@ def walk(root: Path) -> Iterator[Found]:
                 frames.pop()
                 if frames:
                     fd = _up(fd, frames[-1][1])
+                    trail.pop()
                 continue
             name = names.pop()
             info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            yield Found(fd, name, info)
+            yield Found(fd, name, info, trail)
             if stat.S_ISDIR(info.st_mode):
                 fd = _down(fd, name, info)
                 frames.append((_names(fd), _identity(info)))
+                trail.append(name)
     finally:
         os.close(fd)
 
@@ -125,6 +144,181 @@ def copy_tree(source: Path, target: Path, *, top_meta: bool = True) -> None:
     finally:
         os.close(src)
         os.close(dst)
+
+
+class ReplacedError(OSError):
+    """A folder on the way was not a folder when opened (a link, a file, nothing).
+
+    ``where``: its path as given; ``found``: what was there instead (``a symbolic link to
+    '/etc'``).
+    """
+
+    def __init__(self, where: str, found: str) -> None:
+        super().__init__(errno.ENOTDIR, f"{where} is {found}, not a folder")
+        self.where = where
+        self.found = found
+
+
+def open_folder_below(root: Path, relative: str) -> int:
+    """A descriptor of the folder ``root/relative``, no link followed at any step.
+
+    ``root`` is opened by path (its last component must not be a link), then each component
+    of ``relative`` (``.`` for ``root`` itself) relative to the one before. A component that
+    is not a folder raises ``ReplacedError`` saying what was found; the caller closes the fd.
+    """
+    parts = [part for part in relative.split("/") if part not in ("", ".")]
+    fd = os.open(root, DIR_FLAGS)
+    done: list[str] = []
+    try:
+        for part in parts:
+            try:
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except OSError as err:
+                if err.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                    raise
+                raise ReplacedError("/".join([*done, part]), describe(fd, part)) from None
+            os.close(fd)
+            fd = child
+            done.append(part)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def describe(folder_fd: int, name: str) -> str:
+    """What the entry ``name`` of the folder open as ``folder_fd`` is, in a few words."""
+    try:
+        info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except OSError:
+        return "missing"
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = os.readlink(name, dir_fd=folder_fd)
+        except OSError:
+            return "a symbolic link"
+        return f"a symbolic link to {target[:200]!r}"
+    return f"a {kind(info.st_mode)}"
+
+
+def kind(mode: int) -> str:
+    """The kind of file ``mode`` tells (``folder``, ``regular file``, ``FIFO``...)."""
+    kinds = ((stat.S_ISDIR, "folder"), (stat.S_ISREG, "regular file"), (stat.S_ISLNK,
+             "symbolic link"), (stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISSOCK, "socket"),
+             (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "special file")
+
+
+def past_caps(root: Path | int, *, max_bytes: int, max_entries: int) -> str | None:
+    """None when ``root`` is within both caps, else what took it past one (its path first).
+
+    Bytes are apparent sizes: a regular file counts its ``st_size`` in full, holes and all,
+    as a copy would write it. Entries are every file, folder, link and special file below
+    ``root``. Walks without following links; nothing is read or copied.
+    """
+    total = 0
+    for entries, item in enumerate(walk(root), start=1):
+        if entries > max_entries:
+            return f"{item.path}: more than {max_entries} files and folders, past the cap"
+        if stat.S_ISREG(item.info.st_mode):
+            total += item.info.st_size
+            if total > max_bytes:
+                return (
+                    f"{item.path}: {item.info.st_size} bytes (apparent size: holes count in "
+                    f"full) take the files to {total} bytes, past the cap of {max_bytes} bytes"
+                )
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCopyBounds:
+    """What a plain copy may take: bytes (apparent sizes), entries, depth, path bytes."""
+
+    max_bytes: int
+    max_entries: int
+    max_depth: int
+    max_path_bytes: int
+
+
+def copy_plain(source: Path | int, dest: Path, bounds: PlainCopyBounds) -> str | None:
+    """Copy the folder ``source`` into the folder ``dest`` (made): None, or what stopped it.
+
+    Regular files (mode 0644, at most the size they had when opened) and folders (0755) only;
+    links and special files are left out, never followed nor opened as what they point to.
+    The copy stops, with a problem naming the entry (its path relative to ``source``), at the
+    first entry past ``bounds`` or that cannot be copied (a full ``dest``); what was copied
+    until then stays. ``source``: a path or an open folder descriptor (left open).
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    dest.chmod(0o755)
+    copier = _PlainCopier(bounds)
+    try:
+        for item in walk(source):
+            problem = copier.copy(item, dest)
+            if problem is not None:
+                return f"{item.path[:120]}: {problem}"
+    except OSError as err:
+        return f"cannot be read ({os.strerror(err.errno or 0)})"
+    return None
+
+
+class _PlainCopier:
+    """The state of one ``copy_plain``: the bytes left to copy, the entries made so far."""
+
+    def __init__(self, bounds: PlainCopyBounds) -> None:
+        self.bounds = bounds
+        self.left = bounds.max_bytes
+        self.entries = 0
+
+    def copy(self, item: Found, dest: Path) -> str | None:
+        """Copy one entry below ``dest``; None, or why it stops the copy."""
+        bounds = self.bounds
+        self.entries += 1
+        if self.entries > bounds.max_entries:
+            return f"more than {bounds.max_entries} files and folders, past the cap"
+        if len(os.fsencode(item.path)) > bounds.max_path_bytes:
+            return f"a path longer than {bounds.max_path_bytes} bytes"
+        mode = item.info.st_mode
+        try:
+            if stat.S_ISDIR(mode):
+                if len(item.trail) + 1 >= bounds.max_depth:
+                    return f"folders nested deeper than {bounds.max_depth} levels"
+                os.mkdir(dest.joinpath(*item.trail, item.name), 0o755)
+            elif stat.S_ISREG(mode):
+                return self._copy_file(item, dest.joinpath(*item.trail, item.name))
+        except OSError as err:
+            return f"cannot be copied ({os.strerror(err.errno or 0)})"
+        return None
+
+    def _copy_file(self, item: Found, target: Path) -> str | None:
+        reading = os.open(item.name, FILE_FLAGS, dir_fd=item.folder_fd)
+        try:
+            info = os.fstat(reading)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if info.st_size > self.left:
+                total = self.bounds.max_bytes - self.left + info.st_size
+                return (
+                    f"{info.st_size} bytes (apparent size: holes count in full) take the files "
+                    f"to {total} bytes, past the cap of {self.bounds.max_bytes} bytes"
+                )
+            self.left -= info.st_size
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            writing = os.open(target, flags, 0o644)
+            try:
+                os.fchmod(writing, 0o644)
+                copied = 0
+                while copied < info.st_size:
+                    count = min(COPY_CHUNK, info.st_size - copied)
+                    sent = os.sendfile(writing, reading, copied, count)
+                    if sent == 0:
+                        break
+                    copied += sent
+            finally:
+                os.close(writing)
+        finally:
+            os.close(reading)
+        return None
 
 
 def empty_tree(folder: Path) -> None:

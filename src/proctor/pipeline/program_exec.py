@@ -4,7 +4,8 @@ The request's folders and files are staged where the slot may read them
 (``pipeline.program_staging``); the writable scores folder is a size-capped workspace of the
 session, and a ``shared`` folder another (private to the run unless the caller gives one, as
 ``pipeline.program_pairs`` does for two programs run at once, with a writable folder both
-see). ``scores.json`` is read back by the host without following links and never past its cap.
+see). The scores folder is read back by the host through folder descriptors, never following
+a link, and only when it holds at most its cap (``pipeline.program_results``).
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from proctor.pipeline.program_results import ScoresFolder, identity, read_back
 from proctor.pipeline.program_staging import (
     SMALL_INPUTS_BYTES,
     copy_plain,
     fits_one_workspace,
     inside,
-    read_scores_file,
     staged_mounts,
     targets,
     write_file,
@@ -111,6 +112,7 @@ def _run_with_scores(
     folder.mkdir()
     with session.workspace(folder, size_bytes=request.limits.scores_bytes) as written:
         session.give(written)
+        made = ScoresFolder(written, request.scores, ".", identity(written))
         writable = Mount(written, request.scores, writable=True)
         outcome = session.run(
             request.argv,
@@ -119,9 +121,7 @@ def _run_with_scores(
             env=env,
             cwd=request.cwd,
         )
-        name, data, problem = read_scores_file(written, request)
-        if request.collect is not None:
-            copy_plain(written, request.collect)
+        name, data, problem = read_back(made, request)
     return _result(outcome, data, problem, name)
 
 
@@ -156,10 +156,13 @@ def _run_in_one_workspace(
             write_file(inside(tree, common, target), content)
         if request.shared is not None:
             inside(tree, common, request.shared).mkdir(mode=0o755)
-        written = inside(tree, common, request.scores) if request.scores else None
-        if written is not None:
+        made = None
+        if request.scores is not None:
+            written = inside(tree, common, request.scores)
             written.mkdir(mode=0o755)
             session.give(written)
+            relative = posixpath.relpath(request.scores, common)
+            made = ScoresFolder(tree, common, relative, identity(written))
         outcome = session.run(
             request.argv,
             mounts=[Mount(tree, common, writable=True), *extra],
@@ -167,11 +170,9 @@ def _run_in_one_workspace(
             env={**variables, **request.env},
             cwd=request.cwd,
         )
-        if written is None:
+        if made is None:
             return _result(outcome)
-        name, data, problem = read_scores_file(written, request)
-        if request.collect is not None:
-            copy_plain(written, request.collect)
+        name, data, problem = read_back(made, request)
     return _result(outcome, data, problem, name)
 
 

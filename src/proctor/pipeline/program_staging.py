@@ -4,7 +4,7 @@ A ``ProgramRequest`` names host folders (the program, references, outputs) and s
 the place they show inside. They are copied or linked under a scratch folder the slot may
 read, plain files and folders only (a link in a participant's output is not followed), either
 as one tree (when the mount points share a folder such as ``/app``) or one by one. What the
-program writes is read back here too, without following links and never past its cap.
+program writes is read back by ``pipeline.program_results``.
 """
 
 from __future__ import annotations
@@ -182,15 +182,6 @@ def write_file(path: Path, content: bytes) -> Path:
     path.write_bytes(content)
     path.chmod(0o644)
     return path
-
-
-def read_scores_file(folder: Path, request: ProgramRequest) -> tuple[str, bytes | None, str | None]:
-    """(name, content, problem) of the first of ``request.scores_names`` the program wrote."""
-    for name in request.scores_names:
-        data, problem = read_capped(folder / name, request.limits.scores_bytes, name)
-        if data is not None or problem is not None:
-            return name, data, problem
-    return (request.scores_names or ("",))[0], None, None
 
 
 def read_capped(path: Path, cap: int, name: str = SCORES_FILE) -> tuple[bytes | None, str | None]:

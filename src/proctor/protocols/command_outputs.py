@@ -82,19 +82,43 @@ def collect_case(
 ) -> CollectedCase:
     """Copy each named file to ``store/TASKID.nii.gz`` and check it against the input's grid.
 
-    On the first refused or invalid file ``store`` is emptied and the problem returned.
+    ``max_bytes``: the output folder's cap, for all the files together in apparent size
+    (holes count in full), checked before any is copied. On the first refused or invalid
+    file ``store`` is emptied and the problem returned.
     """
+    over = _past_cap(folder, sorted(names.values()), max_bytes)
+    if over is not None:
+        return CollectedCase((), over)
     store.mkdir(parents=True, exist_ok=True)
+    left = max_bytes
     for task_id, name in sorted(names.items()):
         target = store / f"{task_id}{STORED_SUFFIX}"
-        problem = collect_output_to(folder, name, target, max_bytes=max_bytes)
+        problem = collect_output_to(folder, name, target, max_bytes=left)
         if problem is None:
+            left -= target.stat().st_size
             found = mask_problem(target, grid)
             problem = None if found is None else f"{name}: {found}"
         if problem is not None:
             shutil.rmtree(store, ignore_errors=True)
             return CollectedCase((), problem)
     return CollectedCase(tuple(sorted(names)))
+
+
+def _past_cap(folder: Path, names: list[str], max_bytes: int) -> str | None:
+    """What takes the files ``names`` of ``folder`` past ``max_bytes`` together, or None."""
+    total = 0
+    for name in names:
+        try:
+            size = os.lstat(folder / name).st_size
+        except OSError:  # gone: the copy says so
+            continue
+        total += size
+        if total > max_bytes:
+            return (
+                f"{name}: {size} bytes (apparent size: holes count in full) take the files to "
+                f"{total} bytes, past the output folder's cap of {max_bytes} bytes: write less"
+            )
+    return None
 
 
 def same_folders(first: Path, second: Path) -> bool:

@@ -200,7 +200,7 @@ class IngestionDriver(DriverWithoutAnswers):
             seeded = self._seed(output)
             session.give(output)
             outcome = self._run(program, home, inputs, (output, shared, own), wall_s)
-            collected = _collected(output, store, ingestion=outcome)
+            collected = _collected(output, store, self.output_bytes, ingestion=outcome)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or seeded or collected
         if problem is None:
@@ -232,7 +232,7 @@ class IngestionDriver(DriverWithoutAnswers):
             session.give(output)
             argv = program_argv(command)
             outcome = run_upload(self.context, argv, (home, inputs, output, shared), wall_s)
-            collected = _collected(output, store, program=outcome)
+            collected = _collected(output, store, self.output_bytes, program=outcome)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or collected
         if problem is None:
@@ -244,7 +244,7 @@ class IngestionDriver(DriverWithoutAnswers):
         entry = self.context.entry
         if entry is None or is_code(entry):
             return None
-        return copy_plain(entry, output)
+        return copy_plain(entry, output, max_bytes=self.output_bytes)
 
     @contextlib.contextmanager
     def _program_copy(self, program: IngestionProgram, place: Path) -> Iterator[Path]:
@@ -309,12 +309,14 @@ class IngestionDriver(DriverWithoutAnswers):
         return same_trees(first, second, skip=(METADATA,))
 
 
-def _collected(output: Path, store: Path, **run: Outcome) -> str | None:
+def _collected(output: Path, store: Path, max_bytes: int, **run: Outcome) -> str | None:
     """Copy what the run left in ``output`` into ``store``, with the platform's ``metadata``.
 
-    ``run``: ``program=`` or ``ingestion=``, its outcome. Returns the problem, or None.
+    ``max_bytes``: the output's cap; files whose apparent sizes add up past it are not copied
+    (the problem names the file and the cap). ``run``: ``program=`` or ``ingestion=``, its
+    outcome. Returns the problem, or None.
     """
     forged = remove_run_metadata(output)
-    problem = copy_plain(output, store)
+    problem = copy_plain(output, store, max_bytes=max_bytes)
     write_run_metadata(store, **run)
     return problem or forged

@@ -4,90 +4,41 @@ What an ingestion program leaves in ``/app/output`` is the participant's to shap
 FIFOs, modes that lock the host out, trees of any depth. The copy keeps regular files (mode
 0644) and folders (0755) only, never follows a link, and stops at the depth and path length an
 upload may have (``entries.names``), so what the scoring program later reads is as tame as an
-upload. It runs once no process of the run is left.
+upload. The folder's regular files may take at most its cap in apparent size (sparse files
+count in full), checked before a byte is copied. It runs once no process of the run is left.
 """
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
+from proctor import trees
 from proctor.entries.names import MAX_DEPTH, MAX_PATH_BYTES
-
-FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-CHUNK = 1 << 24
+from proctor.sandbox.workspace import inode_cap
 
 
-def copy_plain(source: Path, dest: Path, *, skip: tuple[str, ...] = ()) -> str | None:
+def copy_plain(source: Path, dest: Path, *, max_bytes: int) -> str | None:
     """Copy ``source``'s content into the folder ``dest``; None, or what could not be copied.
 
-    ``skip``: names left out at the top. Links and special files are left out silently; a
-    folder deeper than ``MAX_DEPTH`` or a path longer than ``MAX_PATH_BYTES`` stops the copy
-    with a problem naming it (relative to ``source``), as does a full destination.
+    ``max_bytes``: the cap of the folder the run wrote in. Its regular files' apparent sizes
+    (holes count in full: the copy writes them out) must add up to at most ``max_bytes``, and
+    it may hold at most as many entries as a workspace of that size: measured before anything
+    is copied, so a folder past either cap copies nothing. Links and special files are left
+    out silently; a folder deeper than ``MAX_DEPTH`` or a path longer than ``MAX_PATH_BYTES``
+    stops the copy with a problem naming it (relative to ``source``), as does a full
+    destination. Every step goes through folder descriptors, no link followed.
     """
+    entries = inode_cap(max_bytes)
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(0o755)
-    stack: list[tuple[Path, Path, int]] = [(source, dest, 0)]
-    while stack:
-        folder, target, depth = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-        except OSError as err:
-            return f"{_relative(folder, source)}: cannot be read ({os.strerror(err.errno or 0)})"
-        for entry in entries:
-            if depth == 0 and entry.name in skip:
-                continue
-            relative = _relative(Path(entry.path), source)
-            problem = _copy_entry(entry, target, relative, depth)
-            if problem is not None:
-                return f"{relative[:120]}: {problem}"
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((Path(entry.path), target / entry.name, depth + 1))
-    return None
-
-
-def _copy_entry(entry: os.DirEntry[str], target: Path, relative: str, depth: int) -> str | None:
-    """Copy one file, or make one folder, in ``target``; None, or why not."""
-    if len(os.fsencode(relative)) > MAX_PATH_BYTES:
-        return f"a path longer than {MAX_PATH_BYTES} bytes"
-    if entry.is_dir(follow_symlinks=False):
-        if depth + 1 >= MAX_DEPTH:
-            return f"folders nested deeper than {MAX_DEPTH} levels"
-        try:
-            (target / entry.name).mkdir(mode=0o755)
-        except OSError as err:
-            return f"cannot be copied ({os.strerror(err.errno or 0)})"
-    elif entry.is_file(follow_symlinks=False):
-        return _copy_file(Path(entry.path), target / entry.name)
-    return None
-
-
-def _relative(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix() if path != root else "."
-
-
-def _copy_file(source: Path, dest: Path) -> str | None:
-    """One regular file's bytes into a new 0644 file; None, or why not."""
     try:
-        reading = os.open(source, FILE_FLAGS)
+        over = trees.past_caps(source, max_bytes=max_bytes, max_entries=entries)
     except OSError as err:
-        return f"cannot be read ({os.strerror(err.errno or 0)})"
-    try:
-        if not stat.S_ISREG(os.fstat(reading).st_mode):
-            return None
-        writing = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-        try:
-            os.fchmod(writing, 0o644)
-            while os.sendfile(writing, reading, None, CHUNK) > 0:
-                pass
-        finally:
-            os.close(writing)
-    except OSError as err:  # a full output folder (the upload copied into it)
-        return f"cannot be copied ({os.strerror(err.errno or 0)})"
-    finally:
-        os.close(reading)
-    return None
+        return f"cannot be read ({err.strerror or err})"
+    if over is not None:
+        return f"{over}: write less (a sparse file counts at its full size)"
+    bounds = trees.PlainCopyBounds(max_bytes, entries, MAX_DEPTH, MAX_PATH_BYTES)
+    return trees.copy_plain(source, dest, bounds)
 
 
 def same_trees(first: Path, second: Path, *, skip: tuple[str, ...] = ()) -> bool:
