@@ -89,3 +89,22 @@ def test_json_answers_compare_as_values_with_a_numeric_tolerance(
     else:
         assert result is not None
         assert verdict in result
+
+
+def test_a_json_output_of_too_many_values_is_refused_before_it_is_parsed() -> None:
+    """``[[],[],...]`` swells some 24 times in memory: the worker refuses it unparsed."""
+    import tracemalloc
+
+    bomb = b"[" + b"[]," * 1_500_000 + b"[]]"
+    tracemalloc.start()
+    try:
+        result = compare_answer(bomb, b"[]", CompareSpec(kind="json", tolerance=0.0))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result is not None
+    assert "more than 1,000,000 values" in result
+    assert peak < 16 * 1024**2, peak  # parsed, it would take some 100 MiB
+    answer = compare_answer(b"[]", bomb, CompareSpec(kind="json", tolerance=0.0))
+    assert answer is not None
+    assert "shipped answer has more than" in answer

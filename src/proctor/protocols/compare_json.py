@@ -10,6 +10,17 @@ from __future__ import annotations
 import json
 import math
 
+MAX_VALUES = 1_000_000
+"""A compared document holds at most this many values (counted as its ``,``, ``[`` and ``{``).
+
+Parsed, ``[[],[],...]`` takes some 24 times its size in memory: 64 MiB of output would take
+1.5 GiB of the worker's. A million values take some 100 MiB.
+"""
+
+
+def _values(document: bytes) -> int:
+    return document.count(b",") + document.count(b"[") + document.count(b"{")
+
 
 def _clip(text: str, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
@@ -17,6 +28,10 @@ def _clip(text: str, width: int = 40) -> str:
 
 def compare_json(output: bytes, answer: bytes, tolerance: float) -> str | None:
     """None when two JSON documents are equal as values (numbers within ``tolerance``)."""
+    if _values(answer) > MAX_VALUES:
+        return f"the shipped answer has more than {MAX_VALUES:,} values: compare a smaller answer"
+    if _values(output) > MAX_VALUES:
+        return f"the output has more than {MAX_VALUES:,} values (counted as its `,`, `[` and `{{`)"
     try:
         expected = json.loads(answer.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
