@@ -9,6 +9,7 @@ local run must score: no process may take, chmod or remove what the other is usi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,11 +26,13 @@ from pathlib import Path
 
 import pytest
 
+from proctor.errors import PlatformError
 from proctor.executor.housekeeping import reconcile_host
 from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.sandbox.slots import SLOT_COUNT
 from proctor.settings import Settings
 from proctor.store.runfolder import RunFolder, in_use
-from sandbox_helpers import is_root, wait_until
+from sandbox_helpers import SLOT_BASE, is_root, wait_until
 from service_seed import seed
 from toy_challenge import GOOD_NEXT, make_challenge, make_entry
 
@@ -209,3 +212,25 @@ def test_the_start_up_clean_up_removes_only_folders_no_live_process_holds(
     reconcile_host(seeded.platform.db, work, seeded.platform.artifacts, grace_s=60.0)
     seeded.platform.close()
     assert not held.exists()
+
+
+UID_BASE = SLOT_BASE + 1500
+"""Slot uids no other test (nor a real evaluation) uses: this test holds every one of them."""
+
+
+def test_a_slot_uid_is_held_once_on_the_host_whatever_the_slot_lock_folder(
+    tmp_path: Path,
+) -> None:
+    """Two processes configured with different ``PROCTOR_SLOT_LOCKS`` (and the same uids) never
+    run as the same slot uid at once: with every slot of one held, the other finds none free."""
+    first = BwrapSandbox(Settings(work_root=tmp_path / "work", slot_lock_dir=tmp_path / "a",
+                                  slot_uid_base=UID_BASE))  # fmt: skip
+    second = BwrapSandbox(Settings(work_root=tmp_path / "work", slot_lock_dir=tmp_path / "b",
+                                   slot_uid_base=UID_BASE))  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        held = {stack.enter_context(first.hold_slot()) for _ in range(SLOT_COUNT)}
+        assert held == set(range(SLOT_COUNT))
+        with pytest.raises(PlatformError, match="busy"), second.hold_slot():
+            pass
+    with second.hold_slot() as slot:  # released with their holder
+        assert 0 <= slot < SLOT_COUNT
