@@ -20,7 +20,7 @@ from proctor.store import jobs
 from proctor.store.artifacts import ArtifactStore
 from proctor.store.models import Job
 from proctor.store.orphans import sweep_orphans
-from proctor.store.runfolder import PARTIAL
+from proctor.store.runfolder import PARTIAL, in_use
 from proctor.trees import remove_tree_quietly
 from proctor.types import JobState
 
@@ -65,12 +65,17 @@ class OrphanSweeps:
 
 
 def _remove_stale_folders(db: jobs.Database, work_root: Path) -> None:
+    """Remove job run folders that no running job of ``db`` and no live process uses.
+
+    The work root may be shared with other processes (``proctor run``, another deployment's
+    workers): a folder is removed only when no process holds its lock (``in_use``).
+    """
     if not work_root.is_dir():
         return
     with db() as session:
-        live = set(session.execute(
-            select(Job.id, Job.attempt).where(Job.state == JobState.RUNNING)).tuples())  # fmt: skip
+        running = session.execute(select(Job.id, Job.attempt).where(Job.state == JobState.RUNNING))
+        live = {(job_id, attempt) for job_id, attempt in running}
     for folder in work_root.glob(f"job-*{PARTIAL}"):
         match = _RUN.match(folder.name)
-        if match and (int(match[1]), int(match[2])) not in live:
+        if match and (int(match[1]), int(match[2])) not in live and not in_use(folder):
             remove_tree_quietly(folder)

@@ -175,7 +175,9 @@ class BwrapSandbox(SessionSandbox):
 
     def hold_slot(self) -> contextlib.AbstractContextManager[int]:
         """A free slot of this host (a lock in ``settings.slot_locks``)."""
-        return claim_slot(self.settings.slot_locks)
+        if not self.is_root:
+            return claim_slot(self.settings.slot_locks)
+        return claim_slot(self.settings.slot_locks, uid_of=lambda slot: self.slot_ids(slot)[0])
 
     def run_in_group(
         self,

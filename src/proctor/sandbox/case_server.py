@@ -189,7 +189,10 @@ class CaseServer:
         )
         self._control = _new_cgroup(self._host, server_limits)
         self._cases = _new_cgroup(self._host, limits)
+        self._joins: list[int] = []
+        self._baseline: tuple[float, int] | None = None  # the case cgroup's CPU s, OOM kills
         try:
+            self._joins = _open_joins(self._cases)
             self._proc, self._ctl = _launch(
                 backend, mounts, server_limits, env, cwd, slot, root_dir, self._control
             )
@@ -230,6 +233,7 @@ class CaseServer:
                 os.close(fd)
         self.served = True
         outcome = case_outcome(case, wall, self._cases)
+        self._baseline = (case.cpu_end, case.oom_end)  # the cgroup stays empty until the next
         self._recycle()
         return outcome
 
@@ -243,7 +247,7 @@ class CaseServer:
     def _start(self, argv: list[str], limits: Limits) -> ServedCase:
         """Send the request with the case's pipes and cgroup files; the case joins and execs."""
         ours: list[int] = []  # read ends, kept on success
-        theirs: list[int] = []  # write ends and cgroup files, always closed here once sent
+        theirs: list[int] = []  # write ends, always closed here once sent
         try:
             out_r, out_w = os.pipe()
             ours.append(out_r)
@@ -254,17 +258,19 @@ class CaseServer:
             clock = os.pipe() if limits.start_s is not None else None
             if clock is not None:
                 ours += clock  # the host keeps the write end open too, as supervise does
-            case = ServedCase(
-                {fd: Stream(fd, limits.log_bytes) for fd in (out_r, err_r)},
+            cpu_base, oom_base = self._baseline or (
                 self._cases.cpu_seconds() or 0.0,
                 self._cases.oom_kills(),
+            )
+            case = ServedCase(
+                {fd: Stream(fd, limits.log_bytes) for fd in (out_r, err_r)},
+                cpu_base,
+                oom_base,
                 clock=clock,
             )
             self._cases.reset_peak()
-            for path in self._cases.join_files:
-                theirs.append(os.open(path, os.O_WRONLY | os.O_CLOEXEC))
             clock_w = [clock[1]] if clock is not None else []
-            self._send(argv, case, limits, [out_w, err_w, *clock_w, *theirs[2:]])
+            self._send(argv, case, limits, [out_w, err_w, *clock_w, *self._joins])
         except BaseException:
             for fd in ours:
                 os.close(fd)
@@ -309,7 +315,14 @@ class CaseServer:
         except (ServerBrokenError, OSError):
             self.close()
             return
-        old, self._cases = self._cases, fresh
+        try:
+            joins = _open_joins(fresh)
+        except OSError:
+            fresh.remove()
+            self.close()
+            return
+        _close_all(self._joins)
+        old, self._cases, self._joins, self._baseline = self._cases, fresh, joins, None
         old.remove()
 
     def close(self) -> None:
@@ -326,5 +339,29 @@ class CaseServer:
         os.close(self._pidfd)
 
     def _remove_cgroups(self) -> None:
+        _close_all(self._joins)
+        self._joins = []
         self._cases.remove()
         self._control.remove()
+
+
+def _open_joins(cgroup: Cgroup) -> list[int]:
+    """The case cgroup's join files, open for writing: sent with every case's request.
+
+    Opened once per case cgroup; the server closes what it receives, and each case closes
+    them before it execs.
+    """
+    opened: list[int] = []
+    try:
+        for path in cgroup.join_files:
+            opened.append(os.open(path, os.O_WRONLY | os.O_CLOEXEC))
+    except BaseException:
+        _close_all(opened)
+        raise
+    return opened
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)

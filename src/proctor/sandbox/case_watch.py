@@ -54,6 +54,8 @@ class ServedCase:
     timed_out: bool = False
     cpu_exceeded: bool = False
     cancelled: bool = False
+    cpu_end: float = 0.0  # the case cgroup's CPU seconds and OOM kills once the case ended
+    oom_end: int = 0
 
 
 def watch_case(case: ServedCase, limits: Limits, link: ServerLink) -> None:
@@ -63,6 +65,7 @@ def watch_case(case: ServedCase, limits: Limits, link: ServerLink) -> None:
     first_s = limits.longest_s - limits.wall_s if unclocked else limits.wall_s
     deadline = case.started + first_s
     cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.longest_s
+    cpu_checked = case.started
     while case.status is None:
         deadline = _enforce_clock(case, deadline, link.cases)
         remaining = deadline - time.monotonic()
@@ -72,8 +75,14 @@ def watch_case(case: ServedCase, limits: Limits, link: ServerLink) -> None:
                 deadline = _clock_started(case, limits, deadline)
             else:
                 _event(case, fd, poller, link)
-        used = (link.cases.cpu_seconds() or 0.0) - case.cpu_base
-        if case.status is None and not case.cpu_exceeded and used > cpu_limit:
+        # the CPU budget is checked every CPU_POLL_S while the case runs, however often it
+        # writes output (a case that ended is accounted in its outcome)
+        if case.status is not None or case.cpu_exceeded:
+            continue
+        if time.monotonic() - cpu_checked < CPU_POLL_S:
+            continue
+        cpu_checked = time.monotonic()
+        if (link.cases.cpu_seconds() or 0.0) - case.cpu_base > cpu_limit:
             case.cpu_exceeded = True
             link.cases.kill()
 
@@ -147,13 +156,18 @@ def end_case(case: ServedCase, cases: Cgroup) -> None:
 
 
 def case_outcome(case: ServedCase, wall: float, cases: Cgroup) -> Outcome:
-    """The case's ``Outcome``: its status, limits reached and the case cgroup's accounting."""
+    """The case's ``Outcome``: its status, limits reached and the case cgroup's accounting.
+
+    Read once the case cgroup is empty (``end_case``); the figures stay in ``case``
+    (``cpu_end``, ``oom_end``): the next case of the same cgroup starts from them.
+    """
     status = case.status if case.status is not None else -signal.SIGKILL
     exit_status: int | None = status
     sig: int | None = None
     if status < 0:
         exit_status, sig = None, -status
-    usage = cases.usage()
+    case.cpu_end = cases.cpu_seconds() or 0.0
+    case.oom_end = cases.oom_kills()
     notes = ["cancelled"] if case.cancelled else []
     if case.cpu_exceeded or sig == signal.SIGXCPU:
         notes.append("cpu time limit reached")
@@ -164,11 +178,11 @@ def case_outcome(case: ServedCase, wall: float, cases: Cgroup) -> Outcome:
         exit_status=exit_status,
         signal=sig,
         timed_out=case.timed_out or case.cpu_exceeded or sig == signal.SIGXCPU,
-        memory_exceeded=cases.oom_kills() > case.oom_base,
+        memory_exceeded=case.oom_end > case.oom_base,
         output_exceeded=out.exceeded or err.exceeded,
         wall_s=wall,
-        cpu_s=(usage.cpu_s or 0.0) - case.cpu_base,
-        peak_memory_bytes=usage.peak_memory_bytes or 0,
+        cpu_s=case.cpu_end - case.cpu_base,
+        peak_memory_bytes=cases.peak_bytes() or 0,
         stdout=out.text(),
         stderr=err.text(),
         notes=tuple(notes),

@@ -29,11 +29,22 @@ class Usage:
     oom_killed: bool
 
 
+READ_BYTES = 1 << 16
+"""Enough for any cgroup or ``/proc`` figure read here (one ``read``, as the kernel fills it)."""
+
+
 def read_file(path: Path) -> str | None:
+    """The text of a small kernel file (a cgroup's figure), or None if it cannot be read."""
     try:
-        return path.read_text()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        return os.read(fd, READ_BYTES).decode("ascii", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def write_file(path: Path, value: str) -> bool:
@@ -110,9 +121,13 @@ class Cgroup(ABC):
     def cpu_seconds(self) -> float | None:
         """CPU seconds used so far by every process that ever ran in the cgroup."""
 
-    @abstractmethod
     def usage(self) -> Usage:
         """CPU seconds, peak memory and whether the OOM killer struck."""
+        return Usage(self.cpu_seconds(), self.peak_bytes(), self.oom_kills() > 0)
+
+    @abstractmethod
+    def peak_bytes(self) -> int | None:
+        """The most bytes charged at once since the peak was last reset (None: unmeasured)."""
 
     @abstractmethod
     def oom_kills(self) -> int:
@@ -166,16 +181,10 @@ class CgroupV1(Cgroup):
         text = read_file(folder / "cpuacct.usage") if folder else None
         return int(text) / 1e9 if text and text.strip().isdigit() else None
 
-    def usage(self) -> Usage:
+    def peak_bytes(self) -> int | None:
         memory = self.folders.get("memory")
-        if memory is None:
-            return Usage(self.cpu_seconds(), None, False)
-        peak = read_file(memory / "memory.max_usage_in_bytes")
-        return Usage(
-            self.cpu_seconds(),
-            int(peak) if peak and peak.strip().isdigit() else None,
-            self.oom_kills() > 0,
-        )
+        peak = read_file(memory / "memory.max_usage_in_bytes") if memory else None
+        return int(peak) if peak and peak.strip().isdigit() else None
 
     def oom_kills(self) -> int:
         memory = self.folders.get("memory")
@@ -218,14 +227,9 @@ class CgroupV2(Cgroup):
         usec = _keyed(read_file(self.folders["cpu"] / "cpu.stat"), "usage_usec")
         return usec / 1e6 if usec is not None else None
 
-    def usage(self) -> Usage:
-        folder = self.folders["cpu"]
-        peak = read_file(folder / "memory.peak")
-        return Usage(
-            self.cpu_seconds(),
-            int(peak) if peak and peak.strip().isdigit() else None,
-            self.oom_kills() > 0,
-        )
+    def peak_bytes(self) -> int | None:
+        peak = read_file(self.folders["cpu"] / "memory.peak")
+        return int(peak) if peak and peak.strip().isdigit() else None
 
     def oom_kills(self) -> int:
         return _keyed(read_file(self.folders["cpu"] / "memory.events"), "oom_kill") or 0

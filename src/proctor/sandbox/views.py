@@ -53,13 +53,24 @@ class PrivateViews(MountViews):
         self._tag = tag
         self._check = check
         self._lock = threading.Lock()
-        self._points: dict[Path, Path] = {}
+        self._points: dict[Path, Path] = {}  # by resolved source: its mount point
+        self._shown_for: dict[str, Path] = {}  # by source as asked: what runs bind
 
     def view(self, mounts: Sequence[Mount]) -> list[Mount]:
         """Writable mounts as they are; read-only ones from this session's private images."""
         return [m if m.writable else Mount(self._shown(m), m.target) for m in mounts]
 
     def _shown(self, mount: Mount) -> Path:
+        """What runs bind for the read-only ``mount``: checked, packed and mounted once.
+
+        The source is read once, when its image is packed, so it is checked then; a later
+        case of the session binds the same image (the source is not read again).
+        """
+        asked = os.fspath(mount.source)
+        with self._lock:
+            shown = self._shown_for.get(asked)
+        if shown is not None:
+            return shown
         self._check(mount)
         source = Path(mount.source).resolve()
         folder = source if source.is_dir() else source.parent
@@ -68,7 +79,9 @@ class PrivateViews(MountViews):
             if point is None:
                 point = self._mount(source)
                 self._points[source] = point
-        return point if folder == source else point / source.name
+            shown = point if folder == source else point / source.name
+            self._shown_for[asked] = shown
+        return shown
 
     def _mount(self, source: Path) -> Path:
         name = f"{self._tag}-d{len(self._points)}"

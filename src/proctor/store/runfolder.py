@@ -15,10 +15,17 @@ Layout (host side, outside every sandbox)::
 An attempt is created under a name ending in ``.partial``; :meth:`RunFolder.commit` renames it
 to its final name in one step (so nothing half-written looks finished) and
 :meth:`RunFolder.discard` removes it.
+
+Its process holds an exclusive ``flock`` on the folder from before it gets its ``.partial``
+name until it is committed or discarded; the kernel releases the lock when the process dies.
+A clean-up of leftovers (another process's, another deployment's on the same work root) removes
+only folders :func:`in_use` says nobody holds: a live run's folder is never touched.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import tempfile
 from pathlib import Path
@@ -27,6 +34,9 @@ from proctor.trees import remove_tree_quietly
 from proctor.types import Stage
 
 PARTIAL = ".partial"
+UNNAMED = "."
+"""The prefix of a folder being created (not locked yet): clean-ups never look at it."""
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 CASE_LOG = "cases.jsonl"
 SCORE_ERROR_LOG = "score-error.txt"
 
@@ -48,20 +58,40 @@ def scorer_page_name(task: str, name: str) -> str:
 class RunFolder:
     """The folder of one evaluation attempt (see the module docstring for its layout)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, lock_fd: int | None = None) -> None:
         self.root = root
+        self._lock_fd = lock_fd
 
     @classmethod
     def create(cls, parent: Path, prefix: str) -> RunFolder:
-        """A new, empty attempt folder under ``parent`` that sandbox slots may traverse."""
+        """A new, empty attempt folder under ``parent`` that sandbox slots may traverse.
+
+        It is locked by this process (see the module docstring) before it gets its name.
+        """
         parent.mkdir(parents=True, exist_ok=True)
         if parent.stat().st_uid == os.geteuid():
             parent.chmod(0o711)  # run folders are found by name only, never listed
-        root = Path(tempfile.mkdtemp(prefix=f"{prefix}-", suffix=PARTIAL, dir=parent))
-        # sandbox slots (other uids) traverse it to reach their mounts; nobody lists it, so the
-        # random name keeps what is inside (hidden inputs) from other local users
-        root.chmod(0o711)
-        return cls(root)
+        while True:
+            unnamed = Path(
+                tempfile.mkdtemp(prefix=f"{UNNAMED}{prefix}-", suffix=PARTIAL, dir=parent)
+            )
+            # sandbox slots (other uids) traverse it to reach their mounts; nobody lists it, so
+            # the random name keeps what is inside (hidden inputs) from other local users
+            unnamed.chmod(0o711)
+            lock_fd = os.open(unnamed, DIR_FLAGS)
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            root = unnamed.with_name(unnamed.name.removeprefix(UNNAMED))
+            if not os.path.lexists(root):
+                os.rename(unnamed, root)
+                return cls(root, lock_fd)
+            os.close(lock_fd)  # the name is taken (by a folder of another mkdtemp): again
+            unnamed.rmdir()
+
+    def release(self) -> None:
+        """Give up this process's lock on the folder (after this a clean-up may remove it)."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     @property
     def entry(self) -> Path:
@@ -132,8 +162,29 @@ class RunFolder:
         final = self.root.with_name(self.root.name.removesuffix(PARTIAL))
         os.rename(self.root, final)
         self.root = final
+        self.release()  # a finished folder is the organizer's: no clean-up removes it
         return final
 
     def discard(self) -> None:
-        """Remove the attempt and everything in it."""
+        """Remove the attempt and everything in it, then release the lock."""
         remove_tree_quietly(self.root)
+        self.release()
+
+
+def in_use(folder: Path) -> bool:
+    """Whether a live process holds ``folder`` (a run folder it created and still uses).
+
+    Answers by trying the folder's lock without waiting; a folder that is gone is not in use.
+    """
+    try:
+        fd = os.open(folder, DIR_FLAGS)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return False
