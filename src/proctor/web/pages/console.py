@@ -65,7 +65,7 @@ def challenge_console(  # noqa: PLR0917 - FastAPI maps parameters to the request
         listed = challenge_submissions(platform, me, name, filters)
         shown = overview.challenge_overview(platform, me, name)
         columns = sorted(
-            {(t, m) for s in listed["submissions"] for t, ms in s["scores"].items() for m in ms}
+            {(t, m) for s in listed.submissions for t, ms in s.scores.items() for m in ms}
         )
         return "console/challenge.html", {
             "listed": listed,
@@ -82,7 +82,7 @@ def flagged_page(request: Request, platform: PlatformDep, token: TokenCookie = N
     """The flagged submissions (lost workers, platform failures on hidden data), to refund."""
 
     def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        return "console/flagged.html", refunds.flagged(platform, me)
+        return "console/flagged.html", {"flagged": refunds.flagged(platform, me).flagged}
 
     return page(request, platform, token, view, role="organizer")
 

@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, Response
 from proctor.errors import UsageError
 from proctor.services.platform import phase_overrides, users_admin
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import NewUser
 from proctor.services.platform.quota import QUOTA_LIMITS
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.common import CsrfField, TokenCookie, act, page, render
@@ -75,7 +76,8 @@ def users_page(request: Request, platform: PlatformDep, token: TokenCookie = Non
 
     def view(me: Principal) -> tuple[str, dict[str, Any]]:
         found = users_admin.users_and_teams(platform, me)
-        return "console/users.html", {**found, "limits": QUOTA_LIMITS, "new_user": None}
+        shown = {"users": found.users, "teams": found.teams}
+        return "console/users.html", {**shown, "limits": QUOTA_LIMITS, "new_user": None}
 
     return page(request, platform, token, view, role="organizer")
 
@@ -92,13 +94,19 @@ def add_user_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
 ) -> Response:
     """Add a user; the answer shows the new token once (it is stored only as a hash)."""
 
-    def change(me: Principal) -> dict[str, Any]:
+    def change(me: Principal) -> NewUser:
         return users_admin.create_user(platform, me, user.strip(), team.strip() or None, organizer)
 
-    def then(me: Principal, made: dict[str, Any]) -> Response:
+    def then(me: Principal, made: NewUser) -> Response:
         found = users_admin.users_and_teams(platform, me)
         return render(
-            request, "console/users.html", me, **found, limits=QUOTA_LIMITS, new_user=made
+            request,
+            "console/users.html",
+            me,
+            users=found.users,
+            teams=found.teams,
+            limits=QUOTA_LIMITS,
+            new_user=made,
         )
 
     return act(request, platform, token, sent, change, role="organizer", then=then)

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from proctor.errors import ProctorError
-from proctor.services.platform import installs, records
+from proctor.services.platform import answers, installs, records
 from proctor.services.platform.accounts import Principal
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.charts import Chart, dashboard_charts
@@ -46,7 +46,7 @@ def record_page(
 
     def view(me: Principal) -> tuple[str, dict[str, Any]]:
         record = records.submission_record(platform, me, sid)
-        _, challenge = installs.current(platform, record["challenge"])
+        _, challenge = installs.current(platform, record.challenge)
         return "console/record.html", {
             "r": record,
             "case_columns": CASE_COLUMNS,
@@ -57,12 +57,12 @@ def record_page(
     return page(request, platform, token, view, role="organizer")
 
 
-def _dashboards(record: dict[str, Any], numbers: Numbers) -> dict[str, list[Chart]]:
+def _dashboards(record: answers.SubmissionRecord, numbers: Numbers) -> dict[str, list[Chart]]:
     """Each task's whole dashboard as a heat map (VISCERAL: organ × metric), undisclosed."""
     return {
-        task["task"]: dashboard_charts({"dashboard": {task["task"]: task["dashboard"]}}, numbers)
-        for task in record["tasks"]
-        if task["dashboard"]
+        task.task: dashboard_charts({"dashboard": {task.task: task.dashboard}}, numbers)
+        for task in record.tasks
+        if task.dashboard
     }
 
 

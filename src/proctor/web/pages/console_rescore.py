@@ -15,7 +15,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from proctor.errors import RefusedError
-from proctor.services.platform import installs, rescore
+from proctor.services.platform import answers, installs, rescore
 from proctor.services.platform.accounts import Principal
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.common import CsrfField, TokenCookie, act, page, render
@@ -46,11 +46,11 @@ def preview_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
 ) -> Response:
     """Score the phase again as a preview (nothing changes), then show it at its address."""
 
-    def change(me: Principal) -> dict[str, Any]:
+    def change(me: Principal) -> answers.Rescored:
         return rescore.preview(platform, me, name, phase or None)
 
-    def then(me: Principal, shown: dict[str, Any]) -> Response:
-        return RedirectResponse(_address(name, shown["preview"]), status_code=303)
+    def then(me: Principal, shown: answers.Rescored) -> Response:
+        return RedirectResponse(_address(name, shown.preview), status_code=303)
 
     return act(request, platform, token, sent, change, role="organizer", then=then)
 
@@ -79,13 +79,13 @@ def apply_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
 ) -> Response:
     """Store the preview's scores and show them as applied; a stale preview, shown with why."""
 
-    def change(me: Principal) -> tuple[dict[str, Any], str | None]:
+    def change(me: Principal) -> tuple[answers.Rescored, str | None]:
         try:
             return rescore.apply(platform, me, name, preview), None
         except RefusedError as refused:
             return rescore.shown_preview(platform, me, name, preview), str(refused)
 
-    def then(me: Principal, done: tuple[dict[str, Any], str | None]) -> Response:
+    def then(me: Principal, done: tuple[answers.Rescored, str | None]) -> Response:
         shown, stale = done
         status = 409 if stale else 200
         numbers = _numbers(platform, name)

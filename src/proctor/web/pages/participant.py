@@ -7,7 +7,6 @@ team's submission is "not found"). Pages are not part of the OpenAPI schema.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
@@ -15,7 +14,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import ProctorError
-from proctor.services.platform import allowances, installs, overview, standings, submissions
+from proctor.services.platform import (
+    allowances,
+    answers,
+    installs,
+    overview,
+    standings,
+    submissions,
+)
 from proctor.spec.leaderboards import default_metric
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
@@ -122,19 +128,19 @@ def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
         "board.html",
         principal,
         board=shown,
-        columns=_columns(shown["rows"]),
+        columns=_columns(shown.rows),
         numbers=numbers,
-        nav=challenge_nav(platform, principal, challenge, f"{shown['phase']}/{shown['board']}"),
+        nav=challenge_nav(platform, principal, challenge, f"{shown.phase}/{shown.board}"),
         mine=mine,
         charts=board_charts(shown, history, numbers, mine),
     )
 
 
-def _columns(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _columns(rows: list[answers.BoardRow]) -> list[tuple[str, str]]:
     """(task, metric) pairs of the board's score columns, in first-seen order."""
     seen: dict[tuple[str, str], None] = {}
     for row in rows:
-        for task, metrics in row["scores"].items():
+        for task, metrics in row.scores.items():
             for metric in metrics:
                 seen[(task, metric)] = None
     return list(seen)

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from proctor.errors import ProctorError
 from proctor.services.platform import (
+    answers,
     installs,
     publications,
     scorer_pages,
@@ -47,22 +48,22 @@ POLL_MS = 1000
 router = APIRouter(include_in_schema=False)
 
 
-def live_text(shown: dict[str, Any]) -> dict[str, Any]:
+def live_text(shown: answers.SubmissionStatus) -> dict[str, Any]:
     """The live part of a status, as the page words it: status, stage, cases, finished."""
-    state = shown["status"]
-    stage = shown["stage"]
+    state = shown.status
+    stage = shown.stage
     if stage == HIDDEN_STAGE:
         stage_text = "evaluating on hidden data"
     elif stage:
         stage_text = f"stage {stage}"
-    elif shown["queue_position"] == 0:
+    elif shown.queue_position == 0:
         stage_text = "next in the queue"
-    elif shown["queue_position"] is not None:
-        stage_text = f"{shown['queue_position']} ahead in the queue"
+    elif shown.queue_position is not None:
+        stage_text = f"{shown.queue_position} ahead in the queue"
     else:
         stage_text = ""
-    cases = shown.get("cases")
-    cases_text = f"{cases['done']} of {cases['total']} cases done" if cases else ""
+    cases = shown.cases
+    cases_text = f"{cases.done} of {cases.total} cases done" if cases else ""
     return {
         "status": state,
         "stage_text": stage_text,
@@ -72,13 +73,11 @@ def live_text(shown: dict[str, Any]) -> dict[str, Any]:
 
 
 def _default_board(
-    platform: Platform, principal: Principal | None, shown: dict[str, Any]
-) -> dict[str, Any] | None:
+    platform: Platform, principal: Principal | None, shown: answers.SubmissionStatus
+) -> answers.Leaderboard | None:
     """The phase's default board as the viewer may read it (None: not readable, or none)."""
     try:
-        return standings.leaderboard(
-            platform, principal, shown["challenge"], shown["phase"], "default"
-        )
+        return standings.leaderboard(platform, principal, shown.challenge, shown.phase, "default")
     except ProctorError:
         return None
 
@@ -101,11 +100,11 @@ def submission_page(
     principal = principal_of(platform, token)
     try:
         shown = submissions.status(platform, signed_in(principal), sid)
-        _, challenge = installs.current(platform, shown["challenge"])
+        _, challenge = installs.current(platform, shown.challenge)
         chosen = None
         board = None
         detailed: list[str] = []
-        if shown["status"] == "scored":
+        if shown.status == "scored":
             chosen = publications.choices(platform, signed_in(principal), sid)
             board = _default_board(platform, principal, shown)
             detailed = scorer_pages.readable_tasks(platform, principal, sid)
@@ -126,8 +125,8 @@ def submission_page(
         case_summary=case_summary,
         detailed=detailed,
         charts=[
-            *dashboard_charts(shown["report"], numbers),
-            *filter(None, [submission_interval_chart(board, shown["report"], sid, numbers)]),
+            *dashboard_charts(shown.report, numbers),
+            *filter(None, [submission_interval_chart(board, shown.report, sid, numbers)]),
         ],
     )
 
