@@ -108,8 +108,8 @@ def challenge_add(
     if as_json:
         _print(answer)
     else:
-        state = "installed" if answer["changed"] else "unchanged"
-        typer.echo(f"{answer['challenge']} version {answer['version']} {state}")
+        state = "installed" if answer.changed else "unchanged"
+        typer.echo(f"{answer.challenge} version {answer.version} {state}")
 
 
 def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options

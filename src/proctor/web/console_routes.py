@@ -6,9 +6,9 @@ Organizers only: a participant gets 404 (``console.organizers_only``), no token 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 
@@ -39,20 +39,27 @@ class MoveRequest(BaseModel):
     user: str = Field(description="the participant to move into this team")
 
 
-@router.get("/challenges/{name}/submissions")
-def submissions_of(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    name: str,
-    platform: PlatformDep,
-    principal: PrincipalDep,
+def listing_filters(
+    *,
     phase: str | None = None,
     team: str | None = None,
     status: str | None = None,
     failure: str | None = None,
     page: int = Query(default=1, ge=1),
     per_page: int = Query(default=100, ge=1, le=500),
+) -> Filters:
+    """The list's filters and page from the query."""
+    return Filters(phase, team, status, failure, page, per_page)
+
+
+@router.get("/challenges/{name}/submissions")
+def submissions_of(
+    name: str,
+    platform: PlatformDep,
+    principal: PrincipalDep,
+    filters: Annotated[Filters, Depends(listing_filters)],
 ) -> SubmissionList:
     """Every submission of the challenge, newest first, filtered and paged (organizers)."""
-    filters = Filters(phase, team, status, failure, page, per_page)
     return challenge_submissions(platform, principal, name, filters)
 
 

@@ -61,9 +61,9 @@ def list_challenges(platform: PlatformDep) -> schemas.ChallengeList:
 @router.post("/challenges")
 def install_challenge(
     body: InstallRequest, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Installed:
+) -> answers.Installed:
     """Install or update a challenge from a folder on the server or a bundled name (organizer)."""
-    return schemas.Installed(**installs.install(platform, principal, body.source).to_json())
+    return answers.Installed(**installs.install(platform, principal, body.source).to_json())
 
 
 @router.post(
@@ -72,7 +72,7 @@ def install_challenge(
 )
 async def install_archive(
     request: Request, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Installed:
+) -> answers.Installed:
     """Install or update a challenge from an uploaded archive of its bundle (organizer)."""
     installs.check_installer(principal)
     settings = platform.settings
@@ -80,7 +80,7 @@ async def install_archive(
         request, "bundle", settings.upload_bytes, MinimumRate.of(settings)
     ) as upload:
         done = await run_in_threadpool(installs.install_archive, platform, principal, upload.file)
-    return schemas.Installed(**done.to_json())
+    return answers.Installed(**done.to_json())
 
 
 @router.post(
@@ -161,11 +161,12 @@ BOARD_CONTENT: dict[int | str, dict[str, Any]] = {
     response_model=None,
     responses=BOARD_CONTENT,
 )
-def leaderboard(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def leaderboard(
     name: str,
     board: str,
     platform: PlatformDep,
     principal: MaybePrincipalDep,
+    *,
     phase: str | None = None,
     format: Literal["json", "csv"] = "json",
 ) -> answers.Leaderboard | Response:

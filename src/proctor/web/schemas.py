@@ -1,26 +1,19 @@
-"""The answers of the REST routes as typed models: what ``/openapi.json`` documents.
+"""The answers the web layer makes itself (who is asking, the challenge names).
 
-Routes still build plain mappings in the services; FastAPI validates each answer against its
-model here, so the schema, schemathesis' response checks and the answers cannot drift apart.
-Models allow extra keys (a newer server may add fields; clients ignore what they do not
-know). Nested parts whose shape belongs to another layer (a submission's report, a rescore's
-per-job changes) are documented as objects.
+Every other route answers the model its service returns (``services.platform.answers``), so
+``/openapi.json``, schemathesis' response checks and the answers cannot drift apart.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from proctor.services.platform.answers import TokenInfo
-
-
-class Answer(BaseModel):
-    """Every answer: extra keys pass through unchanged."""
-
-    model_config = ConfigDict(extra="allow")
+from proctor.services.platform.answers import Answer, TokenInfo
 
 
 class Me(Answer):
+    """The caller: name, role, team, and the token of this request."""
+
     user: str
     role: str = Field(description="organizer or participant")
     team: str | None
@@ -28,12 +21,6 @@ class Me(Answer):
 
 
 class ChallengeList(Answer):
+    """The installed challenges' names."""
+
     challenges: list[str]
-
-
-class Installed(Answer):
-    challenge: str
-    version: int = Field(description="1 for the first install; +1 for each changed bundle.")
-    sha256: str
-    phases: list[str]
-    changed: bool = Field(description="False when the same bundle was installed already.")

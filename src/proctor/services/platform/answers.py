@@ -412,3 +412,13 @@ class Leaderboard(Answer):
     public: bool
     ladder: dict[str, int | float] | None
     rows: list[BoardRow]
+
+
+class Installed(Answer):
+    """A challenge version as installed (``installs.Installed.to_json``)."""
+
+    challenge: str
+    version: int = Field(description="1 for the first install; +1 for each changed bundle.")
+    sha256: str
+    phases: list[str]
+    changed: bool = Field(description="False when the same bundle was installed already.")

@@ -27,6 +27,7 @@ from proctor.services.platform.answers import (
     FinalChoice,
     Flagged,
     FlaggedList,
+    Installed,
     Invitation,
     Joined,
     Leaderboard,
@@ -83,15 +84,16 @@ class Client:
             return response.text if as_text else response.json()
         raise _error_of(response)
 
-    def install(self, source: str) -> dict[str, Any]:
+    def install(self, source: str) -> Installed:
         """Install challenge ``source`` (a folder on the server, or a bundled name)."""
         path = Path(source)
         if path.is_file():
             with path.open("rb") as stream:
-                return dict(
-                    self._call("POST", "/challenges/archive", files={"bundle": (path.name, stream)})
+                files = {"bundle": (path.name, stream)}
+                return Installed.model_validate(
+                    self._call("POST", "/challenges/archive", files=files)
                 )
-        return dict(self._call("POST", "/challenges", json={"source": source}))
+        return Installed.model_validate(self._call("POST", "/challenges", json={"source": source}))
 
     def submit(self, entry: Path, challenge: str, phase: str | None) -> Receipt:
         """Upload ``entry`` to ``challenge``'s ``phase``: an archive, or a folder.

@@ -29,6 +29,7 @@ from proctor.web.pages.bundle_pages import TITLES, render_page
 from proctor.web.pages.charts import board_charts, own_submissions_chart
 from proctor.web.pages.common import (
     TokenCookie,
+    Visitor,
     error_page,
     principal_of,
     render,
@@ -105,16 +106,16 @@ def bundle_page(
 
 
 @router.get("/challenges/{name}/leaderboards/{board}", response_class=HTMLResponse)
-def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def board_page(
     name: str,
     board: str,
     request: Request,
     platform: PlatformDep,
+    principal: Visitor,
+    *,
     phase: str | None = None,
-    token: TokenCookie = None,
 ) -> Response:
     """One leaderboard as a table (the same rows as the REST board)."""
-    principal = principal_of(platform, token)
     try:
         shown = standings.leaderboard(platform, principal, name, phase or None, board)
         history = standings.board_history(platform, principal, name, phase or None, board)

@@ -8,7 +8,6 @@ and reloads the page when the evaluation ends.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -31,12 +30,13 @@ from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
 from proctor.web.pages.charts import dashboard_charts, submission_interval_chart
 from proctor.web.pages.common import (
-    CsrfField,
+    MemberForm,
+    PageRoute,
     TokenCookie,
-    act,
     error_page,
     principal_of,
     render,
+    see_next,
     signed_in,
 )
 from proctor.web.pages.figures import Numbers, case_summary, stage_outcome
@@ -45,7 +45,7 @@ from proctor.web.pages.navigation import challenge_nav
 POLL_MS = 1000
 """Milliseconds between two polls of a running submission's status."""
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 
 def live_text(shown: answers.SubmissionStatus) -> dict[str, Any]:
@@ -132,51 +132,32 @@ def submission_page(
 
 
 @router.post("/submissions/{sid}/cancel", response_class=HTMLResponse)
-def cancel_page(
-    sid: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
+def cancel_page(sid: str, platform: PlatformDep, me: MemberForm) -> Response:
     """Cancel the submission, then show its page again."""
-
-    def cancel(me: Principal) -> None:
-        submissions.cancel(platform, me, sid)
-
-    return act(request, platform, token, sent, cancel, role="member", then=_back(sid))
+    submissions.cancel(platform, me, sid)
+    return see_next(_back(sid))
 
 
 @router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
-def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def publish_page(
     sid: str,
-    request: Request,
     platform: PlatformDep,
+    me: MemberForm,
     task: Annotated[str, Form()],
+    *,
     part: Annotated[str, Form()] = "",
     published: Annotated[bool, Form()] = True,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
 ) -> Response:
     """Publish or withdraw a task's (or part's) result, then show the submission again."""
-
-    def publish(me: Principal) -> None:
-        publications.publish(platform, me, sid, task, part=part, published=published)
-
-    return act(request, platform, token, sent, publish, role="member", then=_back(sid))
+    publications.publish(platform, me, sid, task, part=part, published=published)
+    return see_next(_back(sid))
 
 
 @router.post("/submissions/{sid}/final", response_class=HTMLResponse)
-def final_page(
-    sid: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
+def final_page(sid: str, platform: PlatformDep, me: MemberForm) -> Response:
     """Choose the submission as a final entry of its team, then show it again."""
-    choose = partial(publications.choose_final, platform, sid=sid)
-    return act(request, platform, token, sent, choose, role="member", then=_back(sid))
+    publications.choose_final(platform, me, sid)
+    return see_next(_back(sid))
 
 
 def _back(sid: str) -> str:
