@@ -530,7 +530,7 @@ def test_the_service_shows_a_participant_the_ingestion_exam_as_disclosed(
     assert shown.report is not None
     stages = {stage["name"]: stage for stage in shown.report["stages"]}
     assert "MODEL-PRINT" in stages["exam"]["message"]  # exam: full
-    assert "scored 6" not in json.dumps(shown)  # the scoring program's print...
+    assert "scored 6" not in shown.model_dump_json()  # the scoring program's print...
     logs = submission_logs(platform, authenticate(platform, olga.token), receipt.submission)
     assert "scored 6" in logs.model_dump_json()  # ...is the organizer's
 
