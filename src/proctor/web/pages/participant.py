@@ -28,6 +28,7 @@ from proctor.web.deps import PlatformDep
 from proctor.web.pages.bundle_pages import TITLES, render_page
 from proctor.web.pages.charts import board_charts, own_submissions_chart
 from proctor.web.pages.common import (
+    PageRoute,
     TokenCookie,
     Visitor,
     error_page,
@@ -39,30 +40,25 @@ from proctor.web.pages.figures import Numbers
 from proctor.web.pages.navigation import challenge_nav
 from proctor.web.uploads import MinimumRate, read_upload
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 
 @router.get("/", response_class=HTMLResponse)
-def home(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+def home(request: Request, platform: PlatformDep, principal: Visitor) -> Response:
     """The installed challenges."""
-    principal = principal_of(platform, token)
     return render(request, "home.html", principal, challenges=overview.challenge_list(platform))
 
 
 @router.get("/challenges/{name}", response_class=HTMLResponse)
 def challenge_page(
-    name: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    name: str, request: Request, platform: PlatformDep, principal: Visitor
 ) -> Response:
     """A challenge: its phases, their boards, the submission form and the team's submissions."""
-    principal = principal_of(platform, token)
-    try:
-        shown = overview.challenge_overview(platform, principal, name)
-        _, challenge = installs.current(platform, name)
-        mine = submissions.listing(platform, principal, name) if principal else []
-        allowed = allowances.team_allowances(platform, principal, name) if principal else []
-        about = render_page(challenge, "overview") if "overview" in challenge.pages else None
-    except ProctorError as error:
-        return error_page(request, principal, error)
+    shown = overview.challenge_overview(platform, principal, name)
+    _, challenge = installs.current(platform, name)
+    mine = submissions.listing(platform, principal, name) if principal else []
+    allowed = allowances.team_allowances(platform, principal, name) if principal else []
+    about = render_page(challenge, "overview") if "overview" in challenge.pages else None
     numbers = Numbers(challenge)
     metric = default_metric(challenge, challenge.phases[-1])
     # an organizer's list holds every team's: the console is where to compare them
@@ -85,15 +81,11 @@ def challenge_page(
 
 @router.get("/challenges/{name}/pages/{page}", response_class=HTMLResponse)
 def bundle_page(
-    name: str, page: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    name: str, page: str, request: Request, platform: PlatformDep, principal: Visitor
 ) -> Response:
     """One of the challenge's own pages (data, evaluation, terms...), sanitized."""
-    principal = principal_of(platform, token)
-    try:
-        _, challenge = installs.current(platform, name)
-        content = render_page(challenge, page)
-    except ProctorError as error:
-        return error_page(request, principal, error)
+    _, challenge = installs.current(platform, name)
+    content = render_page(challenge, page)
     return render(
         request,
         "page.html",
@@ -116,12 +108,9 @@ def board_page(
     phase: str | None = None,
 ) -> Response:
     """One leaderboard as a table (the same rows as the REST board)."""
-    try:
-        shown = standings.leaderboard(platform, principal, name, phase or None, board)
-        history = standings.board_history(platform, principal, name, phase or None, board)
-        _, challenge = installs.current(platform, name)
-    except ProctorError as error:
-        return error_page(request, principal, error)
+    shown = standings.leaderboard(platform, principal, name, phase or None, board)
+    history = standings.board_history(platform, principal, name, phase or None, board)
+    _, challenge = installs.current(platform, name)
     numbers = Numbers(challenge)
     mine = principal.team if principal else None
     return render(

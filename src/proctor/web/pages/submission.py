@@ -33,7 +33,7 @@ from proctor.web.pages.common import (
     MemberForm,
     PageRoute,
     TokenCookie,
-    error_page,
+    Visitor,
     principal_of,
     render,
     see_next,
@@ -94,22 +94,18 @@ def live_status(sid: str, platform: PlatformDep, token: TokenCookie = None) -> R
 
 @router.get("/submissions/{sid}", response_class=HTMLResponse)
 def submission_page(
-    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    sid: str, request: Request, platform: PlatformDep, principal: Visitor
 ) -> Response:
     """A submission's status, stage and queue position, then its disclosed report."""
-    principal = principal_of(platform, token)
-    try:
-        shown = submissions.status(platform, signed_in(principal), sid)
-        _, challenge = installs.current(platform, shown.challenge)
-        chosen = None
-        board = None
-        detailed: list[str] = []
-        if shown.status == "scored":
-            chosen = publications.choices(platform, signed_in(principal), sid)
-            board = _default_board(platform, principal, shown)
-            detailed = scorer_pages.readable_tasks(platform, principal, sid)
-    except ProctorError as error:
-        return error_page(request, principal, error)
+    shown = submissions.status(platform, signed_in(principal), sid)
+    _, challenge = installs.current(platform, shown.challenge)
+    chosen = None
+    board = None
+    detailed: list[str] = []
+    if shown.status == "scored":
+        chosen = publications.choices(platform, signed_in(principal), sid)
+        board = _default_board(platform, principal, shown)
+        detailed = scorer_pages.readable_tasks(platform, principal, sid)
     numbers = Numbers(challenge)
     return render(
         request,
