@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -325,15 +326,26 @@ def cancel(platform: Platform, principal: Principal, sid: str) -> SubmissionStat
     return status(platform, principal, sid)
 
 
+@dataclass(frozen=True, slots=True)
+class TeamSubmission:
+    """A submission as its team's list shows it (``created``: ``YYYY-MM-DD HH:MM:SS UTC``).
+
+    ``status`` and ``scores`` (task → metric → value; empty until scored) as ``status`` shows
+    them to the caller.
+    """
+
+    submission: str
+    team: str | None
+    phase: str
+    created: str
+    status: str
+    scores: dict[str, dict[str, Any]]
+
+
 def listing(
     platform: Platform, principal: Principal, challenge_name: str, limit: int = 50
-) -> list[dict[str, Any]]:
-    """The caller's team's submissions to a challenge, newest first (every team's for organizers).
-
-    Each: ``submission``, ``team``, ``phase``, ``created`` (UTC), ``status`` and ``scores``
-    (task → metric → value, as the caller may see them; empty until scored) as ``status``
-    reports them.
-    """
+) -> list[TeamSubmission]:
+    """The caller's team's submissions to a challenge, newest first (organizers: every team's)."""
     with platform.db() as session:
         query = select(SubmissionRow).where(SubmissionRow.challenge == challenge_name)
         if not principal.organizer:
@@ -345,15 +357,13 @@ def listing(
         shown = status(platform, principal, row.id)
         report = shown.report or {}
         listed.append(
-            {
-                "submission": row.id,
-                "team": teams.get(row.team_id),
-                "phase": row.phase,
-                "created": datetime.fromtimestamp(row.created, UTC).strftime(
-                    "%Y-%m-%d %H:%M:%S UTC"
-                ),
-                "status": shown.status,
-                "scores": report.get("scores") or {},
-            }
+            TeamSubmission(
+                submission=row.id,
+                team=teams.get(row.team_id),
+                phase=row.phase,
+                created=datetime.fromtimestamp(row.created, UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+                status=shown.status,
+                scores=report.get("scores") or {},
+            )
         )
     return listed

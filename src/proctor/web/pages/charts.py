@@ -19,6 +19,7 @@ from markupsafe import Markup
 from proctor.leaderboard import Board
 from proctor.services.platform.answers import BoardRow as LeaderboardRow
 from proctor.services.platform.answers import Leaderboard
+from proctor.services.platform.submissions import TeamSubmission
 from proctor.web.pages import plots
 from proctor.web.pages.figures import Numbers
 
@@ -176,7 +177,7 @@ def _history(history: list[tuple[datetime, Board]], column: _Column, mine: str |
 
 
 def own_submissions_chart(
-    listed: list[dict[str, Any]], numbers: Numbers, metric: str | None
+    listed: list[TeamSubmission], numbers: Numbers, metric: str | None
 ) -> Chart | None:
     """The team's scored submissions over time, by ``metric`` (None: nothing to draw)."""
     if metric is None:
@@ -184,15 +185,15 @@ def own_submissions_chart(
     series: dict[str, list[plots.Point]] = {}
     rows = []
     for item in listed:
-        for task, values in item["scores"].items():
+        for task, values in item.scores.items():
             value = values.get(metric)
             if not isinstance(value, int | float):
                 continue
-            at = datetime.strptime(item["created"], "%Y-%m-%d %H:%M:%S UTC")
-            label = f"{item['submission']}: {numbers.fmt(metric, value)}"
-            key = f"{item['phase']} {task}"
+            at = datetime.strptime(item.created, "%Y-%m-%d %H:%M:%S UTC")
+            label = f"{item.submission}: {numbers.fmt(metric, value)}"
+            key = f"{item.phase} {task}"
             series.setdefault(key, []).append(plots.Point(at.timestamp(), float(value), label))
-            rows.append((item["created"], item["submission"], key, numbers.fmt(metric, value)))
+            rows.append((item.created, item.submission, key, numbers.fmt(metric, value)))
     svg = plots.time_series(
         series,
         title=f"your submissions' {metric}",
