@@ -163,10 +163,10 @@ def latency(runs: int) -> list[float]:
         delays = []
         for _ in range(runs):
             start = time.monotonic()
-            sid = client.submit(entry.with_suffix(".tar.gz"), "toy", None)["submission"]
+            sid = client.submit(entry.with_suffix(".tar.gz"), "toy", None).submission
             wait_for(lambda sid=sid: _started(client, sid), 60, "the first stage")
             delays.append(time.monotonic() - start)
-            wait_for(lambda sid=sid: client.status(sid)["status"] == "scored", 60, "the score")
+            wait_for(lambda sid=sid: client.status(sid).status == "scored", 60, "the score")
         client.close()
         return delays
     finally:
@@ -176,7 +176,7 @@ def latency(runs: int) -> list[float]:
 
 def _started(client: Client, sid: str) -> bool:
     shown = client.status(sid)
-    return shown["stage"] is not None or shown["status"] not in ("queued", "running")
+    return shown.stage is not None or shown.status not in ("queued", "running")
 
 
 def _pg_reachable() -> bool:

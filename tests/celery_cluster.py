@@ -34,9 +34,10 @@ from sqlalchemy import select as sql_select
 
 from proctor.executor.celery_app import make_app, queues_by_challenge, sender
 from proctor.services.platform.accounts import Principal, add_user, authenticate
+from proctor.services.platform.answers import Receipt
 from proctor.services.platform.installs import install
 from proctor.services.platform.resources import Platform, open_platform
-from proctor.services.platform.submissions import Receipt, submit
+from proctor.services.platform.submissions import submit
 from proctor.settings import ServiceSettings
 from proctor.store import jobs
 from proctor.store.models import Attempt, Job, Result

@@ -299,3 +299,35 @@ def test_console_pages_are_404_to_participants_401_without_a_session_and_forms_n
     assert forged.status_code == 403 and elsewhere.status_code == 403
     listed = {u["user"]: u for u in site.json("olga", "user", "list")[1]["users"]}
     assert "mallory" not in listed and not listed["bob"]["disabled"]
+
+
+def test_every_console_form_refuses_by_role_before_its_token_with_the_error_page(
+    site: Site, tmp_path: Path
+) -> None:
+    """Nobody: 401; a participant: 404 (the console tells nothing); an organizer's forged
+    form: 403. Each refusal is the HTML error page and changes nothing."""
+    sid = submit(site.seeded, "alice", make_entry(tmp_path / "entry"))
+    preview = "/console/challenges/toy/rescores/" + "0" * 16
+    forms = (
+        "/console/users",
+        "/console/users/bob/disable",
+        "/console/teams/move",
+        "/console/teams/blue/quota",
+        "/console/challenges/toy/phases/open",
+        "/console/challenges/toy/rescore",
+        f"/console/submissions/{sid}/refund",
+        f"{preview}/apply",
+        f"{preview}/cancel",
+    )
+    sent = {"csrf": "forged", "user": "mallory", "team": "blue", "total": "1", "closes": "x"}
+    for user, expected in ((None, 401), ("alice", 404), ("bob", 404), ("olga", 403)):
+        cookies = {"proctor_token": site.seeded.tokens[user]} if user else {}
+        with httpx.Client(base_url=site.url, cookies=cookies, timeout=60) as browser:
+            browser.get("/")  # the CSRF nonce cookie
+            for path in forms:
+                answer = browser.post(path, data=sent)
+                assert answer.status_code == expected, (user, path, answer.text[:200])
+                assert answer.headers["content-type"].startswith("text/html"), (user, path)
+    listed = {u["user"]: u for u in site.json("olga", "user", "list")[1]["users"]}
+    assert "mallory" not in listed and not listed["bob"]["disabled"]
+    assert listed["bob"]["team"] == "blue"

@@ -47,8 +47,8 @@ def test_a_phase_closed_early_is_closed_for_every_reader_and_survives_a_reinstal
     with pytest.raises(RefusedError, match="closed at"):
         check_open(phase, time.time())
     shown = overview.challenge_overview(svc.platform, olga, "toy")
-    [shown_phase] = [p for p in shown["phases"] if p["name"] == "open"]
-    assert shown_phase["closes"] is not None and not shown_phase["open"]
+    [shown_phase] = [p for p in shown.phases if p.name == "open"]
+    assert shown_phase.closes is not None and not shown_phase.open
     spec = yaml.safe_load((svc.bundle / "challenge.yaml").read_text())
     spec["title"] = "Toy, second edition"
     (svc.bundle / "challenge.yaml").write_text(yaml.safe_dump(spec))
@@ -87,7 +87,7 @@ def test_a_disabled_users_token_is_refused(svc: Svc) -> None:
     with pytest.raises(AuthenticationError, match="disabled"):
         authenticate(svc.platform, svc.tokens["carol"])
     listed = users_admin.users_and_teams(svc.platform, svc.principal("olga"))
-    assert {u["user"]: u["disabled"] for u in listed["users"]}["carol"] is True
+    assert {u.user: u.disabled for u in listed.users}["carol"] is True
 
 
 def test_the_list_pages_every_submission_with_its_scores(svc: Svc) -> None:
@@ -96,9 +96,9 @@ def test_the_list_pages_every_submission_with_its_scores(svc: Svc) -> None:
     olga = svc.principal("olga")
     first = challenge_submissions(svc.platform, olga, "toy", Filters(per_page=2))
     third = challenge_submissions(svc.platform, olga, "toy", Filters(page=3, per_page=2))
-    assert first["total"] == 5 and [s["submission"] for s in first["submissions"]] == ["s4", "s3"]
-    assert [s["scores"] for s in third["submissions"]] == [{"arousal": {"auprc": 0.0}}]
+    assert first.total == 5 and [s.submission for s in first.submissions] == ["s4", "s3"]
+    assert [s.scores for s in third.submissions] == [{"arousal": {"auprc": 0.0}}]
     blue = challenge_submissions(svc.platform, olga, "toy", Filters(team="blue"))
-    assert {s["submission"] for s in blue["submissions"]} == {"s1", "s3"}
+    assert {s.submission for s in blue.submissions} == {"s1", "s3"}
     with pytest.raises(NotFoundError):
         challenge_submissions(svc.platform, svc.principal("bob"), "toy", Filters())

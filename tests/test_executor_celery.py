@@ -260,7 +260,7 @@ def test_an_entry_killing_its_worker_ends_failed_infrastructure_refunded(
     ]  # fmt: skip
     assert len({a.worker for a in cluster.attempts_of(job.id)}) == 3  # a new pool process each
     shown = status(cluster.platform, team, sid)
-    assert (shown["status"], shown["failure"]) == ("failed", "infrastructure")
+    assert (shown.status, shown.failure) == ("failed", "infrastructure")
     again = cluster.submit(team, _sleepy_entry(cluster, "honest", 0))  # the quota was refunded
     _done(cluster, again.submission)
     with pytest.raises(RefusedError, match="used all 1 submissions"):
@@ -303,8 +303,8 @@ def _submit_over_http(url: str, token: str, cluster: Cluster, entry: Path) -> st
         receipt = client.submit(archive, "toy", None)
     finally:
         client.close()
-    assert receipt["status"] == "queued"
-    return str(receipt["submission"])
+    assert receipt.status == "queued"
+    return receipt.submission
 
 
 def test_a_team_with_nothing_running_goes_before_another_teams_earlier_jobs(

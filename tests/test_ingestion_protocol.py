@@ -526,12 +526,13 @@ def test_the_service_shows_a_participant_the_ingestion_exam_as_disclosed(
     while run_next("test-worker", runtime):
         pass
     shown = submissions.status(platform, participant, receipt.submission)
-    assert shown["status"] == "scored", shown
-    stages = {stage["name"]: stage for stage in shown["report"]["stages"]}
+    assert shown.status == "scored", shown
+    assert shown.report is not None
+    stages = {stage["name"]: stage for stage in shown.report["stages"]}
     assert "MODEL-PRINT" in stages["exam"]["message"]  # exam: full
-    assert "scored 6" not in json.dumps(shown)  # the scoring program's print...
+    assert "scored 6" not in shown.model_dump_json()  # the scoring program's print...
     logs = submission_logs(platform, authenticate(platform, olga.token), receipt.submission)
-    assert "scored 6" in json.dumps(logs)  # ...is the organizer's
+    assert "scored 6" in logs.model_dump_json()  # ...is the organizer's
 
 
 def test_a_scorer_running_the_participants_code_on_the_host_needs_the_hosts_allowance(

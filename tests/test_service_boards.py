@@ -243,10 +243,10 @@ def test_a_submissions_choices_list_each_task_and_organ_and_what_was_published(s
     svc.scored_tasks("b1", "blue", "final", "visceral-anatomy3", results)
     assert svc.post("/submissions/b1/publish", "bob", {"task": "CTce", "part": "liver"})[0] == 200
     chosen = publications.choices(svc.platform, svc.principal("bob"), "b1")
-    rows = {(p["task"], p["part"]): p["published"] for p in chosen["publications"]}
+    rows = {(p.task, p.part): p.published for p in chosen.publications}
     assert [key for key, published in rows.items() if published] == [("CTce", "liver")]
     for task in ("CTce", "MRT1"):
         assert {(task, None), (task, "liver"), (task, "spleen")} <= set(rows)
-    assert chosen["final"] is False and chosen["final_entries"] >= 1
+    assert chosen.final is False and chosen.final_entries >= 1
     with pytest.raises(NotFoundError):
         publications.choices(svc.platform, svc.principal("carol"), "b1")

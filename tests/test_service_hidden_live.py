@@ -39,7 +39,7 @@ def _poll(seeded: Seeded, sid: str, worker: threading.Thread) -> tuple[list[Any]
         alive = worker.is_alive()
         for principal, found in zip((team, organizer), seen, strict=True):
             shown = submissions.status(seeded.platform, principal, sid)
-            state = (shown["status"], shown["stage"], shown["queue_position"])
+            state = (shown.status, shown.stage, shown.queue_position)
             if not found or found[-1] != state:
                 found.append(state)
         if not alive:
@@ -69,12 +69,12 @@ def test_polling_shows_no_hidden_stage_and_a_cancel_during_one_still_counts(
     cancelled = submit(seeded, "alice", entry)
     alice = authenticate(seeded.platform, seeded.tokens["alice"])
     worker = _worker(seeded, sandbox, sandbox_settings)
-    while submissions.status(seeded.platform, alice, cancelled)["stage"] != HIDDEN_STAGE:
+    while submissions.status(seeded.platform, alice, cancelled).stage != HIDDEN_STAGE:
         assert worker.is_alive(), "the job ended before its exam was seen"
     shown = submissions.cancel(seeded.platform, alice, cancelled)
     worker.join()
     shown = submissions.status(seeded.platform, alice, cancelled)
-    assert (shown["status"], shown["report"]) == ("cancelled", None)
+    assert (shown.status, shown.report) == ("cancelled", None)
     with seeded.platform.db() as session:
         row = session.get(SubmissionRow, cancelled)
         assert row is not None and submission_counts(session, row)

@@ -24,7 +24,7 @@ import yaml
 from sqlalchemy import func, select
 
 from proctor.errors import NotFoundError, RefusedError
-from proctor.services.platform import publications, submissions, teams
+from proctor.services.platform import answers, publications, submissions, teams
 from proctor.services.platform.accounts import add_user
 from proctor.services.platform.installs import install
 from proctor.services.platform.resources import Platform, open_platform
@@ -102,9 +102,9 @@ def test_one_invitation_admits_one_user(svc: Svc) -> None:
     principals = [svc.principal(name) for name in joiners]
 
     outcomes = _race([partial(teams.join, svc.platform, p, code) for p in principals])
-    joined = [o for o in outcomes if isinstance(o, dict)]
+    joined = [o for o in outcomes if isinstance(o, answers.Joined)]
     assert len(joined) == 1, outcomes
-    assert all(isinstance(o, NotFoundError) for o in outcomes if not isinstance(o, dict))
+    assert all(isinstance(o, NotFoundError) for o in outcomes if o not in joined)
     assert _members(svc, "blue") == 2
 
 
@@ -123,9 +123,9 @@ def test_a_team_never_grows_past_its_size(svc: Svc) -> None:
 
         joins = zip(principals, codes, strict=True)
         outcomes = _race([partial(teams.join, svc.platform, p, c) for p, c in joins])
-        joined = [o for o in outcomes if isinstance(o, dict)]
+        joined = [o for o in outcomes if isinstance(o, answers.Joined)]
         assert len(joined) == 4, f"round {round_}: {outcomes}"
-        refused = [o for o in outcomes if not isinstance(o, dict)]
+        refused = [o for o in outcomes if not isinstance(o, answers.Joined)]
         assert all("already has 5 members" in str(o) for o in refused), refused
         assert _members(svc, team) == 5
     with svc.platform.db() as session:
@@ -147,7 +147,7 @@ def test_parallel_final_choices_keep_final_entries(svc: Svc) -> None:
             svc.scored(f"s{round_}-{i}", "blue", "open", {"auprc": 0.5}) for i in range(THREADS)
         ]
         outcomes = _race([partial(publications.choose_final, svc.platform, bob, s) for s in sids])
-        assert all(isinstance(o, dict) and o["final"] for o in outcomes), outcomes
+        assert all(isinstance(o, answers.FinalChoice) and o.final for o in outcomes), outcomes
         with svc.platform.db() as session:
             kept = list(session.scalars(select(FinalChoice.submission_id)))
         assert len(kept) == 1, f"round {round_}: {kept}"

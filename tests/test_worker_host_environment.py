@@ -33,6 +33,7 @@ def test_a_job_on_the_hosts_tree_fails_on_a_worker_that_does_not_allow_it(
         worker.close()
     shown = status(seeded.platform, authenticate(seeded.platform, seeded.tokens["olga"]), sid)
     seeded.platform.close()
-    assert shown["status"] == "failed" and shown["failure"] == "platform", shown
-    message = shown["report"]["message"] + " ".join(s["message"] for s in shown["report"]["stages"])
-    assert "--allow-host-environment" in message, shown["report"]
+    assert shown.status == "failed" and shown.failure == "platform", shown
+    assert shown.report is not None
+    message = shown.report["message"] + " ".join(s["message"] for s in shown.report["stages"])
+    assert "--allow-host-environment" in message, shown.report

@@ -3,7 +3,9 @@
 Participant-facing failures (a bad entry, a wrong output) are kept apart from usage mistakes
 (a broken challenge file, a wrong command line) and from platform faults (no working sandbox).
 The tree carries no exit codes or HTTP statuses: each face maps these types to its own codes in
-one table at the edge (the CLI's is ``proctor.cli.exit_status``)::
+one table at the edge (the CLI's is ``proctor.cli.exit_status``). Each class carries its
+``kind``, its name on the wire (``{"error": {"kind", "message"}}``): a subclass without a
+kind of its own goes by its parent's, and ``error_type`` finds the class a kind names::
 
     ProctorError
     ├── UsageError               the caller must change what they asked for
@@ -33,14 +35,20 @@ them into ``InputFileError`` or ``UsageError`` (``proctor.services.local.input_e
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 
 class ProctorError(Exception):
     """Base of every error Proctor raises on purpose."""
 
+    kind: ClassVar[str] = "internal"
+    """The error's name on the wire; a subclass without its own goes by its parent's."""
+
 
 class UsageError(ProctorError):
     """The caller asked for something that cannot be done as asked."""
+
+    kind = "usage"
 
 
 class ConfigError(UsageError):
@@ -48,6 +56,8 @@ class ConfigError(UsageError):
 
     ``path`` is the file, ``location`` the YAML path of the bad key (``phases[1].tasks``).
     """
+
+    kind = "config"
 
     def __init__(self, message: str, *, path: Path | str | None = None, location: str = "") -> None:
         self.path = Path(path) if path is not None else None
@@ -66,9 +76,13 @@ class InputFileError(UsageError):
 class EntryError(ProctorError):
     """The participant's entry is at fault."""
 
+    kind = "entry"
+
 
 class ArchiveError(EntryError):
     """An uploaded archive is unsafe or malformed."""
+
+    kind = "archive"
 
 
 class ManifestError(EntryError):
@@ -84,6 +98,8 @@ class OutputError(EntryError):
 
 class PlatformError(ProctorError):
     """The host, not the participant, is at fault."""
+
+    kind = "platform"
 
 
 class SandboxUnavailableError(PlatformError):
@@ -115,18 +131,37 @@ class RefusedError(ProctorError):
     The message says when the next attempt can succeed.
     """
 
+    kind = "refused"
+
 
 class ForbiddenError(ProctorError):
     """The caller may not do or see this."""
+
+    kind = "forbidden"
 
 
 class AuthenticationError(ForbiddenError):
     """No valid API token was presented."""
 
+    kind = "unauthenticated"
+
 
 class NotFoundError(ForbiddenError):
     """No such object, or one the caller may not know exists (another team's submission)."""
 
+    kind = "not_found"
+
 
 class ServerUnreachableError(ProctorError):
     """The Proctor server cannot be reached at the URL given."""
+
+
+def error_type(kind: str) -> type[ProctorError] | None:
+    """The class whose own ``kind`` is ``kind`` (the most general of those loaded), else None."""
+    pending: list[type[ProctorError]] = [ProctorError]
+    while pending:
+        found = pending.pop(0)
+        if found.__dict__.get("kind") == kind:
+            return found
+        pending.extend(found.__subclasses__())
+    return None

@@ -10,28 +10,28 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from proctor.cli.api_client import print_json
 from proctor.cli.team_cmd import JsonOpt, ServerOpt, TokenOpt, _client
 from proctor.cli.untrusted import plain
 from proctor.errors import UsageError
+from proctor.services.platform.answers import ListedSubmission
 
 CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV on stdout.")]
 
 
-def _print(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2))
+_print = print_json
 
 
-def _scores(row: dict[str, Any]) -> str:
+def _scores(row: ListedSubmission) -> str:
     return "; ".join(
         f"{task}.{metric}={value:.6g}" if isinstance(value, float | int) else f"{task}.{metric}="
-        for task, metrics in row["scores"].items()
+        for task, metrics in row.scores.items()
         for metric, value in metrics.items()
     )
 
@@ -66,32 +66,32 @@ def submissions_cmd(  # noqa: PLR0917 - typer maps parameters to options
     if as_json:
         _print(answer)
         return
-    rows = answer["submissions"]
+    rows = answer.submissions
     if as_csv:
         typer.echo(_csv(rows), nl=False)
         return
     for row in rows:
         line = (
-            f"{row['submission']}  {row['team']}  {row['phase']}  {row['created']}  "
-            f"{row['status']}{' (' + row['failure'] + ')' if row['failure'] else ''}  "
+            f"{row.submission}  {row.team}  {row.phase}  {row.created}  "
+            f"{row.status}{' (' + row.failure + ')' if row.failure else ''}  "
             f"{_scores(row)}"
         )
         typer.echo(plain(line))
-    shown = f"page {answer['page']}, " if answer["total"] > answer["per_page"] else ""
-    typer.echo(f"{answer['total']} submission(s) ({shown}{len(rows)} shown)", err=True)
+    shown = f"page {answer.page}, " if answer.total > answer.per_page else ""
+    typer.echo(f"{answer.total} submission(s) ({shown}{len(rows)} shown)", err=True)
 
 
-def _csv(rows: list[dict[str, Any]]) -> str:
+def _csv(rows: list[ListedSubmission]) -> str:
     """One row per submission: its fields, then a column per task and metric."""
-    columns = sorted({f"{t}.{m}" for r in rows for t, ms in r["scores"].items() for m in ms})
+    columns = sorted({f"{t}.{m}" for r in rows for t, ms in r.scores.items() for m in ms})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["submission", "team", "phase", "created", "status", "failure", *columns])
     for row in rows:
-        flat = {f"{t}.{m}": v for t, ms in row["scores"].items() for m, v in ms.items()}
-        fields = [row[k] for k in ("submission", "team", "phase", "created", "status")]
+        flat = {f"{t}.{m}": v for t, ms in row.scores.items() for m, v in ms.items()}
+        fields = [row.submission, row.team, row.phase, row.created, row.status]
         values = ["" if flat.get(c) is None else flat[c] for c in columns]
-        writer.writerow([*fields, row["failure"] or "", *values])
+        writer.writerow([*fields, row.failure or "", *values])
     return out.getvalue()
 
 
@@ -106,9 +106,9 @@ def logs_cmd(
     if as_json:
         _print(answer)
         return
-    for task in answer["tasks"]:
-        typer.echo(plain(f"== task {task['task']}: {task['state']} ({task['status']})"))
-        for name, text in task["logs"].items():
+    for task in answer.tasks:
+        typer.echo(plain(f"== task {task.task}: {task.state} ({task.status})"))
+        for name, text in task.logs.items():
             typer.echo(plain(f"--- {name}"))
             typer.echo(plain(text))
 
@@ -164,8 +164,8 @@ def phase_cmd(  # noqa: PLR0917 - typer maps parameters to options
     else:
         typer.echo(
             plain(
-                f"{answer['challenge']}/{answer['phase']}: opens {answer['opens'] or 'always'}, "
-                f"closes {answer['closes'] or 'never'}"
+                f"{answer.challenge}/{answer.phase}: opens {answer.opens or 'always'}, "
+                f"closes {answer.closes or 'never'}"
             )
         )
 
@@ -176,9 +176,9 @@ def user_list(server: ServerOpt = None, token: TokenOpt = None, as_json: JsonOpt
     if as_json:
         _print(answer)
         return
-    for user in answer["users"]:
-        state = "disabled" if user["disabled"] else "active"
-        typer.echo(plain(f"{user['user']}  {user['role']}  {user['team'] or '-'}  {state}"))
+    for user in answer.users:
+        state = "disabled" if user.disabled else "active"
+        typer.echo(plain(f"{user.user}  {user.role}  {user.team or '-'}  {state}"))
 
 
 def user_disable(
@@ -202,7 +202,7 @@ def team_move(
     """Move a participant into another team (organizers)."""
     answer = _client(server, token).move_member(user, team)
     _print(answer) if as_json else typer.echo(
-        plain(f"{user}: {answer['previous'] or 'no team'} -> {answer['team']}")
+        plain(f"{user}: {answer.previous or 'no team'} -> {answer.team}")
     )
 
 
@@ -224,7 +224,8 @@ def team_quota(  # noqa: PLR0917 - typer maps parameters to options
         "concurrent": concurrent,
     }
     answer = _client(server, token).team_quota(team, limits)
-    _print(answer) if as_json else typer.echo(plain(f"team {team}: quota {answer['quota']}"))
+    quota = answer.quota.model_dump() if answer.quota is not None else None
+    _print(answer) if as_json else typer.echo(plain(f"team {team}: quota {quota}"))
 
 
 def _group(app: typer.Typer, name: str) -> typer.Typer:

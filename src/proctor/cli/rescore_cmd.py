@@ -8,14 +8,14 @@ diff and keeps it as a preview (nothing changes); ``--apply ID`` stores that pre
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from proctor.cli.api_client import api_client
+from proctor.cli.api_client import api_client, print_json
 from proctor.cli.untrusted import plain
 from proctor.errors import UsageError
+from proctor.services.platform.answers import Rescored
 
 ServerOpt = Annotated[
     str | None, typer.Option("--server", help="Server URL (PROCTOR_SERVER).", show_default=False)
@@ -72,30 +72,29 @@ def rescore(  # noqa: PLR0917 - typer maps parameters to options
     _show(answer)
 
 
-def _print(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2))
+_print = print_json
 
 
-def _show(answer: dict[str, Any]) -> None:
+def _show(answer: Rescored) -> None:
     """The diff as text: a headline, each changed metric, each rank moved."""
-    done = "rescored" if answer["applied"] else "would be rescored (preview, nothing changed)"
+    done = "rescored" if answer.applied else "would be rescored (preview, nothing changed)"
     typer.echo(
-        f"{answer['challenge']} · phase {answer['phase']} · version "
-        f"{answer['challenge_version']}: {answer['rescored']} job(s) {done}, "
-        f"{answer['changed']} changed"
+        f"{answer.challenge} · phase {answer.phase} · version "
+        f"{answer.challenge_version}: {answer.rescored} job(s) {done}, "
+        f"{answer.changed} changed"
     )
-    for job in answer["jobs"]:
-        where = f"  {job['submission']} ({job['team']}) {job['task']}"
-        if job["error"]:
-            typer.echo(plain(f"{where}: {job['error']}"))
-        for metric, change in job["changes"].items():
-            typer.echo(plain(f"{where} {metric}: {change['old']} -> {change['new']}"))
-    for move in answer["rank_changes"]:
-        old = move["old"]["rank"] if move["old"] else "-"
-        new = move["new"]["rank"] if move["new"] else "-"
-        typer.echo(plain(f"  rank of {move['team']}: {old} -> {new}"))
-    if not answer["applied"]:
-        name, ident = answer["challenge"], answer["preview"]
+    for job in answer.jobs:
+        where = f"  {job.submission} ({job.team}) {job.task}"
+        if job.error:
+            typer.echo(plain(f"{where}: {job.error}"))
+        for metric, change in job.changes.items():
+            typer.echo(plain(f"{where} {metric}: {change.old} -> {change.new}"))
+    for move in answer.rank_changes:
+        old = move.old.rank if move.old else "-"
+        new = move.new.rank if move.new else "-"
+        typer.echo(plain(f"  rank of {move.team}: {old} -> {new}"))
+    if not answer.applied:
+        name, ident = answer.challenge, answer.preview
         typer.echo(
             f"preview {ident}: apply it with 'proctor rescore {name} --apply {ident}', "
             f"or drop it with 'proctor rescore {name} --cancel {ident}'"

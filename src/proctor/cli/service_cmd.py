@@ -12,14 +12,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from proctor.cli import challenge_cmd, rescore_cmd
-from proctor.cli.api_client import api_client
+from proctor.cli.api_client import api_client, print_json
 from proctor.cli.figures import shown_number
 from proctor.cli.untrusted import plain
+from proctor.services.platform.answers import SubmissionStatus
 from proctor.services.platform.client import Client
 from proctor.settings import ServiceSettings
 
@@ -42,8 +43,7 @@ POLL_S = 0.5
 _client = api_client
 
 
-def _print(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2))
+_print = print_json
 
 
 def serve_cmd(  # noqa: PLR0917 - typer maps parameters to options
@@ -91,7 +91,7 @@ def user_add(
     finally:
         platform.close()
     if as_json:
-        _print(created.to_json())
+        _print(created)
     else:
         typer.echo(f"user {created.user} (team {created.team or '-'}); API token, shown once:")
         typer.echo(created.token)
@@ -108,8 +108,8 @@ def challenge_add(
     if as_json:
         _print(answer)
     else:
-        state = "installed" if answer["changed"] else "unchanged"
-        typer.echo(f"{answer['challenge']} version {answer['version']} {state}")
+        state = "installed" if answer.changed else "unchanged"
+        typer.echo(f"{answer.challenge} version {answer.version} {state}")
 
 
 def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
@@ -131,50 +131,48 @@ def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
     receipt = client.submit(entry, challenge, phase)
     if no_wait:
         _print(receipt) if as_json else typer.echo(
-            f"submission {receipt['submission']} queued (position {receipt['queue_position']})"
+            f"submission {receipt.submission} queued (position {receipt.queue_position})"
         )
         return
     if not as_json:
-        typer.echo(f"submission {receipt['submission']} queued", err=True)
-    final = _follow(client, receipt["submission"], quiet=as_json)
-    report = final["report"] or {}
+        typer.echo(f"submission {receipt.submission} queued", err=True)
+    final = _follow(client, receipt.submission, quiet=as_json)
+    report = final.report or {}
     if as_json:
-        _print({**report, "submission": final["submission"], "team": final["team"]})
+        _print({**report, "submission": final.submission, "team": final.team})
     else:
         _show(final)
     raise typer.Exit(_exit_status(final))
 
 
-def _follow(client: Client, sid: str, *, quiet: bool) -> dict[str, Any]:
+def _follow(client: Client, sid: str, *, quiet: bool) -> SubmissionStatus:
     """Poll the submission until it finishes, showing each new stage on stderr."""
     shown = None
     while True:
         current = client.status(sid)
-        seen = (current["status"], current["stage"], current["queue_position"])
+        seen = (current.status, current.stage, current.queue_position)
         if seen != shown and not quiet:
-            where = current["stage"] or (
-                f"position {current['queue_position']}"
-                if current["queue_position"] is not None
-                else ""
+            where = current.stage or (
+                f"position {current.queue_position}" if current.queue_position is not None else ""
             )
-            typer.echo(plain(f"{current['status']} {where}".rstrip()), err=True)
+            typer.echo(plain(f"{current.status} {where}".rstrip()), err=True)
             shown = seen
-        if current["status"] not in ("queued", "running"):
+        if current.status not in ("queued", "running"):
             return current
         time.sleep(POLL_S)
 
 
-def _exit_status(final: dict[str, Any]) -> int:
-    if final["status"] in ("scored", "dry_run"):
+def _exit_status(final: SubmissionStatus) -> int:
+    if final.status in ("scored", "dry_run"):
         return 0
-    if final["status"] == "cancelled":
+    if final.status == "cancelled":
         return 130
-    return 1 if final["failure"] in (None, "entry") else 3
+    return 1 if final.failure in (None, "entry") else 3
 
 
-def _show(final: dict[str, Any]) -> None:
-    report = final["report"] or {}
-    typer.echo(f"submission {final['submission']} · team {final['team']} · {final['status']}")
+def _show(final: SubmissionStatus) -> None:
+    report = final.report or {}
+    typer.echo(f"submission {final.submission} · team {final.team} · {final.status}")
     for stage in report.get("stages", []):
         typer.echo(plain(f"  {stage['name']:<8} {stage['status']:<8} {stage['message']}"))
     for task, scores in report.get("scores", {}).items():
@@ -192,9 +190,9 @@ def status_cmd(
     answer = _client(server, token).status(submission)
     if as_json:
         _print(answer)
-    elif answer["status"] in ("queued", "running"):
-        where = answer["stage"] or f"queue position {answer['queue_position']}"
-        typer.echo(f"submission {submission} · {answer['status']} · {where}")
+    elif answer.status in ("queued", "running"):
+        where = answer.stage or f"queue position {answer.queue_position}"
+        typer.echo(f"submission {submission} · {answer.status} · {where}")
     else:
         _show(answer)
 
@@ -219,10 +217,10 @@ def leaderboard_cmd(  # noqa: PLR0917 - typer maps parameters to options
     if as_json:
         _print(answer)
         return
-    typer.echo(f"{answer['challenge']} · phase {answer['phase']} · board {answer['board']}")
-    for row in answer["rows"]:
-        scores = (f"{t}.{m}={v:.6g}" for t, s in row["scores"].items() for m, v in s.items())
-        cells = [f"{row['rank']:g}", row["team"], row["submission"], *scores]
+    typer.echo(f"{answer.challenge} · phase {answer.phase} · board {answer.board}")
+    for row in answer.rows:
+        scores = (f"{t}.{m}={v:.6g}" for t, s in row.scores.items() for m, v in s.items())
+        cells = [f"{row.rank:g}", row.team, row.submission, *scores]
         typer.echo(plain("  ".join(str(cell) for cell in cells)))
 
 
@@ -242,11 +240,10 @@ def publish_cmd(  # noqa: PLR0917 - typer maps parameters to options
 
     Published results feed the phase's best_published boards.
     """
-    body = {"task": task, "part": part, "published": not withdraw}
-    answer = _client(server, token).action(submission, "publish", body)
+    answer = _client(server, token).publish(submission, task, part, not withdraw)
     what = f"{task}/{part}" if part else task
     _print(answer) if as_json else typer.echo(
-        f"{submission} {what}: {'published' if answer['published'] else 'withdrawn'}"
+        f"{submission} {what}: {'published' if answer.published else 'withdrawn'}"
     )
 
 
@@ -257,8 +254,8 @@ def final_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Choose a scored submission as one of the team's final entries."""
-    answer = _client(server, token).action(submission, "final")
-    replaced = f" (replaces {answer['replaced']})" if answer["replaced"] else ""
+    answer = _client(server, token).final(submission)
+    replaced = f" (replaces {answer.replaced})" if answer.replaced else ""
     _print(answer) if as_json else typer.echo(f"{submission} is a final entry{replaced}")
 
 
@@ -269,8 +266,8 @@ def cancel_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Cancel a queued or running submission."""
-    answer = _client(server, token).action(submission, "cancel")
-    _print(answer) if as_json else typer.echo(f"{submission}: {answer['status']}")
+    answer = _client(server, token).cancel(submission)
+    _print(answer) if as_json else typer.echo(f"{submission}: {answer.status}")
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:

@@ -6,12 +6,11 @@ Client commands like the other service commands: ``--server`` (``PROCTOR_SERVER`
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from proctor.cli.api_client import api_client
+from proctor.cli.api_client import api_client, print_json
 from proctor.cli.untrusted import plain
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
@@ -26,8 +25,7 @@ TokenOpt = Annotated[
 _client = api_client
 
 
-def _print(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2))
+_print = print_json
 
 
 def invite_cmd(
@@ -43,8 +41,8 @@ def invite_cmd(
     if as_json:
         _print(answer)
         return
-    typer.echo(f"invitation to team {plain(answer['team'])} (expires {answer['expires']}):")
-    typer.echo(answer["code"])
+    typer.echo(f"invitation to team {plain(answer.team)} (expires {answer.expires}):")
+    typer.echo(answer.code)
 
 
 def join_cmd(
@@ -56,7 +54,7 @@ def join_cmd(
     """Join the team an invitation code names."""
     answer = _client(server, token).join(code)
     _print(answer) if as_json else typer.echo(
-        f"{plain(answer['user'])} joined team {plain(answer['team'])}"
+        f"{plain(answer.user)} joined team {plain(answer.team)}"
     )
 
 
@@ -66,11 +64,11 @@ def flagged_cmd(server: ServerOpt = None, token: TokenOpt = None, as_json: JsonO
     if as_json:
         _print(answer)
         return
-    if not answer["flagged"]:
+    if not answer.flagged:
         typer.echo("no submission is flagged")
-    for row in answer["flagged"]:
-        state = "refunded" if row["refunded"] else "not refunded"
-        line = f"{row['submission']}  {row['team']}  {row['challenge']}/{row['phase']}  {state}"
+    for row in answer.flagged:
+        state = "refunded" if row.refunded else "not refunded"
+        line = f"{row.submission}  {row.team}  {row.challenge}/{row.phase}  {state}"
         typer.echo(plain(line))
 
 
@@ -85,7 +83,7 @@ def refund_cmd(
     The first such failure per team and phase is refunded automatically; later ones wait
     for an organizer (an entry must not buy free reruns by killing its worker).
     """
-    answer = _client(server, token).action(submission, "refund")
+    answer = _client(server, token).refund(submission)
     _print(answer) if as_json else typer.echo(f"{submission}: refunded")
 
 

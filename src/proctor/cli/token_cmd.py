@@ -8,12 +8,12 @@ refused (exit status 5).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from proctor.cli.api_client import print_json
 from proctor.cli.untrusted import plain
 from proctor.services.platform.client import Client
 from proctor.settings import ServiceSettings
@@ -35,8 +35,7 @@ def _client(server: str | None, token: str | None) -> Client:
     return Client(server or settings.server, token or settings.token)
 
 
-def _print(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2))
+_print = print_json
 
 
 def show_cmd(
@@ -47,13 +46,13 @@ def show_cmd(
     if as_json:
         _print(answer)
         return
-    typer.echo(f"tokens of {plain(answer['user'])}:")
-    for row in answer["tokens"]:
-        state = "revoked" if row["revoked"] else "expired" if row["expired"] else "valid"
-        mark = " (this one)" if row["current"] else ""
-        used = row["last_used"] or "never"
+    typer.echo(f"tokens of {plain(answer.user)}:")
+    for row in answer.tokens:
+        state = "revoked" if row.revoked else "expired" if row.expired else "valid"
+        mark = " (this one)" if row.current else ""
+        used = row.last_used or "never"
         typer.echo(
-            f"  #{row['id']} {state}{mark}: issued {row['created']}, expires {row['expires']}, "
+            f"  #{row.id} {state}{mark}: issued {row.created}, expires {row.expires}, "
             f"last used {used}"
         )
 
@@ -70,7 +69,7 @@ def revoke_cmd(
     if as_json:
         _print(answer)
         return
-    typer.echo(f"revoked {answer['revoked']} token(s) of {plain(answer['user'])}")
+    typer.echo(f"revoked {answer.revoked} token(s) of {plain(answer.user)}")
 
 
 def new_cmd(
@@ -91,11 +90,9 @@ def new_cmd(
     finally:
         platform.close()
     if as_json:
-        _print(issued.to_json())
+        _print(issued)
         return
-    typer.echo(
-        f"API token of {plain(issued.user)} (expires {issued.to_json()['expires']}), shown once:"
-    )
+    typer.echo(f"API token of {plain(issued.user)} (expires {issued.expires}), shown once:")
     typer.echo(issued.token)
 
 

@@ -27,6 +27,8 @@ CHUNK = 1024 * 1024
 class ArtifactTooLargeError(UsageError):
     """An upload is larger than the store accepts."""
 
+    kind = "too_large"
+
 
 @dataclass(frozen=True, slots=True)
 class Staged:

@@ -6,15 +6,15 @@ Organizers only: a participant gets 404 (``console.organizers_only``), no token 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 
-from proctor.services.platform import phase_overrides, records, rescore, users_admin
+from proctor.services.platform import answers, phase_overrides, records, rescore, users_admin
+from proctor.services.platform.answers import NewUser, SubmissionList
 from proctor.services.platform.submissions_list import Filters, challenge_submissions
-from proctor.web import schemas
 from proctor.web.deps import PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
 
@@ -39,29 +39,36 @@ class MoveRequest(BaseModel):
     user: str = Field(description="the participant to move into this team")
 
 
-@router.get("/challenges/{name}/submissions")
-def submissions_of(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    name: str,
-    platform: PlatformDep,
-    principal: PrincipalDep,
+def listing_filters(
+    *,
     phase: str | None = None,
     team: str | None = None,
     status: str | None = None,
     failure: str | None = None,
     page: int = Query(default=1, ge=1),
     per_page: int = Query(default=100, ge=1, le=500),
-) -> schemas.SubmissionList:
+) -> Filters:
+    """The list's filters and page from the query."""
+    return Filters(phase, team, status, failure, page, per_page)
+
+
+@router.get("/challenges/{name}/submissions")
+def submissions_of(
+    name: str,
+    platform: PlatformDep,
+    principal: PrincipalDep,
+    filters: Annotated[Filters, Depends(listing_filters)],
+) -> SubmissionList:
     """Every submission of the challenge, newest first, filtered and paged (organizers)."""
-    filters = Filters(phase, team, status, failure, page, per_page)
-    return schemas.SubmissionList(**challenge_submissions(platform, principal, name, filters))
+    return challenge_submissions(platform, principal, name, filters)
 
 
 @router.get("/submissions/{sid}/record")
 def submission_record(
     sid: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.SubmissionRecord:
+) -> answers.SubmissionRecord:
     """Everything stored of a submission, the participant's hidden diagnostics too (organizers)."""
-    return schemas.SubmissionRecord(**records.submission_record(platform, principal, sid))
+    return records.submission_record(platform, principal, sid)
 
 
 ENTRY_CONTENT: dict[int | str, dict[str, object]] = {
@@ -86,88 +93,85 @@ def phase_times(
     body: PhaseTimesRequest,
     platform: PlatformDep,
     principal: PrincipalDep,
-) -> schemas.PhaseTimes:
+) -> answers.PhaseTimes:
     """Change a phase's opening or closing time without reinstalling (organizers, audited)."""
-    done = phase_overrides.set_phase_times(
+    return phase_overrides.set_phase_times(
         platform, principal, name, phase, body.opens, body.closes, tuple(body.clear)
     )
-    return schemas.PhaseTimes(**done)
 
 
 @router.get("/users")
-def users(platform: PlatformDep, principal: PrincipalDep) -> schemas.UsersAndTeams:
+def users(platform: PlatformDep, principal: PrincipalDep) -> answers.UsersAndTeams:
     """Every user and team, with each team's quota override (organizers)."""
-    return schemas.UsersAndTeams(**users_admin.users_and_teams(platform, principal))
+    return users_admin.users_and_teams(platform, principal)
 
 
 @router.post("/users")
-def add_user(
-    body: NewUserRequest, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.NewUserAnswer:
+def add_user(body: NewUserRequest, platform: PlatformDep, principal: PrincipalDep) -> NewUser:
     """Add a user (in a team, created if missing); the API token is shown once (organizers)."""
     made = users_admin.create_user(platform, principal, body.user, body.team, body.organizer)
-    return schemas.NewUserAnswer(**made)
+    return made
 
 
 @router.post("/users/{name}/disable")
-def disable_user(name: str, platform: PlatformDep, principal: PrincipalDep) -> schemas.Disabled:
+def disable_user(name: str, platform: PlatformDep, principal: PrincipalDep) -> answers.Disabled:
     """Disable a user: their tokens are refused from now on (organizers)."""
-    return schemas.Disabled(**users_admin.disable(platform, principal, name))
+    return users_admin.disable(platform, principal, name)
 
 
 @router.post("/teams/{team}/members")
 def move_member(
     team: str, body: MoveRequest, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Moved:
+) -> answers.Moved:
     """Move a participant into the team, created if missing (organizers)."""
-    return schemas.Moved(**users_admin.move_member(platform, principal, body.user, team))
+    return users_admin.move_member(platform, principal, body.user, team)
 
 
 @router.put("/teams/{team}/quota")
 def team_quota(
-    team: str, body: schemas.TeamQuotaLimits, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.TeamQuotaAnswer:
+    team: str, body: answers.TeamQuotaLimits, platform: PlatformDep, principal: PrincipalDep
+) -> answers.TeamQuotaAnswer:
     """Set the team's quota override; every limit null removes it (organizers)."""
     limits = body.model_dump(include={"per_day", "every_days", "total", "concurrent"})
-    return schemas.TeamQuotaAnswer(**users_admin.set_quota(platform, principal, team, limits))
+    return users_admin.set_quota(platform, principal, team, limits)
 
 
 @router.post("/challenges/{name}/phases/{phase}/rescore/preview")
 def rescore_preview(
     name: str, phase: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Rescored:
+) -> answers.Rescored:
     """Score the phase again and show what would change; nothing changes (organizers).
 
     The answer's ``preview`` is applied with ``POST /challenges/{name}/rescores/{preview}/apply``
     or dropped with ``DELETE /challenges/{name}/rescores/{preview}``; a new preview of the
     phase replaces it.
     """
-    return schemas.Rescored(**rescore.preview(platform, principal, name, phase))
+    return rescore.preview(platform, principal, name, phase)
 
 
 @router.get("/challenges/{name}/rescores/{preview}")
 def rescore_shown(
     name: str, preview: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Rescored:
+) -> answers.Rescored:
     """A rescore preview not applied yet (organizers)."""
-    return schemas.Rescored(**rescore.shown_preview(platform, principal, name, preview))
+    return rescore.shown_preview(platform, principal, name, preview)
 
 
 @router.post("/challenges/{name}/rescores/{preview}/apply")
 def rescore_apply(
     name: str, preview: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Rescored:
+) -> answers.Rescored:
     """Store a preview's scores (organizers).
 
     409 when they no longer hold (a newer bundle, a job of the phase scored or scored again
     since): preview again.
     """
-    return schemas.Rescored(**rescore.apply(platform, principal, name, preview))
+    return rescore.apply(platform, principal, name, preview)
 
 
 @router.delete("/challenges/{name}/rescores/{preview}")
 def rescore_cancel(
     name: str, preview: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.RescoreCancelled:
+) -> answers.RescoreCancelled:
     """Drop a rescore preview without applying it (organizers)."""
-    return schemas.RescoreCancelled(**rescore.cancel(platform, principal, name, preview))
+    return rescore.cancel(platform, principal, name, preview)

@@ -29,7 +29,6 @@ from proctor.errors import (
     RefusedError,
     UsageError,
 )
-from proctor.services.platform.client import ERROR_KINDS
 from proctor.services.platform.uploads import (
     ArtifactTooLargeError,
     UploadsBusyError,
@@ -96,12 +95,8 @@ def http_status(error: BaseException) -> int:
 
 
 def kind_of(error: BaseException) -> str:
-    """The ``kind`` field naming ``error``'s type for clients."""
-    for kind in type(error).__mro__:
-        for name, known in ERROR_KINDS.items():
-            if known is kind:
-                return name
-    return "internal"
+    """The ``kind`` field naming ``error``'s type for clients (its class's ``kind``)."""
+    return error.kind if isinstance(error, ProctorError) else ProctorError.kind
 
 
 def install_handlers(app: FastAPI) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from proctor.services.platform import refunds
-from proctor.web import schemas
+from proctor.services.platform import answers, refunds
 from proctor.web.deps import PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
 
@@ -13,12 +12,12 @@ router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
 
 
 @router.get("/flagged")
-def flagged(platform: PlatformDep, principal: PrincipalDep) -> schemas.FlaggedList:
+def flagged(platform: PlatformDep, principal: PrincipalDep) -> answers.FlaggedList:
     """Submissions whose worker was lost 3 times, and whether each was refunded (organizers)."""
-    return schemas.FlaggedList(**refunds.flagged(platform, principal))
+    return refunds.flagged(platform, principal)
 
 
 @router.post("/submissions/{sid}/refund")
-def refund(sid: str, platform: PlatformDep, principal: PrincipalDep) -> schemas.Flagged:
+def refund(sid: str, platform: PlatformDep, principal: PrincipalDep) -> answers.Flagged:
     """Refund a flagged submission: it stops counting against its team's quota (organizers)."""
-    return schemas.Flagged(**refunds.refund(platform, principal, sid))
+    return refunds.refund(platform, principal, sid)

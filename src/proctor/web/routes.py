@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import UsageError
 from proctor.services.platform import (
+    answers,
     installs,
     logs,
     publications,
@@ -43,12 +44,11 @@ class PublishRequest(BaseModel):
 @router.get("/me")
 def me(platform: PlatformDep, principal: PrincipalDep) -> schemas.Me:
     """Who the token belongs to, and the token itself (expiry, last use)."""
-    token = tokens.current(platform, principal)
     return schemas.Me(
         user=principal.name,
         role=principal.role,
         team=principal.team,
-        token=schemas.TokenInfo(**token) if token is not None else None,
+        token=tokens.current(platform, principal),
     )
 
 
@@ -61,9 +61,9 @@ def list_challenges(platform: PlatformDep) -> schemas.ChallengeList:
 @router.post("/challenges")
 def install_challenge(
     body: InstallRequest, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Installed:
+) -> answers.Installed:
     """Install or update a challenge from a folder on the server or a bundled name (organizer)."""
-    return schemas.Installed(**installs.install(platform, principal, body.source).to_json())
+    return answers.Installed(**installs.install(platform, principal, body.source).to_json())
 
 
 @router.post(
@@ -72,7 +72,7 @@ def install_challenge(
 )
 async def install_archive(
     request: Request, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Installed:
+) -> answers.Installed:
     """Install or update a challenge from an uploaded archive of its bundle (organizer)."""
     installs.check_installer(principal)
     settings = platform.settings
@@ -80,7 +80,7 @@ async def install_archive(
         request, "bundle", settings.upload_bytes, MinimumRate.of(settings)
     ) as upload:
         done = await run_in_threadpool(installs.install_archive, platform, principal, upload.file)
-    return schemas.Installed(**done.to_json())
+    return answers.Installed(**done.to_json())
 
 
 @router.post(
@@ -93,7 +93,7 @@ async def install_archive(
 )
 async def submit(
     name: str, request: Request, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Receipt:
+) -> answers.Receipt:
     """Submit an entry archive to a phase (the single open one when none is named)."""
     await run_in_threadpool(submissions.check_submitter, platform, principal, name)
     settings = platform.settings
@@ -103,55 +103,53 @@ async def submit(
         phase = upload.fields.get("phase")
         if phase is not None and not phase.strip():
             raise UsageError("phase is empty: leave it out for the single open phase")
-        receipt = await run_in_threadpool(
+        return await run_in_threadpool(
             submissions.submit, platform, principal, name, phase, upload.file
         )
-    return schemas.Receipt(**receipt.to_json())
 
 
 @router.get("/submissions/{sid}")
 def submission_status(
     sid: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.SubmissionStatus:
+) -> answers.SubmissionStatus:
     """Status, stage, queue position and (when finished) the disclosed report."""
-    return schemas.SubmissionStatus(**submissions.status(platform, principal, sid))
+    return submissions.status(platform, principal, sid)
 
 
 @router.get("/submissions/{sid}/logs")
 def submission_logs(
     sid: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.SubmissionLogs:
+) -> answers.SubmissionLogs:
     """The organizer's logs of each task (a scoring program's reason and output): organizers."""
-    return schemas.SubmissionLogs(**logs.submission_logs(platform, principal, sid))
+    return logs.submission_logs(platform, principal, sid)
 
 
 @router.post("/submissions/{sid}/cancel")
-def cancel(sid: str, platform: PlatformDep, principal: PrincipalDep) -> schemas.SubmissionStatus:
+def cancel(sid: str, platform: PlatformDep, principal: PrincipalDep) -> answers.SubmissionStatus:
     """Cancel a queued or running submission."""
-    return schemas.SubmissionStatus(**submissions.cancel(platform, principal, sid))
+    return submissions.cancel(platform, principal, sid)
 
 
 @router.post("/submissions/{sid}/publish")
 def publish(
     sid: str, body: PublishRequest, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Publication:
+) -> answers.Publication:
     """Publish (or, with ``published: false``, withdraw) a task's result on the boards."""
-    done = publications.publish(
+    return publications.publish(
         platform, principal, sid, body.task, part=body.part or "", published=body.published
     )
-    return schemas.Publication(**done)
 
 
 @router.post("/submissions/{sid}/final")
-def final(sid: str, platform: PlatformDep, principal: PrincipalDep) -> schemas.FinalChoice:
+def final(sid: str, platform: PlatformDep, principal: PrincipalDep) -> answers.FinalChoice:
     """Choose the submission as a final entry of its team."""
-    return schemas.FinalChoice(**publications.choose_final(platform, principal, sid))
+    return publications.choose_final(platform, principal, sid)
 
 
 BOARD_CONTENT: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "The board: JSON by default, CSV with format=csv.",
-        "model": schemas.Leaderboard,
+        "model": answers.Leaderboard,
         "content": {"text/csv": {"schema": {"type": "string"}}},
     }
 }
@@ -163,14 +161,15 @@ BOARD_CONTENT: dict[int | str, dict[str, Any]] = {
     response_model=None,
     responses=BOARD_CONTENT,
 )
-def leaderboard(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def leaderboard(
     name: str,
     board: str,
     platform: PlatformDep,
     principal: MaybePrincipalDep,
+    *,
     phase: str | None = None,
     format: Literal["json", "csv"] = "json",
-) -> dict[str, Any] | Response:
+) -> answers.Leaderboard | Response:
     """A leaderboard of a phase (the last by default) as JSON or CSV.
 
     Public boards need no token; the others are for organizers (403).
@@ -186,26 +185,26 @@ def leaderboard(  # noqa: PLR0917 - FastAPI maps parameters to the request
 @router.post("/challenges/{name}/phases/{phase}/rescore")
 def rescore_phase(
     name: str, phase: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Rescored:
+) -> answers.Rescored:
     """Score every scored submission of the phase again with the installed scorer (organizer).
 
     Answers what changed: per submission and task, each metric old → new, and rank changes
     on the default board.
     """
-    return schemas.Rescored(**rescore.rescore(platform, principal, name, phase))
+    return rescore.rescore(platform, principal, name, phase)
 
 
 @router.post("/challenges/{name}/rescore")
 def rescore_last_phase(
     name: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Rescored:
+) -> answers.Rescored:
     """Rescore the challenge's last phase (organizer): as ``/phases/{phase}/rescore``."""
-    return schemas.Rescored(**rescore.rescore(platform, principal, name, None))
+    return rescore.rescore(platform, principal, name, None)
 
 
 @router.post("/challenges/{name}/rescore/preview")
 def rescore_last_phase_preview(
     name: str, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Rescored:
+) -> answers.Rescored:
     """Preview a rescore of the last phase (organizer): as ``/phases/{phase}/rescore/preview``."""
-    return schemas.Rescored(**rescore.preview(platform, principal, name, None))
+    return rescore.preview(platform, principal, name, None)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from proctor.services.platform import teams
-from proctor.web import schemas
+from proctor.services.platform import answers, teams
 from proctor.web.deps import PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
 
@@ -26,12 +25,12 @@ class JoinRequest(BaseModel):
 @router.post("/invites")
 def invite(
     body: InviteRequest, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.Invitation:
+) -> answers.Invitation:
     """A one-use code (7 days) another user joins the team with: ``{"team", "code", "expires"}``."""
-    return schemas.Invitation(**teams.invite(platform, principal, body.team).to_json())
+    return teams.invite(platform, principal, body.team)
 
 
 @router.post("/join")
-def join(body: JoinRequest, platform: PlatformDep, principal: PrincipalDep) -> schemas.Joined:
+def join(body: JoinRequest, platform: PlatformDep, principal: PrincipalDep) -> answers.Joined:
     """Join the team an invitation code names: ``{"user", "team"}``."""
-    return schemas.Joined(**teams.join(platform, principal, body.code))
+    return teams.join(platform, principal, body.code)

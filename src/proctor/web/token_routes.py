@@ -8,8 +8,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from proctor.services.platform import tokens
-from proctor.web import schemas
+from proctor.services.platform import answers, tokens
 from proctor.web.deps import PlatformDep, PrincipalDep
 from proctor.web.errors import ERROR_RESPONSES
 
@@ -29,20 +28,20 @@ class IssueRequest(BaseModel):
 @router.get("")
 def list_tokens(
     platform: PlatformDep, principal: PrincipalDep, user: str | None = None
-) -> schemas.TokenList:
+) -> answers.TokenList:
     """The user's tokens (the caller's; organizers name anyone): expiry, last use, revoked."""
-    return schemas.TokenList(**tokens.listing(platform, principal, user))
+    return tokens.listing(platform, principal, user)
 
 
 @router.post("/revoke")
-def revoke(body: RevokeRequest, platform: PlatformDep, principal: PrincipalDep) -> schemas.Revoked:
+def revoke(body: RevokeRequest, platform: PlatformDep, principal: PrincipalDep) -> answers.Revoked:
     """Revoke every token of the user (the caller's own; organizers anyone's): 401 after."""
-    return schemas.Revoked(**tokens.revoke(platform, principal, body.user))
+    return tokens.revoke(platform, principal, body.user)
 
 
 @router.post("")
 def issue(
     body: IssueRequest, platform: PlatformDep, principal: PrincipalDep
-) -> schemas.IssuedToken:
+) -> answers.IssuedToken:
     """A new token for the user, shown once (organizers)."""
-    return schemas.IssuedToken(**tokens.issue_for(platform, principal, body.user).to_json())
+    return tokens.issue_for(platform, principal, body.user)

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from proctor.errors import AuthenticationError, RefusedError, UsageError
+from proctor.services.platform.answers import NewUser
 from proctor.services.platform.resources import Platform
 from proctor.store.locks import lock_row
 from proctor.store.models import ApiToken, Membership, Team, User
@@ -49,19 +50,6 @@ class Principal:
     def organizer(self) -> bool:
         """True for an organizer (sees every team's results and logs)."""
         return self.role == ORGANIZER
-
-
-@dataclass(frozen=True, slots=True)
-class NewUser:
-    """``user add``'s answer: the token is shown once and stored only as a hash."""
-
-    user: str
-    team: str | None
-    token: str
-
-    def to_json(self) -> dict[str, str | None]:
-        """``{"user", "team", "token"}``."""
-        return {"user": self.user, "team": self.team, "token": self.token}
 
 
 def digest_of(token: str) -> str:
@@ -133,7 +121,7 @@ def add_user(
             if attempt == CREATE_TRIES - 1:
                 raise
     platform.audit(name, "user.add", name, f"team={team} organizer={organizer}")
-    return NewUser(name, team, token)
+    return NewUser(user=name, team=team, token=token)
 
 
 def authenticate(platform: Platform, token: str | None) -> Principal:

@@ -1,8 +1,8 @@
 """The HTTP client of the REST API (``/api/v1``), for the CLI: one method per route.
 
 Errors come back as the service raised them: the server's ``{"error": {"kind", "message"}}``
-is turned into the exception type ``kind`` names; a server that cannot be reached is
-``ServerUnreachableError``.
+is turned into the exception type ``kind`` names (``proctor.errors.error_type``); a server
+that cannot be reached is ``ServerUnreachableError``.
 """
 
 from __future__ import annotations
@@ -16,33 +16,40 @@ import httpx
 
 from proctor.entries.pack import pack_folder
 from proctor.errors import (
-    ArchiveError,
-    AuthenticationError,
-    ConfigError,
-    EntryError,
-    ForbiddenError,
-    NotFoundError,
     PlatformError,
     ProctorError,
-    RefusedError,
     ServerUnreachableError,
     UsageError,
+    error_type,
+)
+from proctor.services.platform.answers import (
+    Disabled,
+    FinalChoice,
+    Flagged,
+    FlaggedList,
+    Installed,
+    Invitation,
+    Joined,
+    Leaderboard,
+    Moved,
+    PhaseTimes,
+    Publication,
+    Receipt,
+    RescoreCancelled,
+    Rescored,
+    Revoked,
+    SubmissionList,
+    SubmissionLogs,
+    SubmissionRecord,
+    SubmissionStatus,
+    TeamQuotaAnswer,
+    TokenList,
+    UsersAndTeams,
 )
 from proctor.store.artifacts import ArtifactTooLargeError
 
-ERROR_KINDS: Mapping[str, type[ProctorError]] = {
-    "too_large": ArtifactTooLargeError,
-    "config": ConfigError,
-    "usage": UsageError,
-    "unauthenticated": AuthenticationError,
-    "not_found": NotFoundError,
-    "forbidden": ForbiddenError,
-    "refused": RefusedError,
-    "archive": ArchiveError,
-    "entry": EntryError,
-    "platform": PlatformError,
-}
-"""Error kinds on the wire and the exception each stands for (most specific first)."""
+REMOTE_ERRORS = (ArtifactTooLargeError,)
+"""Errors a server may name that ``proctor.errors`` does not define: loaded for ``error_type``."""
 
 
 class Client:
@@ -77,17 +84,18 @@ class Client:
             return response.text if as_text else response.json()
         raise _error_of(response)
 
-    def install(self, source: str) -> dict[str, Any]:
+    def install(self, source: str) -> Installed:
         """Install challenge ``source`` (a folder on the server, or a bundled name)."""
         path = Path(source)
         if path.is_file():
             with path.open("rb") as stream:
-                return dict(
-                    self._call("POST", "/challenges/archive", files={"bundle": (path.name, stream)})
+                files = {"bundle": (path.name, stream)}
+                return Installed.model_validate(
+                    self._call("POST", "/challenges/archive", files=files)
                 )
-        return dict(self._call("POST", "/challenges", json={"source": source}))
+        return Installed.model_validate(self._call("POST", "/challenges", json={"source": source}))
 
-    def submit(self, entry: Path, challenge: str, phase: str | None) -> dict[str, Any]:
+    def submit(self, entry: Path, challenge: str, phase: str | None) -> Receipt:
         """Upload ``entry`` to ``challenge``'s ``phase``: an archive, or a folder.
 
         A folder is packed into a ``.tar.gz`` in a temporary folder first (its files at the
@@ -102,53 +110,69 @@ class Client:
             packed = pack_folder(entry, Path(scratch) / name)
             return self._upload(packed, name, challenge, phase)
 
-    def _upload(self, path: Path, name: str, challenge: str, phase: str | None) -> dict[str, Any]:
+    def _upload(self, path: Path, name: str, challenge: str, phase: str | None) -> Receipt:
         """Stream the archive at ``path`` as the multipart upload ``name``."""
         data = {"phase": phase} if phase else {}
         with path.open("rb") as stream:
-            return dict(
-                self._call(
-                    "POST",
-                    f"/challenges/{challenge}/submissions",
-                    data=data,
-                    files={"entry": (name, stream)},
-                )
+            answer = self._call(
+                "POST",
+                f"/challenges/{challenge}/submissions",
+                data=data,
+                files={"entry": (name, stream)},
             )
+        return Receipt.model_validate(answer)
 
-    def status(self, submission: str) -> dict[str, Any]:
+    def status(self, submission: str) -> SubmissionStatus:
         """The submission's status (and report when finished)."""
-        return dict(self._call("GET", f"/submissions/{submission}"))
+        return SubmissionStatus.model_validate(self._call("GET", f"/submissions/{submission}"))
 
-    def action(self, submission: str, action: str, body: dict[str, Any] | None = None) -> Any:
-        """``cancel``, ``publish`` or ``final`` on the submission."""
-        return self._call("POST", f"/submissions/{submission}/{action}", json=body or {})
+    def cancel(self, submission: str) -> SubmissionStatus:
+        """Cancel the submission: its status after."""
+        answer = self._call("POST", f"/submissions/{submission}/cancel", json={})
+        return SubmissionStatus.model_validate(answer)
 
-    def invite(self, team: str | None) -> dict[str, Any]:
+    def publish(self, submission: str, task: str, part: str | None, published: bool) -> Publication:
+        """Publish (or withdraw) the submission's result on ``task`` (or one ``part`` of it)."""
+        body = {"task": task, "part": part, "published": published}
+        answer = self._call("POST", f"/submissions/{submission}/publish", json=body)
+        return Publication.model_validate(answer)
+
+    def final(self, submission: str) -> FinalChoice:
+        """Choose the submission as one of its team's final entries."""
+        answer = self._call("POST", f"/submissions/{submission}/final", json={})
+        return FinalChoice.model_validate(answer)
+
+    def refund(self, submission: str) -> Flagged:
+        """Refund a flagged submission (organizers)."""
+        answer = self._call("POST", f"/submissions/{submission}/refund", json={})
+        return Flagged.model_validate(answer)
+
+    def invite(self, team: str | None) -> Invitation:
         """A one-use code to join ``team`` (a participant's own team when None)."""
-        return dict(self._call("POST", "/teams/invites", json={"team": team}))
+        return Invitation.model_validate(self._call("POST", "/teams/invites", json={"team": team}))
 
-    def join(self, code: str) -> dict[str, Any]:
+    def join(self, code: str) -> Joined:
         """Join the team invitation ``code`` names."""
-        return dict(self._call("POST", "/teams/join", json={"code": code}))
+        return Joined.model_validate(self._call("POST", "/teams/join", json={"code": code}))
 
-    def tokens(self, user: str | None) -> dict[str, Any]:
+    def tokens(self, user: str | None) -> TokenList:
         """The tokens of ``user`` (the caller's own when None)."""
-        return dict(self._call("GET", "/tokens", params={"user": user} if user else {}))
+        params = {"user": user} if user else {}
+        return TokenList.model_validate(self._call("GET", "/tokens", params=params))
 
-    def revoke_tokens(self, user: str | None) -> dict[str, Any]:
+    def revoke_tokens(self, user: str | None) -> Revoked:
         """Revoke every token of ``user`` (the caller's own when None)."""
-        return dict(self._call("POST", "/tokens/revoke", json={"user": user}))
+        return Revoked.model_validate(self._call("POST", "/tokens/revoke", json={"user": user}))
 
-    def flagged(self) -> dict[str, Any]:
+    def flagged(self) -> FlaggedList:
         """The submissions flagged as infrastructure failures (organizers)."""
-        return dict(self._call("GET", "/flagged"))
+        return FlaggedList.model_validate(self._call("GET", "/flagged"))
 
-    def leaderboard(self, challenge: str, phase: str | None, board: str) -> dict[str, Any]:
+    def leaderboard(self, challenge: str, phase: str | None, board: str) -> Leaderboard:
         """A board of the challenge's phase."""
         params = {"phase": phase} if phase else {}
-        return dict(
-            self._call("GET", f"/challenges/{challenge}/leaderboards/{board}", params=params)
-        )
+        path = f"/challenges/{challenge}/leaderboards/{board}"
+        return Leaderboard.model_validate(self._call("GET", path, params=params))
 
     def leaderboard_csv(self, challenge: str, phase: str | None, board: str) -> str:
         """A board of the challenge's phase as CSV text."""
@@ -156,9 +180,7 @@ class Client:
         path = f"/challenges/{challenge}/leaderboards/{board}"
         return str(self._call("GET", path, params=params, as_text=True))
 
-    def rescore(
-        self, challenge: str, phase: str | None, *, preview: bool = False
-    ) -> dict[str, Any]:
+    def rescore(self, challenge: str, phase: str | None, *, preview: bool = False) -> Rescored:
         """Rescore a phase (the last when None) with the installed scorer (organizers).
 
         ``preview``: only compute and show the diff (kept as a preview to apply or cancel).
@@ -167,28 +189,32 @@ class Client:
         path = f"/challenges/{challenge}{where}/rescore" + ("/preview" if preview else "")
         # the server scores every job of the phase before it answers: no read timeout
         timeout = httpx.Timeout(self._http.timeout.connect, read=None)
-        return dict(self._call("POST", path, timeout=timeout))
+        return Rescored.model_validate(self._call("POST", path, timeout=timeout))
 
-    def rescore_apply(self, challenge: str, preview: str) -> dict[str, Any]:
+    def rescore_apply(self, challenge: str, preview: str) -> Rescored:
         """Apply a rescore preview (organizers; refused when it no longer holds)."""
-        return dict(self._call("POST", f"/challenges/{challenge}/rescores/{preview}/apply"))
+        path = f"/challenges/{challenge}/rescores/{preview}/apply"
+        return Rescored.model_validate(self._call("POST", path))
 
-    def rescore_cancel(self, challenge: str, preview: str) -> dict[str, Any]:
+    def rescore_cancel(self, challenge: str, preview: str) -> RescoreCancelled:
         """Drop a rescore preview without applying it (organizers)."""
-        return dict(self._call("DELETE", f"/challenges/{challenge}/rescores/{preview}"))
+        path = f"/challenges/{challenge}/rescores/{preview}"
+        return RescoreCancelled.model_validate(self._call("DELETE", path))
 
-    def submissions(self, challenge: str, filters: Mapping[str, Any]) -> dict[str, Any]:
+    def submissions(self, challenge: str, filters: Mapping[str, Any]) -> SubmissionList:
         """One page of the challenge's submissions (organizers); ``filters``: query fields."""
         params = {key: value for key, value in filters.items() if value is not None}
-        return dict(self._call("GET", f"/challenges/{challenge}/submissions", params=params))
+        answer = self._call("GET", f"/challenges/{challenge}/submissions", params=params)
+        return SubmissionList.model_validate(answer)
 
-    def logs(self, submission: str) -> dict[str, Any]:
+    def logs(self, submission: str) -> SubmissionLogs:
         """The organizer's logs of each task of the submission."""
-        return dict(self._call("GET", f"/submissions/{submission}/logs"))
+        return SubmissionLogs.model_validate(self._call("GET", f"/submissions/{submission}/logs"))
 
-    def record(self, submission: str) -> dict[str, Any]:
+    def record(self, submission: str) -> SubmissionRecord:
         """Everything stored of the submission, the hidden diagnostics too (organizers)."""
-        return dict(self._call("GET", f"/submissions/{submission}/record"))
+        answer = self._call("GET", f"/submissions/{submission}/record")
+        return SubmissionRecord.model_validate(answer)
 
     def entry(self, submission: str, dest: Path) -> int:
         """Write the submission's entry archive to ``dest`` as uploaded; the bytes written."""
@@ -208,25 +234,28 @@ class Client:
             ) from None
         return written
 
-    def phase_times(self, challenge: str, phase: str, body: dict[str, Any]) -> dict[str, Any]:
+    def phase_times(self, challenge: str, phase: str, body: dict[str, Any]) -> PhaseTimes:
         """Change a phase's ``opens``/``closes`` (organizers)."""
-        return dict(self._call("PATCH", f"/challenges/{challenge}/phases/{phase}", json=body))
+        answer = self._call("PATCH", f"/challenges/{challenge}/phases/{phase}", json=body)
+        return PhaseTimes.model_validate(answer)
 
-    def users(self) -> dict[str, Any]:
+    def users(self) -> UsersAndTeams:
         """Every user and team (organizers)."""
-        return dict(self._call("GET", "/users"))
+        return UsersAndTeams.model_validate(self._call("GET", "/users"))
 
-    def disable_user(self, user: str) -> dict[str, Any]:
+    def disable_user(self, user: str) -> Disabled:
         """Disable ``user``: their tokens are refused (organizers)."""
-        return dict(self._call("POST", f"/users/{user}/disable"))
+        return Disabled.model_validate(self._call("POST", f"/users/{user}/disable"))
 
-    def move_member(self, user: str, team: str) -> dict[str, Any]:
+    def move_member(self, user: str, team: str) -> Moved:
         """Move participant ``user`` into ``team`` (organizers)."""
-        return dict(self._call("POST", f"/teams/{team}/members", json={"user": user}))
+        answer = self._call("POST", f"/teams/{team}/members", json={"user": user})
+        return Moved.model_validate(answer)
 
-    def team_quota(self, team: str, limits: dict[str, Any]) -> dict[str, Any]:
+    def team_quota(self, team: str, limits: dict[str, Any]) -> TeamQuotaAnswer:
         """Set ``team``'s quota override (organizers); every limit None removes it."""
-        return dict(self._call("PUT", f"/teams/{team}/quota", json=limits))
+        answer = self._call("PUT", f"/teams/{team}/quota", json=limits)
+        return TeamQuotaAnswer.model_validate(answer)
 
 
 def _error_of(response: httpx.Response) -> ProctorError:
@@ -238,4 +267,9 @@ def _error_of(response: httpx.Response) -> ProctorError:
         if response.status_code == 422:
             return UsageError(f"the server refused the request as malformed: {detail}")
         return PlatformError(f"the server answered {response.status_code}: {detail}")
-    return ERROR_KINDS.get(kind, PlatformError)(message)
+    found = error_type(kind)
+    return (
+        found(message)
+        if found is not None and found is not ProctorError
+        else PlatformError(message)
+    )

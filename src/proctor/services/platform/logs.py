@@ -10,12 +10,12 @@ the same "no such submission" as for a submission they cannot see.
 from __future__ import annotations
 
 import tarfile
-from typing import Any
 
 from sqlalchemy import select
 
 from proctor.errors import NotFoundError
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import SubmissionLogs, TaskLogs
 from proctor.services.platform.resources import Platform
 from proctor.store.models import Job, Result, SubmissionRow
 
@@ -23,7 +23,7 @@ LOG_FILES = ("score-error.txt", "platform-error.txt")
 MAX_LOG_CHARS = 64 * 1024
 
 
-def submission_logs(platform: Platform, principal: Principal | None, sid: str) -> dict[str, Any]:
+def submission_logs(platform: Platform, principal: Principal | None, sid: str) -> SubmissionLogs:
     """Each task's state, result status and organizer logs (``{name: text}``) of ``sid``."""
     if principal is None or not principal.organizer:
         raise NotFoundError(f"no submission {sid!r}")
@@ -38,15 +38,15 @@ def submission_logs(platform: Platform, principal: Principal | None, sid: str) -
             .order_by(Job.id)
         ).all()
         tasks = [
-            {
-                "task": job.task,
-                "state": str(job.state),
-                "status": result.status if result is not None else None,
-                "logs": _logs(platform, job.task, result.run_artifact if result else None),
-            }
+            TaskLogs(
+                task=job.task,
+                state=str(job.state),
+                status=result.status if result is not None else None,
+                logs=_logs(platform, job.task, result.run_artifact if result else None),
+            )
             for job, result in found
         ]
-    return {"submission": sid, "challenge": row.challenge, "phase": row.phase, "tasks": tasks}
+    return SubmissionLogs(submission=sid, challenge=row.challenge, phase=row.phase, tasks=tasks)
 
 
 def _logs(platform: Platform, task: str, artifact: str | None) -> dict[str, str]:

@@ -6,8 +6,8 @@ The same rules as the REST routes: a board is listed as readable when the caller
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.installs import current, installed_names
@@ -17,53 +17,94 @@ from proctor.spec import Challenge
 from proctor.spec.leaderboards import phase_boards
 
 
+@dataclass(frozen=True, slots=True)
+class ChallengeSummary:
+    """An installed challenge: name, title, and the names of its phases open now."""
+
+    name: str
+    title: str
+    open_phases: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class BoardLink:
+    """A board of a phase, and whether the caller may read it."""
+
+    name: str
+    readable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseView:
+    """A phase: its tasks, times (``YYYY-MM-DD HH:MM UTC``), whether open now, its boards."""
+
+    name: str
+    title: str
+    tasks: list[str]
+    opens: str | None
+    closes: str | None
+    open: bool
+    boards: list[BoardLink]
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeOverview:
+    """A challenge: title, description, protocol, and its phases."""
+
+    name: str
+    title: str
+    description: str
+    protocol: str
+    phases: list[PhaseView]
+
+
 def _moment(value: datetime | None) -> str | None:
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value is not None else None
 
 
-def challenge_list(platform: Platform) -> list[dict[str, Any]]:
+def challenge_list(platform: Platform) -> list[ChallengeSummary]:
     """Every installed challenge: name, title, and the names of its phases open now."""
     now = datetime.now(UTC)
     listed = []
     for name in installed_names(platform):
         _, challenge = current(platform, name)
         open_now = [phase.name for phase in challenge.phases if phase.is_open(now)]
-        listed.append({"name": name, "title": challenge.title, "open_phases": open_now})
+        listed.append(ChallengeSummary(name=name, title=challenge.title, open_phases=open_now))
     return listed
 
 
 def challenge_overview(
     platform: Platform, principal: Principal | None, name: str
-) -> dict[str, Any]:
+) -> ChallengeOverview:
     """One challenge: title, description, protocol, and per phase its times and boards."""
     _, challenge = current(platform, name)
-    return {
-        "name": challenge.name,
-        "title": challenge.title,
-        "description": challenge.description,
-        "protocol": challenge.protocol.kind,
-        "phases": _phases(challenge, principal),
-    }
+    return ChallengeOverview(
+        name=challenge.name,
+        title=challenge.title,
+        description=challenge.description,
+        protocol=challenge.protocol.kind,
+        phases=_phases(challenge, principal),
+    )
 
 
-def _phases(challenge: Challenge, principal: Principal | None) -> list[dict[str, Any]]:
+def _phases(challenge: Challenge, principal: Principal | None) -> list[PhaseView]:
     now = datetime.now(UTC)
     organizer = principal is not None and principal.organizer
     shown = []
     for phase in challenge.phases:
         boards = [
-            {"name": board.name, "readable": organizer or may_read(challenge, phase, board)}
+            BoardLink(name=board.name, readable=organizer or may_read(challenge, phase, board))
             for board in phase_boards(challenge, phase.name)
         ]
         shown.append(
-            {
-                "name": phase.name,
-                "title": phase.title,
-                "tasks": list(phase.tasks),
-                "opens": _moment(phase.opens),
-                "closes": _moment(phase.closes),
-                "open": phase.is_open(now),
-                "boards": boards,
-            }
+            PhaseView(
+                name=phase.name,
+                title=phase.title,
+                tasks=list(phase.tasks),
+                opens=_moment(phase.opens),
+                closes=_moment(phase.closes),
+                open=phase.is_open(now),
+                boards=boards,
+            )
         )
     return shown

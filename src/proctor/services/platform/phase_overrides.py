@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select
 
 from proctor.errors import NotFoundError, UsageError
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import PhaseTimes
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.installs import current
 from proctor.services.platform.quota import iso
@@ -49,8 +49,8 @@ def set_phase_times(  # noqa: PLR0917 - the phase and its two bounds
     opens: datetime | None = None,
     closes: datetime | None = None,
     clear: tuple[str, ...] = (),
-) -> dict[str, Any]:
-    """Set the phase's effective times (organizers): ``{"challenge", "phase", "opens", ...}``.
+) -> PhaseTimes:
+    """Set the phase's effective times (organizers): the times it has now.
 
     ``clear``: bounds to remove (``"opens"``, ``"closes"``). Refused when the phase would
     close before it opens.
@@ -66,13 +66,13 @@ def set_phase_times(  # noqa: PLR0917 - the phase and its two bounds
         f"closes {_shown(before[1])} -> {_shown(after[1])}"
     )
     platform.audit(principal.name, "phase.times", f"{challenge.name}/{phase.name}", detail)
-    return {
-        "challenge": challenge.name,
-        "phase": phase.name,
-        "opens": _shown(after[0]),
-        "closes": _shown(after[1]),
-        "overridden": True,
-    }
+    return PhaseTimes(
+        challenge=challenge.name,
+        phase=phase.name,
+        opens=_shown(after[0]),
+        closes=_shown(after[1]),
+        overridden=True,
+    )
 
 
 def _phase(challenge: Challenge, name: str) -> Phase:

@@ -10,20 +10,27 @@ scored submissions counted.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from proctor.errors import RefusedError, UsageError
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import (
+    Choices,
+    FinalChoice,
+    Publication,
+    Shown,
+)
 from proctor.services.platform.board_entries import WHOLE_TASK, task_parts
 from proctor.services.platform.counting import submission_counts
 from proctor.services.platform.installs import current
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.submissions import visible_submission
 from proctor.store.locks import lock_row
-from proctor.store.models import FinalChoice, Job, Publication, Result, SubmissionRow, Team
+from proctor.store.models import FinalChoice as FinalChoiceRow
+from proctor.store.models import Job, Result, SubmissionRow, Team
+from proctor.store.models import Publication as PublicationRow
 
 
 def _own_scored(
@@ -58,7 +65,7 @@ def publish(
     *,
     part: str = WHOLE_TASK,
     published: bool = True,
-) -> dict[str, Any]:
+) -> Publication:
     """Publish (or withdraw) the submission's result on ``task`` (or one ``part`` of it)."""
     with platform.db.begin() as session:
         row, jobs = _own_scored(session, principal, sid)
@@ -75,15 +82,15 @@ def publish(
                 "published or withdrawn"
             )
         pub = session.scalar(
-            select(Publication).where(
-                Publication.submission_id == sid,
-                Publication.task == task,
-                Publication.part == part,
+            select(PublicationRow).where(
+                PublicationRow.submission_id == sid,
+                PublicationRow.task == task,
+                PublicationRow.part == part,
             )
         )
         if pub is None:
             session.add(
-                Publication(
+                PublicationRow(
                     submission_id=sid,
                     task=task,
                     part=part,
@@ -95,10 +102,10 @@ def publish(
             pub.published, pub.changed = published, time.time()
     subject = f"{sid}/{task}" + (f"/{part}" if part else "")
     platform.audit(principal.name, "publish" if published else "withdraw", subject)
-    return {"submission": sid, "task": task, "part": part or None, "published": published}
+    return Publication(submission=sid, task=task, part=part or None, published=published)
 
 
-def choose_final(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+def choose_final(platform: Platform, principal: Principal, sid: str) -> FinalChoice:
     """Choose the submission as one of its team's final entries (the oldest choice makes room)."""
     with platform.db.begin() as session:
         row, jobs = _own_scored(session, principal, sid)
@@ -114,40 +121,41 @@ def choose_final(platform: Platform, principal: Principal, sid: str) -> dict[str
         lock_row(session, Team, row.team_id)  # the count and the choice are one step
         chosen = list(
             session.scalars(
-                select(FinalChoice)
-                .join(SubmissionRow, SubmissionRow.id == FinalChoice.submission_id)
+                select(FinalChoiceRow)
+                .join(SubmissionRow, SubmissionRow.id == FinalChoiceRow.submission_id)
                 .where(
-                    FinalChoice.team_id == row.team_id,
+                    FinalChoiceRow.team_id == row.team_id,
                     SubmissionRow.phase == row.phase,
                     SubmissionRow.challenge == row.challenge,
                 )
-                .order_by(FinalChoice.chosen)
+                .order_by(FinalChoiceRow.chosen)
             )
         )
         replaced = None
         if any(c.submission_id == sid for c in chosen):
-            return {"submission": sid, "final": True, "replaced": None}
+            return FinalChoice(submission=sid, final=True, replaced=None)
         if len(chosen) >= limit:
             replaced = chosen[0].submission_id
             session.delete(chosen[0])
             session.flush()
-        session.add(FinalChoice(team_id=row.team_id, submission_id=sid, chosen=time.time()))
+        session.add(FinalChoiceRow(team_id=row.team_id, submission_id=sid, chosen=time.time()))
     platform.audit(principal.name, "final", sid, f"replaced={replaced}")
-    return {"submission": sid, "final": True, "replaced": replaced}
+    return FinalChoice(submission=sid, final=True, replaced=replaced)
 
 
-def choices(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+def choices(platform: Platform, principal: Principal, sid: str) -> Choices:
     """What the submission's team has chosen for it: final or not, and what it published.
 
-    ``{"final", "final_entries", "publications": [{"task", "part", "published"}]}``: one row
-    per task (``part`` None) and one per part of a task that has parts.
+    One publication row per task (``part`` None) and one per part of a task that has parts.
     """
     with platform.db() as session:
         row, jobs = _own_scored(session, principal, sid)
-        final = session.scalar(select(FinalChoice).where(FinalChoice.submission_id == sid))
+        final = session.scalar(select(FinalChoiceRow).where(FinalChoiceRow.submission_id == sid))
         shown = {
             (p.task, p.part): p.published
-            for p in session.scalars(select(Publication).where(Publication.submission_id == sid))
+            for p in session.scalars(
+                select(PublicationRow).where(PublicationRow.submission_id == sid)
+            )
         }
     _, challenge = current(platform, row.challenge)
     listed = []
@@ -155,9 +163,9 @@ def choices(platform: Platform, principal: Principal, sid: str) -> dict[str, Any
         parts = task_parts(challenge.task(job.task).reported_metrics)
         for part in (WHOLE_TASK, *parts):
             published = shown.get((job.task, part), False)
-            listed.append({"task": job.task, "part": part or None, "published": published})
-    return {
-        "final": final is not None,
-        "final_entries": challenge.phase(row.phase).final_entries,
-        "publications": listed,
-    }
+            listed.append(Shown(task=job.task, part=part or None, published=published))
+    return Choices(
+        final=final is not None,
+        final_entries=challenge.phase(row.phase).final_entries,
+        publications=listed,
+    )

@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from proctor.errors import NotFoundError
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import SubmissionRecord, TaskRecord
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.logs import LOG_FILES, MAX_LOG_CHARS
 from proctor.services.platform.quota import iso
@@ -32,7 +33,7 @@ MAX_KEPT_BYTES = 256 * 1024**2
 """A file of the run artifact larger than this is not read into the record."""
 
 
-def submission_record(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+def submission_record(platform: Platform, principal: Principal, sid: str) -> SubmissionRecord:
     """Everything stored of submission ``sid`` for the organizer (see the module docstring)."""
     organizers_only(principal)
     with platform.db() as session:
@@ -48,47 +49,47 @@ def submission_record(platform: Platform, principal: Principal, sid: str) -> dic
         ):
             scores.setdefault(score.job_id, {})[score.metric] = score.value
         tasks = [_task(platform, job, result, scores.get(job.id, {})) for job, result in found]
-    return {
-        "submission": sid,
-        "team": team.name if team else None,
-        "challenge": row.challenge,
-        "phase": row.phase,
-        "created": iso(row.created),
-        "status": status,
-        "failure": failure,
-        "flagged": row.flagged,
-        "refunded": row.refunded,
-        "cancelled": row.cancelled,
-        "entry_sha256": row.upload_sha256,
-        "tasks": tasks,
-    }
+    return SubmissionRecord(
+        submission=sid,
+        team=team.name if team else None,
+        challenge=row.challenge,
+        phase=row.phase,
+        created=iso(row.created),
+        status=status,
+        failure=failure,
+        flagged=row.flagged,
+        refunded=row.refunded,
+        cancelled=row.cancelled,
+        entry_sha256=row.upload_sha256,
+        tasks=tasks,
+    )
 
 
 def _task(
     platform: Platform, job: Job, result: Result | None, scores: dict[str, float | None]
-) -> dict[str, Any]:
+) -> TaskRecord:
     artifact = result.run_artifact if result is not None else None
     files, pages = _artifact_files(platform, job.task, artifact)
     cases = [json.loads(line) for line in files.pop("cases.jsonl", "").splitlines() if line]
     efficiency_text = files.pop("efficiency.json", None)
     dashboard_text = files.pop(f"dashboard-{job.task}.json", None)
-    return {
-        "task": job.task,
-        "state": str(job.state),
-        "stage": job.stage,
-        "failure": job.failure,
-        "attempt": job.attempt,
-        "status": result.status if result is not None else None,
-        "report": json.loads(result.report) if result is not None else None,
-        "scores": scores,
-        "stages": [c for c in cases if c.get("record") is None],
-        "cases": [c for c in cases if c.get("record") is not None][:MAX_CASES],
-        "cases_total": sum(1 for c in cases if c.get("record") is not None),
-        "efficiency": json.loads(efficiency_text) if efficiency_text else None,
-        "dashboard": _without_nan(dashboard_text) if dashboard_text else None,
-        "pages": pages,
-        "logs": files,
-    }
+    return TaskRecord(
+        task=job.task,
+        state=str(job.state),
+        stage=job.stage,
+        failure=job.failure,
+        attempt=job.attempt,
+        status=result.status if result is not None else None,
+        report=json.loads(result.report) if result is not None else None,
+        scores=scores,
+        stages=[c for c in cases if c.get("record") is None],
+        cases=[c for c in cases if c.get("record") is not None][:MAX_CASES],
+        cases_total=sum(1 for c in cases if c.get("record") is not None),
+        efficiency=json.loads(efficiency_text) if efficiency_text else None,
+        dashboard=_without_nan(dashboard_text) if dashboard_text else None,
+        pages=pages,
+        logs=files,
+    )
 
 
 def _without_nan(text: str) -> Any:

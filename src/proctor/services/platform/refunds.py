@@ -10,29 +10,28 @@ longer counts against the phase's quota.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 
 from proctor.errors import NotFoundError, RefusedError
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import Flagged, FlaggedList
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.resources import Platform
 from proctor.store.models import SubmissionRow, Team
 
 
-def _entry(row: SubmissionRow, team: str | None) -> dict[str, Any]:
-    return {
-        "submission": row.id,
-        "team": team,
-        "challenge": row.challenge,
-        "phase": row.phase,
-        "flagged": row.flagged,
-        "refunded": row.refunded,
-    }
+def _entry(row: SubmissionRow, team: str | None) -> Flagged:
+    return Flagged(
+        submission=row.id,
+        team=team,
+        challenge=row.challenge,
+        phase=row.phase,
+        flagged=row.flagged,
+        refunded=row.refunded,
+    )
 
 
-def flagged(platform: Platform, principal: Principal) -> dict[str, Any]:
+def flagged(platform: Platform, principal: Principal) -> FlaggedList:
     """Every flagged submission (oldest first) and whether it was refunded (organizers)."""
     organizers_only(principal)
     with platform.db() as session:
@@ -42,10 +41,10 @@ def flagged(platform: Platform, principal: Principal) -> dict[str, Any]:
             .where(SubmissionRow.flagged)
             .order_by(SubmissionRow.created, SubmissionRow.id)
         ).all()
-        return {"flagged": [_entry(row, team) for row, team in rows]}
+        return FlaggedList(flagged=[_entry(row, team) for row, team in rows])
 
 
-def refund(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+def refund(platform: Platform, principal: Principal, sid: str) -> Flagged:
     """Refund flagged submission ``sid`` so it stops counting against its team's quota.
 
     "Not found" to every participant (the console's rule, ``console.organizers_only``);

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 from proctor.errors import NotFoundError, RefusedError
 from proctor.scoring.base import TaskScores
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import RescoreCancelled, Rescored, RescoredJob
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.installs import current
 from proctor.services.platform.quota import iso
@@ -52,17 +53,27 @@ from proctor.store.models import RescorePreview
 ATTEMPTS = 3
 """How many times ``rescore`` previews again when results land while it scores."""
 
-Computed = dict[str, dict[str, Any]]
-"""Job id (text) → ``{"state", "summary", "per_record", "error"}`` (a preview's ``jobs``)."""
+
+class ComputedJob(TypedDict):
+    """A job's scores as a preview computed them, kept as JSON with the preview."""
+
+    state: str
+    summary: dict[str, float]
+    per_record: dict[str, dict[str, float]]
+    error: str | None
+
+
+Computed = dict[str, ComputedJob]
+"""Job id (text) → its computed scores (a preview's ``jobs``)."""
 
 
 def preview(
     platform: Platform, principal: Principal, challenge_name: str, phase_name: str | None
-) -> dict[str, Any]:
+) -> Rescored:
     """Score the phase again and keep the diff as a preview (organizers); nothing else changes.
 
-    The answer is ``rescore``'s with ``"preview"`` (its id), ``"applied": false`` and
-    ``"created"``. It replaces the phase's last preview, whose computed scores it reuses for
+    The answer is ``rescore``'s with ``preview`` (its id), ``applied`` False and ``created``.
+    It replaces the phase's last preview, whose computed scores it reuses for
     jobs in the same state (same bundle version).
     """
     organizers_only(principal)
@@ -79,36 +90,36 @@ def preview(
         platform, challenge, phase, kept, computed, version.version
     )
     ident = secrets.token_hex(8)
-    answer = {
-        "preview": ident,
-        "applied": False,
-        "created": iso(time.time()),
-        "challenge": challenge.name,
-        "phase": phase.name,
-        "challenge_version": version.version,
-        "rescored": sum(1 for job in jobs if job["error"] is None),
-        "changed": sum(1 for job in jobs if job["changes"]),
-        "jobs": jobs,
-        "rank_changes": rank_changes(before_ranks, after_ranks),
-    }
+    answer = Rescored(
+        preview=ident,
+        applied=False,
+        created=iso(time.time()),
+        challenge=challenge.name,
+        phase=phase.name,
+        challenge_version=version.version,
+        rescored=sum(1 for job in jobs if job.error is None),
+        changed=sum(1 for job in jobs if job.changes),
+        jobs=jobs,
+        rank_changes=rank_changes(before_ranks, after_ranks),
+    )
     _keep(platform, principal, ident, answer, computed)
     return answer
 
 
 def shown_preview(
     platform: Platform, principal: Principal, challenge_name: str, preview_id: str
-) -> dict[str, Any]:
+) -> Rescored:
     """A kept preview's answer (organizers), as ``preview`` gave it."""
     organizers_only(principal)
     with platform.db() as session:
         row = _row(session, challenge_name, preview_id)
-        return dict(json.loads(row.answer))
+        return Rescored.model_validate_json(row.answer)
 
 
 def apply(
     platform: Platform, principal: Principal, challenge_name: str, preview_id: str
-) -> dict[str, Any]:
-    """Store the preview's scores (organizers); its answer with ``"applied": true``.
+) -> Rescored:
+    """Store the preview's scores (organizers); its answer with ``applied`` True.
 
     Refused (``RefusedError``, nothing stored, the preview kept) when its numbers no longer
     hold: another bundle version is installed, or a job of the phase was scored, scored
@@ -118,40 +129,42 @@ def apply(
     answer, stale = _apply(platform, challenge_name, preview_id)
     if stale:
         raise RefusedError(
-            f"rescore preview {preview_id} of {challenge_name}/{answer['phase']} no longer "
+            f"rescore preview {preview_id} of {challenge_name}/{answer.phase} no longer "
             f"holds: {stale}; preview the rescore again (jobs unchanged since keep their "
             "computed scores)"
         )
     platform.audit(
         principal.name,
         "rescore",
-        f"{answer['challenge']}/{answer['phase']}",
-        f"v{answer['challenge_version']} preview {preview_id}: {answer['changed']} changed",
+        f"{answer.challenge}/{answer.phase}",
+        f"v{answer.challenge_version} preview {preview_id}: {answer.changed} changed",
     )
-    return {**answer, "applied": True}
+    return answer.model_copy(update={"applied": True})
 
 
 def cancel(
     platform: Platform, principal: Principal, challenge_name: str, preview_id: str
-) -> dict[str, Any]:
-    """Drop a preview without applying it (organizers): ``{"challenge", "preview", ...}``."""
+) -> RescoreCancelled:
+    """Drop a preview without applying it (organizers)."""
     organizers_only(principal)
     with platform.db.begin() as session:
         row = _row(session, challenge_name, preview_id)
         phase = row.phase
         session.delete(row)
     platform.audit(principal.name, "rescore.cancel", f"{challenge_name}/{phase}", preview_id)
-    return {"challenge": challenge_name, "phase": phase, "preview": preview_id, "cancelled": True}
+    return RescoreCancelled(
+        challenge=challenge_name, phase=phase, preview=preview_id, cancelled=True
+    )
 
 
 def rescore(
     platform: Platform, principal: Principal, challenge_name: str, phase_name: str | None
-) -> dict[str, Any]:
+) -> Rescored:
     """Preview and apply at once (organizers); the applied answer (see ``apply``)."""
     for _ in range(ATTEMPTS):
         shown = preview(platform, principal, challenge_name, phase_name)
         try:
-            return apply(platform, principal, challenge_name, shown["preview"])
+            return apply(platform, principal, challenge_name, shown.preview)
         except RefusedError:
             continue  # a result landed while it scored: again, scoring only what changed
     raise RefusedError(
@@ -174,7 +187,7 @@ def _earlier(session: Session, challenge: Challenge, phase: Phase, version: int)
 
 def _compute(
     platform: Platform, challenge: Challenge, job: Kept, states: dict[str, str], earlier: Computed
-) -> dict[str, Any]:
+) -> ComputedJob:
     """The job's new scores (or why not), reused from ``earlier`` when its state is the same."""
     key = str(job.job_id)
     if key in earlier and earlier[key]["state"] == states[key]:
@@ -182,16 +195,16 @@ def _compute(
     try:
         scored = score_again(platform, challenge, job)
     except Exception as err:  # a scorer's failure is reported, the old scores stay
-        return {"state": states[key], "summary": {}, "per_record": {}, "error": f"{err}"}
-    return {
-        "state": states[key],
-        "summary": scored.summary,
-        "per_record": scored.per_record,
-        "error": None,
-    }
+        return ComputedJob(state=states[key], summary={}, per_record={}, error=f"{err}")
+    return ComputedJob(
+        state=states[key],
+        summary=scored.summary,
+        per_record=scored.per_record,
+        error=None,
+    )
 
 
-def _scores(computed: dict[str, Any]) -> TaskScores:
+def _scores(computed: ComputedJob) -> TaskScores:
     return TaskScores(computed["summary"], computed["per_record"])
 
 
@@ -202,7 +215,7 @@ def _trial(  # noqa: PLR0917 - the phase, its jobs and their new scores
     kept: list[Kept],
     computed: Computed,
     version: int,
-) -> tuple[list[dict[str, Any]], dict[str, tuple[str, float]], dict[str, tuple[str, float]]]:
+) -> tuple[list[RescoredJob], dict[str, tuple[str, float]], dict[str, tuple[str, float]]]:
     """Each job's diff and the default board's ranks after and before.
 
     The new scores are stored in a transaction that is rolled back, so the board is read
@@ -213,41 +226,39 @@ def _trial(  # noqa: PLR0917 - the phase, its jobs and their new scores
         before = ranks(session, challenge, phase)
         for job in kept:
             found = computed[str(job.job_id)]
-            answer: dict[str, Any] = {
-                "submission": job.submission,
-                "team": job.team,
-                "task": job.task,
-            }
+            which = {"submission": job.submission, "team": job.team, "task": job.task}
             if found["error"] is not None:
-                jobs.append({**answer, "changes": {}, "error": f"not rescored: {found['error']}"})
+                error = f"not rescored: {found['error']}"
+                jobs.append(RescoredJob(**which, changes={}, error=error))
                 continue
             scored = _scores(found)
             old = store(session, challenge, phase, job, scored, version=version)
-            jobs.append({**answer, "changes": changes(challenge, job, old, scored), "error": None})
+            moved = changes(challenge, job, old, scored)
+            jobs.append(RescoredJob(**which, changes=moved, error=None))
         after = ranks(session, challenge, phase)
         session.rollback()
     return jobs, after, before
 
 
 def _keep(
-    platform: Platform, principal: Principal, ident: str, answer: dict[str, Any], jobs: Computed
+    platform: Platform, principal: Principal, ident: str, answer: Rescored, jobs: Computed
 ) -> None:
     """Keep the preview, replacing the phase's last one."""
     with platform.db.begin() as session:
         session.execute(
             delete(RescorePreview).where(
-                RescorePreview.challenge == answer["challenge"],
-                RescorePreview.phase == answer["phase"],
+                RescorePreview.challenge == answer.challenge,
+                RescorePreview.phase == answer.phase,
             )
         )
         session.add(
             RescorePreview(
                 id=ident,
-                challenge=answer["challenge"],
-                phase=answer["phase"],
-                challenge_version=answer["challenge_version"],
+                challenge=answer.challenge,
+                phase=answer.phase,
+                challenge_version=answer.challenge_version,
                 jobs=json.dumps(jobs),
-                answer=json.dumps(answer),
+                answer=answer.model_dump_json(),
                 created=time.time(),
                 created_by=principal.name,
             )
@@ -255,8 +266,8 @@ def _keep(
     platform.audit(
         principal.name,
         "rescore.preview",
-        f"{answer['challenge']}/{answer['phase']}",
-        f"v{answer['challenge_version']} preview {ident}: {answer['changed']} would change",
+        f"{answer.challenge}/{answer.phase}",
+        f"v{answer.challenge_version} preview {ident}: {answer.changed} would change",
     )
 
 
@@ -274,13 +285,11 @@ class _StaleError(Exception):
     """The preview no longer holds (its message says why): its transaction rolls back."""
 
 
-def _apply(
-    platform: Platform, challenge_name: str, preview_id: str
-) -> tuple[dict[str, Any], str | None]:
+def _apply(platform: Platform, challenge_name: str, preview_id: str) -> tuple[Rescored, str | None]:
     """Store the preview's scores when they still hold, in one transaction; (answer, why not)."""
     version, challenge = current(platform, challenge_name)
     with platform.db() as session:
-        answer: dict[str, Any] = json.loads(_row(session, challenge_name, preview_id).answer)
+        answer = Rescored.model_validate_json(_row(session, challenge_name, preview_id).answer)
     try:
         with platform.db.begin() as session:
             _store_preview(session, challenge, version.version, preview_id)

@@ -36,6 +36,7 @@ from proctor.protocols.base import FilesDriver
 from proctor.protocols.registry import driver_for
 from proctor.scoring.base import TaskScores
 from proctor.services.local.environments import scoring_program_runner
+from proctor.services.platform.answers import BoardPlace, MetricChange, RankChange
 from proctor.services.platform.board_entries import stored_entries
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.standings import compute
@@ -163,11 +164,15 @@ def store(
     return old
 
 
-def changes(challenge: Challenge, job: Kept, old: Scores, scored: TaskScores) -> dict[str, Any]:
-    """Each reported metric whose value changed: ``{METRIC: {"old", "new"}}``."""
+def changes(
+    challenge: Challenge, job: Kept, old: Scores, scored: TaskScores
+) -> dict[str, MetricChange]:
+    """Each reported metric whose value changed, old and new."""
     reported = challenge.task(job.task).reported_metrics
     return {
-        metric: {"old": _finite(old[0].get(metric)), "new": _finite(scored.summary.get(metric))}
+        metric: MetricChange(
+            old=_finite(old[0].get(metric)), new=_finite(scored.summary.get(metric))
+        )
         for metric in reported
         if _finite(old[0].get(metric)) != _finite(scored.summary.get(metric))
     }
@@ -289,17 +294,17 @@ def ranks(session: Session, challenge: Challenge, phase: Phase) -> Ranks:
     return {row.team: (row.submission, row.rank) for row in board.rows}
 
 
-def rank_changes(before: Ranks, after: Ranks) -> list[dict[str, Any]]:
+def rank_changes(before: Ranks, after: Ranks) -> list[RankChange]:
     """Teams whose row on the default board moved (rank or shown submission)."""
     moved = []
     for team in sorted(set(before) | set(after)):
         old, new = before.get(team), after.get(team)
         if old != new:
             moved.append(
-                {
-                    "team": team,
-                    "old": None if old is None else {"submission": old[0], "rank": old[1]},
-                    "new": None if new is None else {"submission": new[0], "rank": new[1]},
-                }
+                RankChange(
+                    team=team,
+                    old=None if old is None else BoardPlace(submission=old[0], rank=old[1]),
+                    new=None if new is None else BoardPlace(submission=new[0], rank=new[1]),
+                )
             )
     return moved

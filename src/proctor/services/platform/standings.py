@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import Any
 
 from proctor.errors import ForbiddenError, NotFoundError
 from proctor.leaderboard import Board, board_to_csv, board_to_dict, compute_board
 from proctor.pipeline.runner import disclosure_level
 from proctor.pipeline.score import ZERO_FILLED
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import Leaderboard
 from proctor.services.platform.board_entries import StoredEntry, stored_entries
 from proctor.services.platform.installs import current
 from proctor.services.platform.resources import Platform
@@ -175,9 +175,10 @@ def leaderboard(
     challenge_name: str,
     phase_name: str | None,
     board: str,
-) -> dict[str, Any]:
-    """The board's JSON: ``{"challenge","phase","board","rows":[{"rank","team",...}]}``."""
-    return board_to_dict(board_for(platform, principal, challenge_name, phase_name, board))
+) -> Leaderboard:
+    """The board as the caller may read it (the REST board's answer)."""
+    shown = board_for(platform, principal, challenge_name, phase_name, board)
+    return Leaderboard.model_validate(board_to_dict(shown))
 
 
 def leaderboard_csv(

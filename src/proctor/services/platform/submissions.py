@@ -30,6 +30,7 @@ from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import LiveCases, Receipt, SubmissionStatus
 from proctor.services.platform.counting import WITHHELD, submission_counts, why_free
 from proctor.services.platform.installs import current, version_of
 from proctor.services.platform.ladder_view import laddered_report
@@ -50,26 +51,6 @@ LOST_MESSAGE = (
     "the worker running this job was lost {n} times; the organizers have been told and your "
     "entry is not at fault"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Receipt:
-    """``submit --no-wait --json``: the stored submission, queued."""
-
-    submission: str
-    team: str
-    phase: str
-    queue_position: int
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"submission", "team", "phase", "status": "queued", "queue_position"}``."""
-        return {
-            "submission": self.submission,
-            "team": self.team,
-            "phase": self.phase,
-            "status": "queued",
-            "queue_position": self.queue_position,
-        }
 
 
 def choose_phase(challenge: Challenge, name: str | None, now: float) -> Phase:
@@ -184,7 +165,7 @@ def submit(
         platform.artifacts.keep(staged)  # last: a crash before the commit leaves an orphan
     platform.audit(principal.name, "submission.create", sid, f"{challenge.name}/{phase.name}")
     platform.notify()
-    return Receipt(sid, principal.team, phase.name, position)
+    return Receipt(submission=sid, team=principal.team, phase=phase.name, queue_position=position)
 
 
 def visible_submission(session: Session, principal: Principal | None, sid: str) -> SubmissionRow:
@@ -218,10 +199,10 @@ def _reports(session: Session, jobs: list[Job]) -> list[TaskReport]:
 
 def status(
     platform: Platform, principal: Principal | None, sid: str, *, ladder: bool = True
-) -> dict[str, Any]:
+) -> SubmissionStatus:
     """``status --json``: status, failure, stage, queue position, cases, the report when done.
 
-    ``cases``: ``{"done", "total"}`` of the running stage (None without cases, or while a
+    ``cases``: the cases ended and in all of the running stage (None without cases, or while a
     participant sees only that the entry is evaluated on hidden data).
 
     A participant sees what ``shown_status``, ``counting`` and ``ladder_view`` allow: no live
@@ -245,25 +226,25 @@ def status(
             report = _shown_report(session, row, jobs, challenge, laddered=laddered)
     if report is not None:
         state = str(report.status)
-    return {
-        "submission": sid,
-        "team": team.name if team else None,
-        "challenge": row.challenge,
-        "phase": row.phase,
-        "status": state,
-        "failure": str(report.failure) if report is not None and report.failure else None,
-        "stage": stage,
-        "queue_position": position,
-        "cases": cases,
-        "report": report.to_json() if report is not None else None,
-    }
+    return SubmissionStatus(
+        submission=sid,
+        team=team.name if team else None,
+        challenge=row.challenge,
+        phase=row.phase,
+        status=state,
+        failure=str(report.failure) if report is not None and report.failure else None,
+        stage=stage,
+        queue_position=position,
+        cases=cases,
+        report=report.to_json() if report is not None else None,
+    )
 
 
-def _live_cases(jobs: list[Job]) -> dict[str, int] | None:
+def _live_cases(jobs: list[Job]) -> LiveCases | None:
     """The running job's cases ended and to run in its stage (None: a stage without cases)."""
     for job in jobs:
         if job.state == JobState.RUNNING and job.cases_total:
-            return {"done": job.cases_done or 0, "total": job.cases_total}
+            return LiveCases(done=job.cases_done or 0, total=job.cases_total)
     return None
 
 
@@ -330,7 +311,7 @@ def _combined(session: Session, row: SubmissionRow, jobs: list[Job]) -> Evaluati
     return combine(row.challenge, row.phase, reports) if reports else None
 
 
-def cancel(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]:
+def cancel(platform: Platform, principal: Principal, sid: str) -> SubmissionStatus:
     """Cancel the submission's unfinished jobs (a running one is stopped by its worker)."""
     with platform.db.begin() as session:
         row = visible_submission(session, principal, sid)
@@ -345,15 +326,26 @@ def cancel(platform: Platform, principal: Principal, sid: str) -> dict[str, Any]
     return status(platform, principal, sid)
 
 
+@dataclass(frozen=True, slots=True)
+class TeamSubmission:
+    """A submission as its team's list shows it (``created``: ``YYYY-MM-DD HH:MM:SS UTC``).
+
+    ``status`` and ``scores`` (task → metric → value; empty until scored) as ``status`` shows
+    them to the caller.
+    """
+
+    submission: str
+    team: str | None
+    phase: str
+    created: str
+    status: str
+    scores: dict[str, dict[str, Any]]
+
+
 def listing(
     platform: Platform, principal: Principal, challenge_name: str, limit: int = 50
-) -> list[dict[str, Any]]:
-    """The caller's team's submissions to a challenge, newest first (every team's for organizers).
-
-    Each: ``submission``, ``team``, ``phase``, ``created`` (UTC), ``status`` and ``scores``
-    (task → metric → value, as the caller may see them; empty until scored) as ``status``
-    reports them.
-    """
+) -> list[TeamSubmission]:
+    """The caller's team's submissions to a challenge, newest first (organizers: every team's)."""
     with platform.db() as session:
         query = select(SubmissionRow).where(SubmissionRow.challenge == challenge_name)
         if not principal.organizer:
@@ -363,17 +355,15 @@ def listing(
     listed = []
     for row in rows:
         shown = status(platform, principal, row.id)
-        report = shown["report"] or {}
+        report = shown.report or {}
         listed.append(
-            {
-                "submission": row.id,
-                "team": teams.get(row.team_id),
-                "phase": row.phase,
-                "created": datetime.fromtimestamp(row.created, UTC).strftime(
-                    "%Y-%m-%d %H:%M:%S UTC"
-                ),
-                "status": shown["status"],
-                "scores": report.get("scores") or {},
-            }
+            TeamSubmission(
+                submission=row.id,
+                team=teams.get(row.team_id),
+                phase=row.phase,
+                created=datetime.fromtimestamp(row.created, UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+                status=shown.status,
+                scores=report.get("scores") or {},
+            )
         )
     return listed

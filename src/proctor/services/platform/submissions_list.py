@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from proctor.errors import UsageError
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import ListedSubmission, SubmissionList
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.installs import current
 from proctor.services.platform.quota import iso
@@ -89,11 +89,10 @@ Listed = tuple[SubmissionRow, str, str, str | None]
 
 def challenge_submissions(
     platform: Platform, principal: Principal, challenge_name: str, filters: Filters
-) -> dict[str, Any]:
+) -> SubmissionList:
     """One page of the challenge's submissions, newest first (organizers).
 
-    ``{"challenge", "total", "page", "per_page", "submissions": [...]}``; ``total`` counts
-    every submission matching the filters.
+    ``total`` counts every submission matching the filters.
     """
     organizers_only(principal)
     filters.check()
@@ -103,13 +102,13 @@ def challenge_submissions(
         start = (filters.page - 1) * filters.per_page
         shown = listed[start : start + filters.per_page]
         scores = _scores(session, [job for row, *_ in shown for job, _ in jobs[row.id]])
-    return {
-        "challenge": challenge_name,
-        "total": len(listed),
-        "page": filters.page,
-        "per_page": filters.per_page,
-        "submissions": [_listed_json(each, jobs[each[0].id], scores) for each in shown],
-    }
+    return SubmissionList(
+        challenge=challenge_name,
+        total=len(listed),
+        page=filters.page,
+        per_page=filters.per_page,
+        submissions=[_listed(each, jobs[each[0].id], scores) for each in shown],
+    )
 
 
 def _matching(
@@ -135,24 +134,24 @@ def _matching(
     return listed, jobs
 
 
-def _listed_json(
+def _listed(
     listed: Listed,
     jobs: list[tuple[Job, Result | None]],
     scores: dict[int, dict[str, float | None]],
-) -> dict[str, Any]:
-    """One submission of the list as the API answers it."""
+) -> ListedSubmission:
+    """One submission of the list."""
     row, team, status, failure = listed
-    return {
-        "submission": row.id,
-        "team": team,
-        "phase": row.phase,
-        "created": iso(row.created),
-        "status": status,
-        "failure": failure,
-        "flagged": row.flagged,
-        "refunded": row.refunded,
-        "scores": {job.task: scores[job.id] for job, _ in jobs if job.id in scores},
-    }
+    return ListedSubmission(
+        submission=row.id,
+        team=team,
+        phase=row.phase,
+        created=iso(row.created),
+        status=status,
+        failure=failure,
+        flagged=row.flagged,
+        refunded=row.refunded,
+        scores={job.task: scores[job.id] for job, _ in jobs if job.id in scores},
+    )
 
 
 def _scores(session: Session, jobs: list[Job]) -> dict[int, dict[str, float | None]]:

@@ -10,32 +10,18 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import select, update
 
 from proctor.errors import ForbiddenError, NotFoundError, UsageError
 from proctor.services.platform.accounts import Principal, digest_of, team_with_room
+from proctor.services.platform.answers import Invitation, Joined
 from proctor.services.platform.quota import iso
 from proctor.services.platform.resources import Platform
 from proctor.store.models import Invite, Membership, Team
 
 INVITE_DAYS = 7
 _DAY_S = 86400.0
-
-
-@dataclass(frozen=True, slots=True)
-class Invitation:
-    """A new invitation: the team, the code (shown once) and when it expires (epoch s)."""
-
-    team: str
-    code: str
-    expires: float
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"team", "code", "expires"}`` (``expires`` in ISO 8601, UTC)."""
-        return {"team": self.team, "code": self.code, "expires": iso(self.expires)}
 
 
 def _team_to_invite_to(platform: Platform, principal: Principal, team: str | None) -> Team:
@@ -63,11 +49,11 @@ def invite(platform: Platform, principal: Principal, team: str | None = None) ->
     with platform.db.begin() as session:
         session.add(Invite(team_id=target.id, digest=digest_of(code), created=now))
     platform.audit(principal.name, "team.invite", target.name)
-    return Invitation(target.name, code, now + INVITE_DAYS * _DAY_S)
+    return Invitation(team=target.name, code=code, expires=iso(now + INVITE_DAYS * _DAY_S))
 
 
-def join(platform: Platform, principal: Principal, code: str) -> dict[str, Any]:
-    """Join the team ``code`` invites to: ``{"user", "team"}``; refusals say what to do."""
+def join(platform: Platform, principal: Principal, code: str) -> Joined:
+    """Join the team ``code`` invites to; refusals say what to do."""
     if principal.organizer:
         raise UsageError("organizers stay outside teams: join with a participant's account")
     if principal.team is not None:
@@ -95,4 +81,4 @@ def join(platform: Platform, principal: Principal, code: str) -> dict[str, Any]:
         session.add(Membership(user_id=principal.user_id, team_id=team.id))
         name = team.name
     platform.audit(principal.name, "team.join", name)
-    return {"user": principal.name, "team": name}
+    return Joined(user=principal.name, team=name)

@@ -11,29 +11,20 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import select, update
 
 from proctor.errors import ForbiddenError, NotFoundError
 from proctor.services.platform.accounts import Principal, digest_of, expires_at
+from proctor.services.platform.answers import (
+    IssuedToken,
+    Revoked,
+    TokenInfo,
+    TokenList,
+)
 from proctor.services.platform.quota import iso
 from proctor.services.platform.resources import Platform
 from proctor.store.models import ApiToken, User
-
-
-@dataclass(frozen=True, slots=True)
-class IssuedToken:
-    """A new token (shown once) and when it expires (epoch s)."""
-
-    user: str
-    token: str
-    expires: float
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"user", "token", "expires"}`` (``expires`` in ISO 8601, UTC)."""
-        return {"user": self.user, "token": self.token, "expires": iso(self.expires)}
 
 
 def _target(principal: Principal, user: str | None) -> str:
@@ -60,7 +51,8 @@ def issue(platform: Platform, user: str, *, actor: str = "operator") -> IssuedTo
     with platform.db.begin() as session:
         session.add(ApiToken(user_id=user_id, digest=digest_of(token), created=now))
     platform.audit(actor, "token.new", user)
-    return IssuedToken(user, token, expires_at(now, platform.settings.token_days))
+    expires = expires_at(now, platform.settings.token_days)
+    return IssuedToken(user=user, token=token, expires=iso(expires))
 
 
 def issue_for(platform: Platform, principal: Principal, user: str) -> IssuedToken:
@@ -70,8 +62,8 @@ def issue_for(platform: Platform, principal: Principal, user: str) -> IssuedToke
     return issue(platform, user, actor=principal.name)
 
 
-def revoke(platform: Platform, principal: Principal, user: str | None = None) -> dict[str, Any]:
-    """Revoke every token of ``user`` (the caller by default): ``{"user", "revoked": n}``."""
+def revoke(platform: Platform, principal: Principal, user: str | None = None) -> Revoked:
+    """Revoke every token of ``user`` (the caller by default): how many it took."""
     name = _target(principal, user)
     user_id = _user_id(platform, name)
     with platform.db.begin() as session:
@@ -83,11 +75,11 @@ def revoke(platform: Platform, principal: Principal, user: str | None = None) ->
         )
         count = int(getattr(done, "rowcount", 0))
     platform.audit(principal.name, "token.revoke", name, f"tokens={count}")
-    return {"user": name, "revoked": count}
+    return Revoked(user=name, revoked=count)
 
 
-def listing(platform: Platform, principal: Principal, user: str | None = None) -> dict[str, Any]:
-    """``{"user", "tokens": [...]}``: each token of the user, oldest first (see ``describe``)."""
+def listing(platform: Platform, principal: Principal, user: str | None = None) -> TokenList:
+    """Each token of the user (the caller by default), oldest first (see ``describe``)."""
     name = _target(principal, user)
     user_id = _user_id(platform, name)
     with platform.db() as session:
@@ -97,28 +89,24 @@ def listing(platform: Platform, principal: Principal, user: str | None = None) -
             )
         )
     days = platform.settings.token_days
-    return {"user": name, "tokens": [describe(row, principal, days) for row in rows]}
+    return TokenList(user=name, tokens=[describe(row, principal, days) for row in rows])
 
 
-def describe(row: ApiToken, principal: Principal, token_days: float) -> dict[str, Any]:
-    """``{"id", "created", "expires", "last_used", "revoked", "expired", "current"}``.
-
-    Times in ISO 8601 (UTC), ``last_used`` None when never used (recorded to the minute);
-    ``current``: the token this request was made with.
-    """
+def describe(row: ApiToken, principal: Principal, token_days: float) -> TokenInfo:
+    """The token of ``row`` as ``principal`` sees it (``current``: the one they asked with)."""
     expires = expires_at(row.created, token_days)
-    return {
-        "id": row.id,
-        "created": iso(row.created),
-        "expires": iso(expires),
-        "last_used": iso(row.last_used) if row.last_used is not None else None,
-        "revoked": row.revoked,
-        "expired": time.time() >= expires,
-        "current": row.id == principal.token_id,
-    }
+    return TokenInfo(
+        id=row.id,
+        created=iso(row.created),
+        expires=iso(expires),
+        last_used=iso(row.last_used) if row.last_used is not None else None,
+        revoked=row.revoked,
+        expired=time.time() >= expires,
+        current=row.id == principal.token_id,
+    )
 
 
-def current(platform: Platform, principal: Principal) -> dict[str, Any] | None:
+def current(platform: Platform, principal: Principal) -> TokenInfo | None:
     """The token the caller asked with, described (``describe``); None if unknown."""
     if principal.token_id is None:
         return None

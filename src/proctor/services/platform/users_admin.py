@@ -17,6 +17,16 @@ from sqlalchemy import delete, select
 
 from proctor.errors import NotFoundError, UsageError
 from proctor.services.platform.accounts import ORGANIZER, Principal, add_user, team_with_room
+from proctor.services.platform.answers import (
+    Disabled,
+    Moved,
+    NewUser,
+    TeamQuotaAnswer,
+    TeamQuotaLimits,
+    TeamRow,
+    UserRow,
+    UsersAndTeams,
+)
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.quota import QUOTA_LIMITS, iso
 from proctor.services.platform.resources import Platform
@@ -24,7 +34,7 @@ from proctor.store.locks import lock_row
 from proctor.store.models import Membership, Team, TeamQuota, User
 
 
-def users_and_teams(platform: Platform, principal: Principal) -> dict[str, Any]:
+def users_and_teams(platform: Platform, principal: Principal) -> UsersAndTeams:
     """Every user (name, role, team, disabled) and team (members, quota override)."""
     organizers_only(principal)
     with platform.db() as session:
@@ -40,45 +50,45 @@ def users_and_teams(platform: Platform, principal: Principal) -> dict[str, Any]:
                 members[team].append(user.name)
         quotas = {q.team_id: q for q in session.scalars(select(TeamQuota))}
         teams = [
-            {
-                "team": team.name,
-                "members": members.get(team.name, []),
-                "quota": _quota(quotas.get(team.id)),
-            }
+            TeamRow(
+                team=team.name,
+                members=members.get(team.name, []),
+                quota=_quota(quotas.get(team.id)),
+            )
             for team in session.scalars(select(Team).order_by(Team.name))
         ]
     users = [
-        {
-            "user": user.name,
-            "role": user.role,
-            "team": team,
-            "disabled": user.disabled,
-            "created": iso(user.created),
-        }
+        UserRow(
+            user=user.name,
+            role=user.role,
+            team=team,
+            disabled=user.disabled,
+            created=iso(user.created),
+        )
         for user, team in rows
     ]
-    return {"users": users, "teams": teams}
+    return UsersAndTeams(users=users, teams=teams)
 
 
-def _quota(row: TeamQuota | None) -> dict[str, Any] | None:
+def _quota(row: TeamQuota | None) -> TeamQuotaLimits | None:
     if row is None:
         return None
-    return {name: getattr(row, name) for name in QUOTA_LIMITS}
+    return TeamQuotaLimits(**{name: getattr(row, name) for name in QUOTA_LIMITS})
 
 
 def create_user(
     platform: Platform, principal: Principal, name: str, team: str | None, organizer: bool
-) -> dict[str, Any]:
-    """Add user ``name`` (in ``team``): ``{"user", "team", "token"}``, the token shown once."""
+) -> NewUser:
+    """Add user ``name`` (in ``team``): the new user and their token, shown once."""
     organizers_only(principal)
     if organizer and team is not None:
         raise UsageError("organizers stay outside teams: leave the team out")
     made = add_user(platform, name, organizer=organizer, team=team)
     platform.audit(principal.name, "user.create", name, f"team={team} organizer={organizer}")
-    return made.to_json()
+    return made
 
 
-def disable(platform: Platform, principal: Principal, name: str) -> dict[str, Any]:
+def disable(platform: Platform, principal: Principal, name: str) -> Disabled:
     """Disable user ``name``: every token of theirs is refused from now on."""
     organizers_only(principal)
     if name == principal.name:
@@ -89,10 +99,10 @@ def disable(platform: Platform, principal: Principal, name: str) -> dict[str, An
             raise NotFoundError(f"no user {name!r}")
         user.disabled = True
     platform.audit(principal.name, "user.disable", name)
-    return {"user": name, "disabled": True}
+    return Disabled(user=name, disabled=True)
 
 
-def move_member(platform: Platform, principal: Principal, name: str, team: str) -> dict[str, Any]:
+def move_member(platform: Platform, principal: Principal, name: str, team: str) -> Moved:
     """Move participant ``name`` into ``team`` (created if missing; refused when it is full)."""
     organizers_only(principal)
     with platform.db.begin() as session:
@@ -112,12 +122,12 @@ def move_member(platform: Platform, principal: Principal, name: str, team: str) 
         session.execute(delete(Membership).where(Membership.user_id == user.id))
         session.add(Membership(user_id=user.id, team_id=target.id))
     platform.audit(principal.name, "team.move", name, f"{before} -> {team}")
-    return {"user": name, "team": team, "previous": before}
+    return Moved(user=name, team=team, previous=before)
 
 
 def set_quota(
     platform: Platform, principal: Principal, team: str, limits: dict[str, Any]
-) -> dict[str, Any]:
+) -> TeamQuotaAnswer:
     """Set team ``team``'s quota override (``limits``: each of ``QUOTA_LIMITS`` or None).
 
     All limits None removes the override (the phase's quota applies again).
@@ -148,4 +158,5 @@ def set_quota(
             row.changed, row.changed_by = time.time(), principal.name
             quota = {name: limits.get(name) for name in QUOTA_LIMITS}
     platform.audit(principal.name, "team.quota", team, repr(quota))
-    return {"team": team, "quota": quota}
+    shown = TeamQuotaLimits(**quota) if quota is not None else None
+    return TeamQuotaAnswer(team=team, quota=shown)

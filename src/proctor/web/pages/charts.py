@@ -17,6 +17,9 @@ from typing import Any
 from markupsafe import Markup
 
 from proctor.leaderboard import Board
+from proctor.services.platform.answers import BoardRow as LeaderboardRow
+from proctor.services.platform.answers import Leaderboard
+from proctor.services.platform.submissions import TeamSubmission
 from proctor.web.pages import plots
 from proctor.web.pages.figures import Numbers
 
@@ -32,20 +35,20 @@ class Chart:
     rows: Sequence[tuple[str, ...]] = field(default_factory=list)
 
 
-def _rank_column(board: dict[str, Any]) -> tuple[str, str] | None:
+def _rank_column(board: Leaderboard) -> tuple[str, str] | None:
     """(task, metric) the board ranks by: its first metric on its first task with a value."""
-    if not board["metrics"]:
+    if not board.metrics:
         return None
-    metric: str = board["metrics"][0]
-    for row in board["rows"]:
-        for task, values in row["scores"].items():
+    metric = board.metrics[0]
+    for row in board.rows:
+        for task, values in row.scores.items():
             if metric in values:
                 return task, metric
     return None
 
 
-def _value(row: dict[str, Any], task: str, metric: str) -> float | None:
-    value = row["scores"].get(task, {}).get(metric)
+def _value(row: LeaderboardRow, task: str, metric: str) -> float | None:
+    value = row.scores.get(task, {}).get(metric)
     return float(value) if isinstance(value, int | float) else None
 
 
@@ -64,18 +67,18 @@ class _Column:
         return self.numbers.fmt(self.metric, value)
 
 
-def _column(board: dict[str, Any], numbers: Numbers) -> _Column | None:
+def _column(board: Leaderboard, numbers: Numbers) -> _Column | None:
     """The column the board ranks by (None: no value to draw)."""
     found = _rank_column(board)
     if found is None:
         return None
     task, metric = found
-    name = f"{metric} ({task})" if len(board["tasks"]) > 1 else metric
+    name = f"{metric} ({task})" if len(board.tasks) > 1 else metric
     return _Column(task, metric, name, numbers.better(metric), numbers)
 
 
 def board_charts(
-    board: dict[str, Any],
+    board: Leaderboard,
     history: list[tuple[datetime, Board]],
     numbers: Numbers,
     mine: str | None,
@@ -92,16 +95,16 @@ def board_charts(
     return [chart for chart in charts if chart is not None and chart.svg]
 
 
-def _distribution(board: dict[str, Any], column: _Column, mine: str | None) -> Chart:
+def _distribution(board: Leaderboard, column: _Column, mine: str | None) -> Chart:
     """Where each row of the board stands on the column (the viewer's team marked)."""
     values = [
-        (row["team"], v)
-        for row in board["rows"]
+        (row.team, v)
+        for row in board.rows
         if (v := _value(row, column.task, column.metric)) is not None
     ]
     return Chart(
         "distribution",
-        f"Where each {board['per']} stands: {column.name} ({column.better})",
+        f"Where each {board.per} stands: {column.name} ({column.better})",
         plots.strip(
             values,
             title=f"distribution of {column.name}",
@@ -114,21 +117,21 @@ def _distribution(board: dict[str, Any], column: _Column, mine: str | None) -> C
     )
 
 
-def _intervals(board: dict[str, Any], column: _Column, mine: str | None) -> Chart | None:
+def _intervals(board: Leaderboard, column: _Column, mine: str | None) -> Chart | None:
     """Each row's value with its 95% bootstrap interval (None: the board carries none)."""
     task, metric, fmt = column.task, column.metric, column.fmt
     bounded = [
-        (row["team"], v, *row["ci95"]["scores"][task][metric])
-        for row in board["rows"]
-        if row.get("ci95")
-        and metric in row["ci95"]["scores"].get(task, {})
+        (row.team, v, *row.ci95.scores[task][metric])
+        for row in board.rows
+        if row.ci95
+        and metric in row.ci95.scores.get(task, {})
         and (v := _value(row, task, metric)) is not None
     ]
     if not bounded:
         return None
     return Chart(
         "intervals",
-        f"{column.name} with its 95% bootstrap interval, per {board['per']}",
+        f"{column.name} with its 95% bootstrap interval, per {board.per}",
         plots.intervals(
             bounded,
             title=f"{column.name} intervals",
@@ -174,7 +177,7 @@ def _history(history: list[tuple[datetime, Board]], column: _Column, mine: str |
 
 
 def own_submissions_chart(
-    listed: list[dict[str, Any]], numbers: Numbers, metric: str | None
+    listed: list[TeamSubmission], numbers: Numbers, metric: str | None
 ) -> Chart | None:
     """The team's scored submissions over time, by ``metric`` (None: nothing to draw)."""
     if metric is None:
@@ -182,15 +185,15 @@ def own_submissions_chart(
     series: dict[str, list[plots.Point]] = {}
     rows = []
     for item in listed:
-        for task, values in item["scores"].items():
+        for task, values in item.scores.items():
             value = values.get(metric)
             if not isinstance(value, int | float):
                 continue
-            at = datetime.strptime(item["created"], "%Y-%m-%d %H:%M:%S UTC")
-            label = f"{item['submission']}: {numbers.fmt(metric, value)}"
-            key = f"{item['phase']} {task}"
+            at = datetime.strptime(item.created, "%Y-%m-%d %H:%M:%S UTC")
+            label = f"{item.submission}: {numbers.fmt(metric, value)}"
+            key = f"{item.phase} {task}"
             series.setdefault(key, []).append(plots.Point(at.timestamp(), float(value), label))
-            rows.append((item["created"], item["submission"], key, numbers.fmt(metric, value)))
+            rows.append((item.created, item.submission, key, numbers.fmt(metric, value)))
     svg = plots.time_series(
         series,
         title=f"your submissions' {metric}",
@@ -250,7 +253,7 @@ def dashboard_charts(report: dict[str, Any] | None, numbers: Numbers) -> list[Ch
 
 
 def submission_interval_chart(
-    board: dict[str, Any] | None, report: dict[str, Any] | None, sid: str, numbers: Numbers
+    board: Leaderboard | None, report: dict[str, Any] | None, sid: str, numbers: Numbers
 ) -> Chart | None:
     """A submission's 95% interval on the board's metric beside each row's on the board.
 
@@ -267,14 +270,14 @@ def submission_interval_chart(
     shown = report.get("scores", {}).get(task, {})
     low, high = shown.get(f"{metric}_ci95_low"), shown.get(f"{metric}_ci95_high")
     rows: list[tuple[str, float, float, float]] = []
-    for row in board["rows"]:
-        bounds = (row.get("ci95") or {}).get("scores", {}).get(task, {}).get(metric)
+    for row in board.rows:
+        bounds = row.ci95.scores.get(task, {}).get(metric) if row.ci95 else None
         value = _value(row, task, metric)
         if bounds is None or value is None:
             continue
-        if row["submission"] == sid and low is None:
+        if row.submission == sid and low is None:
             low, high = bounds
-        rows.append((f"{row['team']} (#{row['rank']:g})", value, *bounds))
+        rows.append((f"{row.team} (#{row.rank:g})", value, *bounds))
     value = shown.get(metric)
     if not rows or not isinstance(value, int | float) or low is None or high is None:
         return None

@@ -6,24 +6,30 @@ and is refused (403) without it or when another site sent it (``web.csrf``).
 
 A page or form is for a *role*: ``member`` (anyone signed in) or ``organizer`` (the console:
 every participant gets the "not found" page, as for a thing that does not exist, so the
-console tells participants nothing; nobody signed in gets 401).
+console tells participants nothing; nobody signed in gets 401). A route takes the signed-in
+user as a dependency (``Member``, ``Organizer``; a form's ``MemberForm``, ``OrganizerForm``
+check its CSRF token after the role), and its router's ``PageRoute`` answers every refusal
+with the error page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import Cookie, Form, Request
+from fastapi import Cookie, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import AuthenticationError, ProctorError
 from proctor.services.platform.accounts import Principal, authenticate
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.resources import Platform
 from proctor.web import csrf
+from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
 from proctor.web.security import over_tls
 
@@ -35,11 +41,6 @@ templates = Jinja2Templates(directory=WEB / "templates")
 TokenCookie = Annotated[str | None, Cookie(alias=COOKIE)]
 CsrfField = Annotated[str, Form(alias=csrf.FIELD)]
 Role = Literal["member", "organizer"]
-View = Callable[[Principal], tuple[str, dict[str, Any]]]
-"""A page's content for the signed-in user: its template and the template's context."""
-Then = str | Callable[[Principal, Any], Response]
-"""After a form's change: the address to see next (303), or the answer made from the
-signed-in user and what the change returned (a page shown once, e.g. a new token)."""
 
 
 def principal_of(platform: Platform, token: str | None) -> Principal | None:
@@ -93,41 +94,65 @@ def signed_in(principal: Principal | None) -> Principal:
     return principal
 
 
-def page(
-    request: Request, platform: Platform, token: str | None, view: View, *, role: Role
-) -> Response:
-    """A page for ``role``: ``view`` gives its template and context; a refusal, the error page."""
-    try:
-        me = signed_in_as(platform, token, role)
-        name, context = view(me)
-    except ProctorError as error:
-        return error_page(request, principal_of(platform, token), error)
-    return render(request, name, me, **context)
+def member(platform: PlatformDep, token: TokenCookie = None) -> Principal:
+    """The signed-in user (a dependency): 401 for nobody."""
+    return signed_in_as(platform, token, "member")
 
 
-def act(
-    request: Request,
-    platform: Platform,
-    token: str | None,
-    sent: str | None,
-    change: Callable[[Principal], object],
-    *,
-    role: Role,
-    then: Then,
-) -> Response:
-    """A form that changes something: who may send it first, its CSRF token, then ``change``.
+def organizer(platform: PlatformDep, token: TokenCookie = None) -> Principal:
+    """The signed-in organizer (a dependency): 401 for nobody, 404 for a participant."""
+    return signed_in_as(platform, token, "organizer")
 
-    The sender must be signed in (and an organizer for the console: a participant gets "not
-    found" before anything else is looked at), the form must come from this site with the
-    token ``sent``. A refusal of any of them, or of the service, is the error page with the
-    service's message; nothing changed. Then ``then`` (see ``Then``).
+
+def visitor(platform: PlatformDep, token: TokenCookie = None) -> Principal | None:
+    """The signed-in user, or None (a dependency of the public pages)."""
+    return principal_of(platform, token)
+
+
+Visitor = Annotated[Principal | None, Depends(visitor)]
+Member = Annotated[Principal, Depends(member)]
+Organizer = Annotated[Principal, Depends(organizer)]
+
+
+def member_form(request: Request, me: Member, sent: CsrfField = "") -> Principal:
+    """The signed-in user sending a form of this site (its CSRF token checked after the role)."""
+    csrf.check_form(request, sent)
+    return me
+
+
+def organizer_form(request: Request, me: Organizer, sent: CsrfField = "") -> Principal:
+    """The signed-in organizer sending a form of this site (the role first, then the token)."""
+    csrf.check_form(request, sent)
+    return me
+
+
+MemberForm = Annotated[Principal, Depends(member_form)]
+OrganizerForm = Annotated[Principal, Depends(organizer_form)]
+
+
+class PageRoute(APIRoute):
+    """A page's route: a refusal (``ProctorError``) is the error page, with its status.
+
+    A refusal of the route's dependencies (signed in, role, CSRF token) or of the service
+    shows the service's message, for the user signed in if any; nothing changed.
     """
-    try:
-        me = signed_in_as(platform, token, role)
-        csrf.check_form(request, sent)
-        done = change(me)
-    except ProctorError as error:
-        return error_page(request, principal_of(platform, token), error)
-    if isinstance(then, str):
-        return RedirectResponse(then, status_code=303)
-    return then(me, done)
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """The route's handler, answering a refusal with the error page."""
+        handler = super().get_route_handler()
+
+        async def answer(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except ProctorError as error:
+                platform: Platform = request.app.state.platform
+                token = request.cookies.get(COOKIE)
+                principal = await run_in_threadpool(principal_of, platform, token)
+                return error_page(request, principal, error)
+
+        return answer
+
+
+def see_next(address: str) -> RedirectResponse:
+    """After a form's change: the page to see next (303)."""
+    return RedirectResponse(address, status_code=303)

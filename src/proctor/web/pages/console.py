@@ -9,108 +9,92 @@ the console's REST routes (``web.console_routes``). A submission's record is
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import ProctorError
 from proctor.services.platform import installs, overview, refunds
-from proctor.services.platform.accounts import Principal
 from proctor.services.platform.submissions_list import Filters, challenge_submissions
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.common import (
-    CsrfField,
+    Organizer,
+    OrganizerForm,
+    PageRoute,
     TokenCookie,
-    act,
     error_page,
-    page,
     principal_of,
     render,
+    see_next,
     signed_in_as,
 )
 from proctor.web.uploads import MinimumRate, read_upload
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 
 @router.get("/console", response_class=HTMLResponse)
-def console_home(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+def console_home(request: Request, platform: PlatformDep, me: Organizer) -> Response:
     """The console's start: the installed challenges and the console's other pages."""
-
-    def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        return "console/home.html", {"challenges": overview.challenge_list(platform)}
-
-    return page(request, platform, token, view, role="organizer")
+    return render(request, "console/home.html", me, challenges=overview.challenge_list(platform))
 
 
-@router.get("/console/challenges/{name}", response_class=HTMLResponse)
-def challenge_console(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    name: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
+def listing_filters(
+    *,
     phase: str = "",
     team: str = "",
     status: str = "",
     failure: str = "",
     page_number: Annotated[int, Query(alias="page", ge=1)] = 1,
+) -> Filters:
+    """The console list's filters from the query (empty: any), and the page asked for."""
+    return Filters(phase or None, team or None, status or None, failure or None, page_number)
+
+
+@router.get("/console/challenges/{name}", response_class=HTMLResponse)
+def challenge_console(
+    name: str,
+    request: Request,
+    platform: PlatformDep,
+    me: Organizer,
+    filters: Annotated[Filters, Depends(listing_filters)],
 ) -> Response:
     """Every submission of a challenge with filters and scores; the phases' dates; rescore."""
-    filters = Filters(phase or None, team or None, status or None, failure or None, page_number)
-
-    def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        listed = challenge_submissions(platform, me, name, filters)
-        shown = overview.challenge_overview(platform, me, name)
-        columns = sorted(
-            {(t, m) for s in listed["submissions"] for t, ms in s["scores"].items() for m in ms}
-        )
-        return "console/challenge.html", {
-            "listed": listed,
-            "challenge": shown,
-            "filters": filters,
-            "columns": columns,
-        }
-
-    return page(request, platform, token, view, role="organizer")
+    listed = challenge_submissions(platform, me, name, filters)
+    shown = overview.challenge_overview(platform, me, name)
+    columns = sorted({(t, m) for s in listed.submissions for t, ms in s.scores.items() for m in ms})
+    return render(
+        request,
+        "console/challenge.html",
+        me,
+        listed=listed,
+        challenge=shown,
+        filters=filters,
+        columns=columns,
+    )
 
 
 @router.get("/console/flagged", response_class=HTMLResponse)
-def flagged_page(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+def flagged_page(request: Request, platform: PlatformDep, me: Organizer) -> Response:
     """The flagged submissions (lost workers, platform failures on hidden data), to refund."""
-
-    def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        return "console/flagged.html", refunds.flagged(platform, me)
-
-    return page(request, platform, token, view, role="organizer")
+    flagged = refunds.flagged(platform, me).flagged
+    return render(request, "console/flagged.html", me, flagged=flagged)
 
 
 @router.post("/console/submissions/{sid}/refund", response_class=HTMLResponse)
-def refund_form(
-    sid: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
+def refund_form(sid: str, platform: PlatformDep, me: OrganizerForm) -> Response:
     """Refund a flagged submission, then the flagged list again."""
-
-    def refund(me: Principal) -> None:
-        refunds.refund(platform, me, sid)
-
-    return act(request, platform, token, sent, refund, role="organizer", then="/console/flagged")
+    refunds.refund(platform, me, sid)
+    return see_next("/console/flagged")
 
 
 @router.get("/console/install", response_class=HTMLResponse)
-def install_page(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+def install_page(request: Request, me: Organizer) -> Response:
     """The form to install or update a challenge from its bundle's archive."""
-
-    def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        return "console/install.html", {"installed": None}
-
-    return page(request, platform, token, view, role="organizer")
+    return render(request, "console/install.html", me, installed=None)
 
 
 @router.post("/console/install", response_class=HTMLResponse)

@@ -9,7 +9,7 @@ CSRF token (``pages.common``, role ``organizer``).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
@@ -18,11 +18,12 @@ from fastapi.responses import HTMLResponse, Response
 from proctor.errors import UsageError
 from proctor.services.platform import phase_overrides, users_admin
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import NewUser
 from proctor.services.platform.quota import QUOTA_LIMITS
 from proctor.web.deps import PlatformDep
-from proctor.web.pages.common import CsrfField, TokenCookie, act, page, render
+from proctor.web.pages.common import Organizer, OrganizerForm, PageRoute, render, see_next
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 FormText = Annotated[str, Form()]
 USERS = "/console/users"
 
@@ -41,126 +42,100 @@ def _when(text: str, field: str) -> datetime | None:
 
 
 @router.post("/console/challenges/{name}/phases/{phase}", response_class=HTMLResponse)
-def phase_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def phase_form(
     name: str,
     phase: str,
-    request: Request,
     platform: PlatformDep,
+    me: OrganizerForm,
+    *,
     opens: FormText = "",
     closes: FormText = "",
     clear: Annotated[list[str] | None, Form()] = None,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
 ) -> Response:
     """Change a phase's opening or closing time (UTC), then the challenge's console again."""
-
-    def change(me: Principal) -> None:
-        phase_overrides.set_phase_times(
-            platform,
-            me,
-            name,
-            phase,
-            _when(opens, "opens"),
-            _when(closes, "closes"),
-            tuple(c for c in clear or () if c in ("opens", "closes")),
-        )
-
-    then = f"/console/challenges/{quote(name)}"
-    return act(request, platform, token, sent, change, role="organizer", then=then)
+    phase_overrides.set_phase_times(
+        platform,
+        me,
+        name,
+        phase,
+        _when(opens, "opens"),
+        _when(closes, "closes"),
+        tuple(c for c in clear or () if c in ("opens", "closes")),
+    )
+    return see_next(f"/console/challenges/{quote(name)}")
 
 
 @router.get("/console/users", response_class=HTMLResponse)
-def users_page(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+def users_page(request: Request, platform: PlatformDep, me: Organizer) -> Response:
     """Every user and team; forms to add, disable, move and set a team's quota."""
+    return _users(request, platform, me, None)
 
-    def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        found = users_admin.users_and_teams(platform, me)
-        return "console/users.html", {**found, "limits": QUOTA_LIMITS, "new_user": None}
 
-    return page(request, platform, token, view, role="organizer")
+def _users(
+    request: Request, platform: PlatformDep, me: Principal, new_user: NewUser | None
+) -> Response:
+    """The users page (``new_user``: the user just added, their token shown once)."""
+    found = users_admin.users_and_teams(platform, me)
+    return render(
+        request,
+        "console/users.html",
+        me,
+        users=found.users,
+        teams=found.teams,
+        limits=QUOTA_LIMITS,
+        new_user=new_user,
+    )
 
 
 @router.post("/console/users", response_class=HTMLResponse)
-def add_user_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def add_user_form(
     request: Request,
     platform: PlatformDep,
+    me: OrganizerForm,
     user: FormText,
+    *,
     team: FormText = "",
     organizer: Annotated[bool, Form()] = False,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
 ) -> Response:
     """Add a user; the answer shows the new token once (it is stored only as a hash)."""
-
-    def change(me: Principal) -> dict[str, Any]:
-        return users_admin.create_user(platform, me, user.strip(), team.strip() or None, organizer)
-
-    def then(me: Principal, made: dict[str, Any]) -> Response:
-        found = users_admin.users_and_teams(platform, me)
-        return render(
-            request, "console/users.html", me, **found, limits=QUOTA_LIMITS, new_user=made
-        )
-
-    return act(request, platform, token, sent, change, role="organizer", then=then)
+    made = users_admin.create_user(platform, me, user.strip(), team.strip() or None, organizer)
+    return _users(request, platform, me, made)
 
 
 @router.post("/console/users/{name}/disable", response_class=HTMLResponse)
-def disable_form(
-    name: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
+def disable_form(name: str, platform: PlatformDep, me: OrganizerForm) -> Response:
     """Disable a user (their tokens are refused), then the users page again."""
-
-    def change(me: Principal) -> None:
-        users_admin.disable(platform, me, name)
-
-    return act(request, platform, token, sent, change, role="organizer", then=USERS)
+    users_admin.disable(platform, me, name)
+    return see_next(USERS)
 
 
 @router.post("/console/teams/move", response_class=HTMLResponse)
-def move_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    request: Request,
-    platform: PlatformDep,
-    user: FormText,
-    team: FormText,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
+def move_form(platform: PlatformDep, me: OrganizerForm, user: FormText, team: FormText) -> Response:
     """Move a participant into a team, then the users page again."""
-
-    def change(me: Principal) -> None:
-        users_admin.move_member(platform, me, user.strip(), team.strip())
-
-    return act(request, platform, token, sent, change, role="organizer", then=USERS)
+    users_admin.move_member(platform, me, user.strip(), team.strip())
+    return see_next(USERS)
 
 
 @router.post("/console/teams/{team}/quota", response_class=HTMLResponse)
-def quota_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def quota_form(
     team: str,
-    request: Request,
     platform: PlatformDep,
+    me: OrganizerForm,
+    *,
     per_day: FormText = "",
     every_days: FormText = "",
     total: FormText = "",
     concurrent: FormText = "",
-    token: TokenCookie = None,
-    sent: CsrfField = "",
 ) -> Response:
     """Set a team's quota override (empty fields: the phase's limit), then the users page."""
-
-    def change(me: Principal) -> None:
-        limits = {
-            "per_day": _count(per_day, "per_day"),
-            "every_days": _days(every_days),
-            "total": _count(total, "total"),
-            "concurrent": _count(concurrent, "concurrent"),
-        }
-        users_admin.set_quota(platform, me, team, limits)
-
-    return act(request, platform, token, sent, change, role="organizer", then=USERS)
+    limits = {
+        "per_day": _count(per_day, "per_day"),
+        "every_days": _days(every_days),
+        "total": _count(total, "total"),
+        "concurrent": _count(concurrent, "concurrent"),
+    }
+    users_admin.set_quota(platform, me, team, limits)
+    return see_next(USERS)
 
 
 def _count(text: str, field: str) -> int | None:

@@ -9,20 +9,16 @@ metric, whatever the participant is shown) and its detailed results page (framed
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
-from proctor.errors import ProctorError
-from proctor.services.platform import installs, records
-from proctor.services.platform.accounts import Principal
+from proctor.services.platform import answers, installs, records
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.charts import Chart, dashboard_charts
-from proctor.web.pages.common import TokenCookie, error_page, page, principal_of, signed_in_as
+from proctor.web.pages.common import Organizer, PageRoute, render
 from proctor.web.pages.figures import Numbers, case_summary
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 CASE_COLUMNS = (
     "stage",
@@ -39,43 +35,34 @@ CASE_COLUMNS = (
 
 
 @router.get("/console/submissions/{sid}", response_class=HTMLResponse)
-def record_page(
-    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
-) -> Response:
+def record_page(sid: str, request: Request, platform: PlatformDep, me: Organizer) -> Response:
     """A submission's full record: each stage's diagnostics, its cases, the entry to download."""
+    record = records.submission_record(platform, me, sid)
+    _, challenge = installs.current(platform, record.challenge)
+    return render(
+        request,
+        "console/record.html",
+        me,
+        r=record,
+        case_columns=CASE_COLUMNS,
+        charts=_dashboards(record, Numbers(challenge)),
+        case_summary=case_summary,
+    )
 
-    def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        record = records.submission_record(platform, me, sid)
-        _, challenge = installs.current(platform, record["challenge"])
-        return "console/record.html", {
-            "r": record,
-            "case_columns": CASE_COLUMNS,
-            "charts": _dashboards(record, Numbers(challenge)),
-            "case_summary": case_summary,
-        }
 
-    return page(request, platform, token, view, role="organizer")
-
-
-def _dashboards(record: dict[str, Any], numbers: Numbers) -> dict[str, list[Chart]]:
+def _dashboards(record: answers.SubmissionRecord, numbers: Numbers) -> dict[str, list[Chart]]:
     """Each task's whole dashboard as a heat map (VISCERAL: organ × metric), undisclosed."""
     return {
-        task["task"]: dashboard_charts({"dashboard": {task["task"]: task["dashboard"]}}, numbers)
-        for task in record["tasks"]
-        if task["dashboard"]
+        task.task: dashboard_charts({"dashboard": {task.task: task.dashboard}}, numbers)
+        for task in record.tasks
+        if task.dashboard
     }
 
 
 @router.get("/console/submissions/{sid}/entry")
-def entry_download(
-    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
-) -> Response:
+def entry_download(sid: str, platform: PlatformDep, me: Organizer) -> Response:
     """The submission's entry archive, byte for byte as uploaded."""
-    try:
-        me = signed_in_as(platform, token, "organizer")
-        path, filename = records.entry_archive(platform, me, sid)
-    except ProctorError as error:
-        return error_page(request, principal_of(platform, token), error)
+    path, filename = records.entry_archive(platform, me, sid)
     return FileResponse(path, media_type="application/octet-stream", filename=filename)
 
 

@@ -8,20 +8,19 @@ button to preview again. Organizers only (``pages.common``, role ``organizer``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from proctor.errors import RefusedError
 from proctor.services.platform import installs, rescore
-from proctor.services.platform.accounts import Principal
 from proctor.web.deps import PlatformDep
-from proctor.web.pages.common import CsrfField, TokenCookie, act, page, render
+from proctor.web.pages.common import Organizer, OrganizerForm, PageRoute, render, see_next
 from proctor.web.pages.figures import Numbers
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 TEMPLATE = "console/rescore.html"
 
 
@@ -36,80 +35,43 @@ def _address(name: str, preview: str) -> str:
 
 
 @router.post("/console/challenges/{name}/rescore", response_class=HTMLResponse)
-def preview_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    name: str,
-    request: Request,
-    platform: PlatformDep,
-    phase: Annotated[str, Form()] = "",
-    token: TokenCookie = None,
-    sent: CsrfField = "",
+def preview_form(
+    name: str, platform: PlatformDep, me: OrganizerForm, phase: Annotated[str, Form()] = ""
 ) -> Response:
     """Score the phase again as a preview (nothing changes), then show it at its address."""
-
-    def change(me: Principal) -> dict[str, Any]:
-        return rescore.preview(platform, me, name, phase or None)
-
-    def then(me: Principal, shown: dict[str, Any]) -> Response:
-        return RedirectResponse(_address(name, shown["preview"]), status_code=303)
-
-    return act(request, platform, token, sent, change, role="organizer", then=then)
+    shown = rescore.preview(platform, me, name, phase or None)
+    return see_next(_address(name, shown.preview))
 
 
 @router.get("/console/challenges/{name}/rescores/{preview}", response_class=HTMLResponse)
 def preview_page(
-    name: str, preview: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    name: str, preview: str, request: Request, platform: PlatformDep, me: Organizer
 ) -> Response:
     """A preview: each score and rank before and after, with the forms to apply or cancel it."""
-
-    def view(me: Principal) -> tuple[str, dict[str, Any]]:
-        shown = rescore.shown_preview(platform, me, name, preview)
-        return TEMPLATE, {"done": shown, "numbers": _numbers(platform, name)}
-
-    return page(request, platform, token, view, role="organizer")
+    shown = rescore.shown_preview(platform, me, name, preview)
+    return render(request, TEMPLATE, me, done=shown, numbers=_numbers(platform, name))
 
 
 @router.post("/console/challenges/{name}/rescores/{preview}/apply", response_class=HTMLResponse)
-def apply_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    name: str,
-    preview: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
+def apply_form(
+    name: str, preview: str, request: Request, platform: PlatformDep, me: OrganizerForm
 ) -> Response:
     """Store the preview's scores and show them as applied; a stale preview, shown with why."""
-
-    def change(me: Principal) -> tuple[dict[str, Any], str | None]:
-        try:
-            return rescore.apply(platform, me, name, preview), None
-        except RefusedError as refused:
-            return rescore.shown_preview(platform, me, name, preview), str(refused)
-
-    def then(me: Principal, done: tuple[dict[str, Any], str | None]) -> Response:
-        shown, stale = done
-        status = 409 if stale else 200
-        numbers = _numbers(platform, name)
-        return render(request, TEMPLATE, me, status, done=shown, stale=stale, numbers=numbers)
-
-    return act(request, platform, token, sent, change, role="organizer", then=then)
+    stale: str | None = None
+    try:
+        shown = rescore.apply(platform, me, name, preview)
+    except RefusedError as refused:
+        shown, stale = rescore.shown_preview(platform, me, name, preview), str(refused)
+    status = 409 if stale else 200
+    numbers = _numbers(platform, name)
+    return render(request, TEMPLATE, me, status, done=shown, stale=stale, numbers=numbers)
 
 
 @router.post("/console/challenges/{name}/rescores/{preview}/cancel", response_class=HTMLResponse)
-def cancel_form(  # noqa: PLR0917 - FastAPI maps parameters to the request
-    name: str,
-    preview: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
+def cancel_form(name: str, preview: str, platform: PlatformDep, me: OrganizerForm) -> Response:
     """Drop the preview unapplied, then the challenge's console again."""
-
-    def change(me: Principal) -> None:
-        rescore.cancel(platform, me, name, preview)
-
-    then = f"/console/challenges/{quote(name)}"
-    return act(request, platform, token, sent, change, role="organizer", then=then)
+    rescore.cancel(platform, me, name, preview)
+    return see_next(f"/console/challenges/{quote(name)}")
 
 
 __all__ = ["router"]

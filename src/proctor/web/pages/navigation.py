@@ -22,14 +22,14 @@ def challenge_nav(
         for name in page_names(challenge)
         if name != "overview"
     ]
-    phases = overview.challenge_overview(platform, principal, challenge.name)["phases"]
+    phases = overview.challenge_overview(platform, principal, challenge.name).phases
     several = len(phases) > 1
     for phase in phases:
-        for board in phase["boards"]:
-            if not board["readable"]:
+        for board in phase.boards:
+            if not board.readable:
                 continue
-            title = "Board" if board["name"] == "default" else f"Board {board['name']}"
-            title += f" ({phase['name']})" if several else ""
-            address = f"{base}/leaderboards/{quote(board['name'])}?phase={quote(phase['name'])}"
-            links.append((title, address, here == f"{phase['name']}/{board['name']}"))
+            title = "Board" if board.name == "default" else f"Board {board.name}"
+            title += f" ({phase.name})" if several else ""
+            address = f"{base}/leaderboards/{quote(board.name)}?phase={quote(phase.name)}"
+            links.append((title, address, here == f"{phase.name}/{board.name}"))
     return links

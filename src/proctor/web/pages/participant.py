@@ -7,7 +7,6 @@ team's submission is "not found"). Pages are not part of the OpenAPI schema.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
@@ -15,14 +14,23 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import ProctorError
-from proctor.services.platform import allowances, installs, overview, standings, submissions
+from proctor.services.platform import (
+    allowances,
+    answers,
+    installs,
+    overview,
+    standings,
+    submissions,
+)
 from proctor.spec.leaderboards import default_metric
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.bundle_pages import TITLES, render_page
 from proctor.web.pages.charts import board_charts, own_submissions_chart
 from proctor.web.pages.common import (
+    PageRoute,
     TokenCookie,
+    Visitor,
     error_page,
     principal_of,
     render,
@@ -32,30 +40,25 @@ from proctor.web.pages.figures import Numbers
 from proctor.web.pages.navigation import challenge_nav
 from proctor.web.uploads import MinimumRate, read_upload
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 
 @router.get("/", response_class=HTMLResponse)
-def home(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
+def home(request: Request, platform: PlatformDep, principal: Visitor) -> Response:
     """The installed challenges."""
-    principal = principal_of(platform, token)
     return render(request, "home.html", principal, challenges=overview.challenge_list(platform))
 
 
 @router.get("/challenges/{name}", response_class=HTMLResponse)
 def challenge_page(
-    name: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    name: str, request: Request, platform: PlatformDep, principal: Visitor
 ) -> Response:
     """A challenge: its phases, their boards, the submission form and the team's submissions."""
-    principal = principal_of(platform, token)
-    try:
-        shown = overview.challenge_overview(platform, principal, name)
-        _, challenge = installs.current(platform, name)
-        mine = submissions.listing(platform, principal, name) if principal else []
-        allowed = allowances.team_allowances(platform, principal, name) if principal else []
-        about = render_page(challenge, "overview") if "overview" in challenge.pages else None
-    except ProctorError as error:
-        return error_page(request, principal, error)
+    shown = overview.challenge_overview(platform, principal, name)
+    _, challenge = installs.current(platform, name)
+    mine = submissions.listing(platform, principal, name) if principal else []
+    allowed = allowances.team_allowances(platform, principal, name) if principal else []
+    about = render_page(challenge, "overview") if "overview" in challenge.pages else None
     numbers = Numbers(challenge)
     metric = default_metric(challenge, challenge.phases[-1])
     # an organizer's list holds every team's: the console is where to compare them
@@ -78,15 +81,11 @@ def challenge_page(
 
 @router.get("/challenges/{name}/pages/{page}", response_class=HTMLResponse)
 def bundle_page(
-    name: str, page: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    name: str, page: str, request: Request, platform: PlatformDep, principal: Visitor
 ) -> Response:
     """One of the challenge's own pages (data, evaluation, terms...), sanitized."""
-    principal = principal_of(platform, token)
-    try:
-        _, challenge = installs.current(platform, name)
-        content = render_page(challenge, page)
-    except ProctorError as error:
-        return error_page(request, principal, error)
+    _, challenge = installs.current(platform, name)
+    content = render_page(challenge, page)
     return render(
         request,
         "page.html",
@@ -99,22 +98,19 @@ def bundle_page(
 
 
 @router.get("/challenges/{name}/leaderboards/{board}", response_class=HTMLResponse)
-def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def board_page(
     name: str,
     board: str,
     request: Request,
     platform: PlatformDep,
+    principal: Visitor,
+    *,
     phase: str | None = None,
-    token: TokenCookie = None,
 ) -> Response:
     """One leaderboard as a table (the same rows as the REST board)."""
-    principal = principal_of(platform, token)
-    try:
-        shown = standings.leaderboard(platform, principal, name, phase or None, board)
-        history = standings.board_history(platform, principal, name, phase or None, board)
-        _, challenge = installs.current(platform, name)
-    except ProctorError as error:
-        return error_page(request, principal, error)
+    shown = standings.leaderboard(platform, principal, name, phase or None, board)
+    history = standings.board_history(platform, principal, name, phase or None, board)
+    _, challenge = installs.current(platform, name)
     numbers = Numbers(challenge)
     mine = principal.team if principal else None
     return render(
@@ -122,19 +118,19 @@ def board_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
         "board.html",
         principal,
         board=shown,
-        columns=_columns(shown["rows"]),
+        columns=_columns(shown.rows),
         numbers=numbers,
-        nav=challenge_nav(platform, principal, challenge, f"{shown['phase']}/{shown['board']}"),
+        nav=challenge_nav(platform, principal, challenge, f"{shown.phase}/{shown.board}"),
         mine=mine,
         charts=board_charts(shown, history, numbers, mine),
     )
 
 
-def _columns(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _columns(rows: list[answers.BoardRow]) -> list[tuple[str, str]]:
     """(task, metric) pairs of the board's score columns, in first-seen order."""
     seen: dict[tuple[str, str], None] = {}
     for row in rows:
-        for task, metrics in row["scores"].items():
+        for task, metrics in row.scores.items():
             for metric in metrics:
                 seen[(task, metric)] = None
     return list(seen)

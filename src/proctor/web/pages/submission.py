@@ -8,7 +8,6 @@ and reloads the page when the evaluation ends.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -17,6 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from proctor.errors import ProctorError
 from proctor.services.platform import (
+    answers,
     installs,
     publications,
     scorer_pages,
@@ -30,12 +30,13 @@ from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
 from proctor.web.pages.charts import dashboard_charts, submission_interval_chart
 from proctor.web.pages.common import (
-    CsrfField,
+    MemberForm,
+    PageRoute,
     TokenCookie,
-    act,
-    error_page,
+    Visitor,
     principal_of,
     render,
+    see_next,
     signed_in,
 )
 from proctor.web.pages.figures import Numbers, case_summary, stage_outcome
@@ -44,25 +45,25 @@ from proctor.web.pages.navigation import challenge_nav
 POLL_MS = 1000
 """Milliseconds between two polls of a running submission's status."""
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 
-def live_text(shown: dict[str, Any]) -> dict[str, Any]:
+def live_text(shown: answers.SubmissionStatus) -> dict[str, Any]:
     """The live part of a status, as the page words it: status, stage, cases, finished."""
-    state = shown["status"]
-    stage = shown["stage"]
+    state = shown.status
+    stage = shown.stage
     if stage == HIDDEN_STAGE:
         stage_text = "evaluating on hidden data"
     elif stage:
         stage_text = f"stage {stage}"
-    elif shown["queue_position"] == 0:
+    elif shown.queue_position == 0:
         stage_text = "next in the queue"
-    elif shown["queue_position"] is not None:
-        stage_text = f"{shown['queue_position']} ahead in the queue"
+    elif shown.queue_position is not None:
+        stage_text = f"{shown.queue_position} ahead in the queue"
     else:
         stage_text = ""
-    cases = shown.get("cases")
-    cases_text = f"{cases['done']} of {cases['total']} cases done" if cases else ""
+    cases = shown.cases
+    cases_text = f"{cases.done} of {cases.total} cases done" if cases else ""
     return {
         "status": state,
         "stage_text": stage_text,
@@ -72,13 +73,11 @@ def live_text(shown: dict[str, Any]) -> dict[str, Any]:
 
 
 def _default_board(
-    platform: Platform, principal: Principal | None, shown: dict[str, Any]
-) -> dict[str, Any] | None:
+    platform: Platform, principal: Principal | None, shown: answers.SubmissionStatus
+) -> answers.Leaderboard | None:
     """The phase's default board as the viewer may read it (None: not readable, or none)."""
     try:
-        return standings.leaderboard(
-            platform, principal, shown["challenge"], shown["phase"], "default"
-        )
+        return standings.leaderboard(platform, principal, shown.challenge, shown.phase, "default")
     except ProctorError:
         return None
 
@@ -95,22 +94,18 @@ def live_status(sid: str, platform: PlatformDep, token: TokenCookie = None) -> R
 
 @router.get("/submissions/{sid}", response_class=HTMLResponse)
 def submission_page(
-    sid: str, request: Request, platform: PlatformDep, token: TokenCookie = None
+    sid: str, request: Request, platform: PlatformDep, principal: Visitor
 ) -> Response:
     """A submission's status, stage and queue position, then its disclosed report."""
-    principal = principal_of(platform, token)
-    try:
-        shown = submissions.status(platform, signed_in(principal), sid)
-        _, challenge = installs.current(platform, shown["challenge"])
-        chosen = None
-        board = None
-        detailed: list[str] = []
-        if shown["status"] == "scored":
-            chosen = publications.choices(platform, signed_in(principal), sid)
-            board = _default_board(platform, principal, shown)
-            detailed = scorer_pages.readable_tasks(platform, principal, sid)
-    except ProctorError as error:
-        return error_page(request, principal, error)
+    shown = submissions.status(platform, signed_in(principal), sid)
+    _, challenge = installs.current(platform, shown.challenge)
+    chosen = None
+    board = None
+    detailed: list[str] = []
+    if shown.status == "scored":
+        chosen = publications.choices(platform, signed_in(principal), sid)
+        board = _default_board(platform, principal, shown)
+        detailed = scorer_pages.readable_tasks(platform, principal, sid)
     numbers = Numbers(challenge)
     return render(
         request,
@@ -126,58 +121,39 @@ def submission_page(
         case_summary=case_summary,
         detailed=detailed,
         charts=[
-            *dashboard_charts(shown["report"], numbers),
-            *filter(None, [submission_interval_chart(board, shown["report"], sid, numbers)]),
+            *dashboard_charts(shown.report, numbers),
+            *filter(None, [submission_interval_chart(board, shown.report, sid, numbers)]),
         ],
     )
 
 
 @router.post("/submissions/{sid}/cancel", response_class=HTMLResponse)
-def cancel_page(
-    sid: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
+def cancel_page(sid: str, platform: PlatformDep, me: MemberForm) -> Response:
     """Cancel the submission, then show its page again."""
-
-    def cancel(me: Principal) -> None:
-        submissions.cancel(platform, me, sid)
-
-    return act(request, platform, token, sent, cancel, role="member", then=_back(sid))
+    submissions.cancel(platform, me, sid)
+    return see_next(_back(sid))
 
 
 @router.post("/submissions/{sid}/publish", response_class=HTMLResponse)
-def publish_page(  # noqa: PLR0917 - FastAPI maps parameters to the request
+def publish_page(
     sid: str,
-    request: Request,
     platform: PlatformDep,
+    me: MemberForm,
     task: Annotated[str, Form()],
+    *,
     part: Annotated[str, Form()] = "",
     published: Annotated[bool, Form()] = True,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
 ) -> Response:
     """Publish or withdraw a task's (or part's) result, then show the submission again."""
-
-    def publish(me: Principal) -> None:
-        publications.publish(platform, me, sid, task, part=part, published=published)
-
-    return act(request, platform, token, sent, publish, role="member", then=_back(sid))
+    publications.publish(platform, me, sid, task, part=part, published=published)
+    return see_next(_back(sid))
 
 
 @router.post("/submissions/{sid}/final", response_class=HTMLResponse)
-def final_page(
-    sid: str,
-    request: Request,
-    platform: PlatformDep,
-    token: TokenCookie = None,
-    sent: CsrfField = "",
-) -> Response:
+def final_page(sid: str, platform: PlatformDep, me: MemberForm) -> Response:
     """Choose the submission as a final entry of its team, then show it again."""
-    choose = partial(publications.choose_final, platform, sid=sid)
-    return act(request, platform, token, sent, choose, role="member", then=_back(sid))
+    publications.choose_final(platform, me, sid)
+    return see_next(_back(sid))
 
 
 def _back(sid: str) -> str:

@@ -1,0 +1,424 @@
+"""The answers of the platform's services: frozen pydantic models, the one shape on the wire.
+
+A service returns one; the REST layer sends it as it is (the route's ``response_model``, so
+``/openapi.json`` documents it) and the HTTP client (``services.platform.client``) reads the
+server's JSON back into the same type. Keys a newer server adds are ignored by the client.
+This module imports no store, so a client command starts without the server's modules.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Answer(BaseModel):
+    """An answer of a platform service: frozen, JSON as it goes over the wire."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class NewUser(Answer):
+    """``user add``'s answer: the token is shown once and stored only as a hash."""
+
+    user: str
+    team: str | None
+    token: str = Field(description="shown once: stored only as its sha256")
+
+
+class IssuedToken(Answer):
+    """A new token (shown once) and when it expires (ISO 8601, UTC)."""
+
+    user: str
+    token: str = Field(description="shown once; stored only as its sha256")
+    expires: str
+
+
+class TokenInfo(Answer):
+    """One API token (never its value): times in ISO 8601, UTC."""
+
+    id: int
+    created: str
+    expires: str = Field(description="PROCTOR_TOKEN_DAYS after it was issued")
+    last_used: str | None = Field(description="recorded to the minute; null if never used")
+    revoked: bool
+    expired: bool
+    current: bool = Field(description="the token this request was made with")
+
+
+class TokenList(Answer):
+    """A user's tokens, oldest first."""
+
+    user: str
+    tokens: list[TokenInfo]
+
+
+class Revoked(Answer):
+    """How many tokens of the user a revocation took."""
+
+    user: str
+    revoked: int = Field(description="how many tokens this revoked")
+
+
+class Invitation(Answer):
+    """A new invitation: the team, the code (shown once) and when it expires (ISO 8601, UTC)."""
+
+    team: str
+    code: str
+    expires: str
+
+
+class Joined(Answer):
+    """The user who joined and the team they joined."""
+
+    user: str
+    team: str
+
+
+class TeamQuotaLimits(Answer):
+    """A team's quota override: each limit, or None for the phase's."""
+
+    per_day: int | None = None
+    every_days: float | None = None
+    total: int | None = None
+    concurrent: int | None = None
+
+
+class UserRow(Answer):
+    """A user as the organizer's list shows them."""
+
+    user: str
+    role: str
+    team: str | None
+    disabled: bool
+    created: str
+
+
+class TeamRow(Answer):
+    """A team, its members and its quota override."""
+
+    team: str
+    members: list[str]
+    quota: TeamQuotaLimits | None = Field(description="the team's override; null: the phase's")
+
+
+class UsersAndTeams(Answer):
+    """Every user and every team."""
+
+    users: list[UserRow]
+    teams: list[TeamRow]
+
+
+class Disabled(Answer):
+    """A user disabled."""
+
+    user: str
+    disabled: bool
+
+
+class Moved(Answer):
+    """A participant moved into a team, and the team they left."""
+
+    user: str
+    team: str
+    previous: str | None
+
+
+class TeamQuotaAnswer(Answer):
+    """A team's quota override as set (None: removed)."""
+
+    team: str
+    quota: TeamQuotaLimits | None
+
+
+class Flagged(Answer):
+    """A submission, whether it is flagged and whether it was refunded."""
+
+    submission: str
+    team: str | None
+    challenge: str
+    phase: str
+    flagged: bool
+    refunded: bool
+
+
+class FlaggedList(Answer):
+    """The flagged submissions, oldest first."""
+
+    flagged: list[Flagged]
+
+
+class Publication(Answer):
+    """A submission's result on a task (or one part of it): published or withdrawn."""
+
+    submission: str
+    task: str
+    part: str | None
+    published: bool
+
+
+class FinalChoice(Answer):
+    """A submission chosen as a final entry of its team."""
+
+    submission: str
+    final: bool
+    replaced: str | None = Field(description="The choice this one replaced (the oldest).")
+
+
+class Shown(Answer):
+    """Whether a task (``part`` None) or one part of it is published."""
+
+    task: str
+    part: str | None
+    published: bool
+
+
+class Choices(Answer):
+    """What a submission's team chose for it: final or not, and what it published."""
+
+    final: bool
+    final_entries: int
+    publications: list[Shown]
+
+
+class Receipt(Answer):
+    """``submit --no-wait --json``: the stored submission, queued."""
+
+    submission: str
+    team: str | None
+    phase: str
+    status: Literal["queued"] = "queued"
+    queue_position: int | None
+
+
+class LiveCases(Answer):
+    """The cases of the running stage: ended and in all."""
+
+    done: int
+    total: int
+
+
+class SubmissionStatus(Answer):
+    """``status --json``: a submission's status, stage, queue position and disclosed report."""
+
+    submission: str
+    team: str | None
+    challenge: str
+    phase: str
+    status: str = Field(description="queued, running, scored, dry_run, failed or cancelled")
+    failure: str | None = Field(description="entry, platform, scorer or infrastructure")
+    stage: str | None = Field(
+        description="The running stage (TASK:stage with several tasks); ``hidden`` while the "
+        "entry is evaluated on hidden data whose timing the exam's disclosure hides"
+    )
+    queue_position: int | None
+    cases: LiveCases | None = Field(
+        default=None,
+        description="Cases ended of the running stage's; null without cases or when hidden",
+    )
+    report: dict[str, Any] | None = Field(
+        description="The ``proctor run --json`` object as disclosed; null until finished and "
+        "for a cancelled submission."
+    )
+
+
+class MetricChange(Answer):
+    """A metric's value before and after (None: not a finite number)."""
+
+    old: int | float | None
+    new: int | float | None
+
+
+class BoardPlace(Answer):
+    """A team's row on the default board: the submission shown and its rank."""
+
+    submission: str
+    rank: int | float
+
+
+class RankChange(Answer):
+    """A team whose row on the default board moved (None: not ranked)."""
+
+    team: str | None
+    old: BoardPlace | None = Field(description="the row before; null: not ranked")
+    new: BoardPlace | None = Field(description="the row after; null: not ranked")
+
+
+class RescoredJob(Answer):
+    """A job of the phase scored again: each metric that changed, or why it was not."""
+
+    submission: str
+    team: str | None
+    task: str
+    changes: dict[str, MetricChange] = Field(description="METRIC: {old, new}")
+    error: str | None = Field(description="why the job was not rescored; null: it was")
+
+
+class Rescored(Answer):
+    """A rescore's diff: each job's metrics ``{"old", "new"}`` and the default board's moves.
+
+    ``applied`` false: a preview, nothing changed yet (apply or cancel it by its id).
+    """
+
+    preview: str = Field(description="the preview's id (apply or cancel it while not applied)")
+    applied: bool
+    created: str = Field(description="when the preview was computed (ISO 8601, UTC)")
+    challenge: str
+    phase: str
+    challenge_version: int
+    rescored: int
+    changed: int
+    jobs: list[RescoredJob]
+    rank_changes: list[RankChange]
+
+
+class RescoreCancelled(Answer):
+    """A preview dropped without being applied."""
+
+    challenge: str
+    phase: str
+    preview: str
+    cancelled: bool
+
+
+class TaskLogs(Answer):
+    """A task's state, result status and organizer logs."""
+
+    task: str
+    state: str
+    status: str | None = Field(description="scored, dry_run or failed; null while it runs")
+    logs: dict[str, str] = Field(
+        description="score-error.txt, scoring-TASK.log, platform-error.txt: name → text"
+    )
+
+
+class SubmissionLogs(Answer):
+    """The organizer's logs of each task of a submission."""
+
+    submission: str
+    challenge: str
+    phase: str
+    tasks: list[TaskLogs]
+
+
+class TaskRecord(Answer):
+    """A task's job with everything stored of it, the organizer's diagnostics included."""
+
+    task: str
+    state: str
+    stage: str | None
+    failure: str | None
+    attempt: int
+    status: str | None
+    report: dict[str, Any] | None = Field(description="the stored (undisclosed) report")
+    scores: dict[str, float | None]
+    stages: list[dict[str, Any]] = Field(description="cases.jsonl's stage lines (log tails)")
+    cases: list[dict[str, Any]] = Field(description="cases.jsonl's case lines (log tails)")
+    cases_total: int
+    efficiency: dict[str, Any] | None = Field(description="efficiency.json")
+    dashboard: dict[str, Any] | None = Field(
+        description="the scorer's whole dashboard (VISCERAL: metric → organ → statistic)"
+    )
+    pages: list[str] = Field(
+        description="the scorer's pages kept (detailed_results.html): GET "
+        "/submissions/{id}/detailed/{task} on the pages' side"
+    )
+    logs: dict[str, str] = Field(description="score-error.txt, scoring-TASK.log, ...")
+
+
+class SubmissionRecord(Answer):
+    """Everything stored of a submission, for the organizer."""
+
+    submission: str
+    team: str | None
+    challenge: str
+    phase: str
+    created: str
+    status: str | None
+    failure: str | None
+    flagged: bool
+    refunded: bool
+    cancelled: bool
+    entry_sha256: str = Field(description="sha256 of the entry archive as uploaded")
+    tasks: list[TaskRecord]
+
+
+class ListedSubmission(Answer):
+    """One submission in the organizer's list of a challenge's submissions."""
+
+    submission: str
+    team: str | None
+    phase: str
+    created: str
+    status: str = Field(description="queued, running, scored, failed or cancelled")
+    failure: str | None = Field(description="entry, platform, scorer or infrastructure")
+    flagged: bool
+    refunded: bool
+    scores: dict[str, dict[str, float | None]] = Field(description="task → metric → value")
+
+
+class SubmissionList(Answer):
+    """One page of a challenge's submissions, newest first."""
+
+    challenge: str
+    total: int = Field(description="every submission matching the filters")
+    page: int
+    per_page: int
+    submissions: list[ListedSubmission]
+
+
+class PhaseTimes(Answer):
+    """A phase's effective times (ISO 8601, UTC; None: no bound)."""
+
+    challenge: str
+    phase: str
+    opens: str | None
+    closes: str | None
+    overridden: bool
+
+
+class Interval(Answer):
+    """A row's 95% bootstrap intervals: per task and metric, and of its rank."""
+
+    scores: dict[str, dict[str, tuple[int | float, int | float]]]
+    rank: tuple[int | float, int | float] | None
+
+
+class BoardRow(Answer):
+    """A row of a board: its rank, team, submission, scores and intervals."""
+
+    rank: int | float
+    team: str
+    submission: str
+    submitted_at: str
+    scores: dict[str, dict[str, int | float | None]]
+    ci95: Interval | None
+    mean_rank: int | float | None
+    sources: dict[str, str]
+
+
+class Leaderboard(Answer):
+    """A board of a phase as the caller may read it."""
+
+    challenge: str
+    phase: str
+    board: str
+    title: str
+    tasks: list[str]
+    metrics: list[str]
+    aggregation: str
+    per: str
+    public: bool
+    ladder: dict[str, int | float] | None
+    rows: list[BoardRow]
+
+
+class Installed(Answer):
+    """A challenge version as installed (``installs.Installed.to_json``)."""
+
+    challenge: str
+    version: int = Field(description="1 for the first install; +1 for each changed bundle.")
+    sha256: str
+    phases: list[str]
+    changed: bool = Field(description="False when the same bundle was installed already.")
