@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from proctor.pipeline.program_staging import read_capped
+from proctor.pipeline.program_results import read_capped_in
 from proctor.scoring.program_scores import parse_scores_file, read_scores
 from proctor.spec.scorer import ScoringProgram
 
@@ -56,13 +57,19 @@ def test_an_unusable_scores_json_says_why(data: bytes, words: str) -> None:
 def test_scores_json_is_read_without_following_links_and_within_its_cap(tmp_path: Path) -> None:
     (tmp_path / "target").write_text('{"mae": 1}')
     (tmp_path / "scores.json").symlink_to(tmp_path / "target")
-    data, problem = read_capped(tmp_path / "scores.json", 100)
-    assert data is None and problem is not None and "cannot be opened" in problem
     (tmp_path / "big.json").write_bytes(b" " * 101)
-    assert read_capped(tmp_path / "big.json", 100) == (None, "scores.json is over 100 bytes")
-    assert read_capped(tmp_path / "missing.json", 100) == (None, None)
     (tmp_path / "folder").mkdir()
-    assert read_capped(tmp_path / "folder", 100) == (None, "scores.json is not a regular file")
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        data, problem = read_capped_in(folder, "scores.json", 100)
+        assert data is None and problem is not None and "cannot be opened" in problem
+        assert read_capped_in(folder, "big.json", 100) == (None, "big.json is over 100 bytes")
+        assert read_capped_in(folder, "missing.json", 100) == (None, None)
+        problem = read_capped_in(folder, "folder", 100)[1]
+        assert problem is not None and "folder is not a regular file" in problem
+        assert read_capped_in(folder, "target", 100) == (b'{"mae": 1}', None)
+    finally:
+        os.close(folder)
 
 
 def test_booleans_read_as_numbers_when_the_scorer_says_so() -> None:

@@ -105,13 +105,13 @@ def _replaced(shown: str, what: str) -> str:
 def _scores_file(fd: int, request: ProgramRequest) -> tuple[str, bytes | None, str | None]:
     """The first of ``request.scores_names`` present in the folder open as ``fd``."""
     for name in request.scores_names:
-        data, problem = _read_capped(fd, name, request.limits.scores_bytes)
+        data, problem = read_capped_in(fd, name, request.limits.scores_bytes)
         if data is not None or problem is not None:
             return name, data, problem
     return (request.scores_names or ("",))[0], None, None
 
 
-def _read_capped(folder_fd: int, name: str, cap: int) -> tuple[bytes | None, str | None]:
+def read_capped_in(folder_fd: int, name: str, cap: int) -> tuple[bytes | None, str | None]:
     """(content, None) of the regular file ``name`` of at most ``cap`` bytes; (None, why).
 
     Never follows a link, never blocks on a FIFO, never reads past ``cap``; missing: (None,
@@ -125,10 +125,11 @@ def _read_capped(folder_fd: int, name: str, cap: int) -> tuple[bytes | None, str
         if err.errno == errno.ELOOP:
             return None, f"{name} cannot be opened: it is {describe(folder_fd, name)}"
         return None, f"{name} cannot be opened ({os.strerror(err.errno or 0)})"
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # a folder opens too, but cannot be read as a stream
+        os.close(fd)
+        return None, f"{name} is not a regular file (a {kind(mode)})"
     with os.fdopen(fd, "rb") as stream:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            return None, f"{name} is not a regular file (a {kind(mode)})"
         data = stream.read(cap + 1)
     if len(data) > cap:
         return None, f"{name} is over {cap} bytes"

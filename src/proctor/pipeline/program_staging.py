@@ -18,7 +18,7 @@ from pathlib import Path
 
 from proctor.pipeline.inputs import stage_inputs
 from proctor.sandbox.base import Mount
-from proctor.spec.programs import SCORES_FILE, ProgramRequest
+from proctor.spec.programs import ProgramRequest
 from proctor.trees import BLOCK
 
 SMALL_INPUTS_BYTES = 64 * 1024**2
@@ -182,25 +182,3 @@ def write_file(path: Path, content: bytes) -> Path:
     path.write_bytes(content)
     path.chmod(0o644)
     return path
-
-
-def read_capped(path: Path, cap: int, name: str = SCORES_FILE) -> tuple[bytes | None, str | None]:
-    """(content, None) of a regular file of at most ``cap`` bytes; (None, why) otherwise.
-
-    Never follows a link (the program may have been steered into making one), never reads
-    past ``cap``; a missing file is (None, None).
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None, None
-    except OSError as err:
-        return None, f"{name} cannot be opened ({os.strerror(err.errno or 0)})"
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None, f"{name} is not a regular file"
-    with os.fdopen(fd, "rb") as stream:
-        data = stream.read(cap + 1)
-    if len(data) > cap:
-        return None, f"{name} is over {cap} bytes"
-    return data, None
