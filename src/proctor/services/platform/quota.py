@@ -1,4 +1,4 @@
-"""The phase rules a submission must pass: open and closing times, and the team's quota.
+"""The phase rule a submission must pass: the team's quota (its open times: ``phase_times``).
 
 Refusals are ``RefusedError`` with the time the next submission is allowed. Which earlier
 submissions count is ``counting.counts``: every one that reached hidden data, cancelled or not,
@@ -26,19 +26,6 @@ DAY_S = 86400.0
 def iso(at: float) -> str:
     """``at`` (epoch seconds) as ISO 8601 in UTC, to the second."""
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
-
-
-def check_open(phase: Phase, now: float) -> None:
-    """Refuse when ``phase`` is not open at ``now``, saying when it opens or closed."""
-    moment = datetime.fromtimestamp(now, UTC)
-    if phase.opens is not None and moment < phase.opens:
-        raise RefusedError(
-            f"phase {phase.name!r} opens at {phase.opens.isoformat()}: submit after that"
-        )
-    if phase.closes is not None and moment >= phase.closes:
-        raise RefusedError(
-            f"phase {phase.name!r} closed at {phase.closes.isoformat()}: no more submissions"
-        )
 
 
 QUOTA_LIMITS = ("per_day", "every_days", "total", "concurrent")

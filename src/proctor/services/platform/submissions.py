@@ -35,8 +35,8 @@ from proctor.services.platform.counting import WITHHELD, submission_counts, why_
 from proctor.services.platform.installs import current, version_of
 from proctor.services.platform.ladder_view import laddered_report
 from proctor.services.platform.organizer_team import NO_TEAM, submitter
-from proctor.services.platform.phase_windows import no_open_phase
-from proctor.services.platform.quota import check_open, check_quota
+from proctor.services.platform.phase_times import check_open, no_open_phase
+from proctor.services.platform.quota import check_quota
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import HIDDEN_STAGE, live_view
 from proctor.services.platform.uploads import unpacking_slot
