@@ -32,8 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from proctor.entries.limits import special_kind
-from proctor.pipeline.program_exec import run_program
-from proctor.pipeline.program_staging import copy_plain
+from proctor.pipeline.program_exec import copy_plain, run_program
 from proctor.sandbox.base import SandboxSession
 from proctor.sandbox.workspace import open_to_every_run
 from proctor.spec.programs import BESIDE_GRACE_S, ProgramRequest, ProgramResult
