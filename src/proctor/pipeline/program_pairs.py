@@ -1,4 +1,4 @@
-"""Two organizer programs at once, each in a sandbox of its own, sharing one folder.
+"""A program pair: two organizer programs at once, each in a sandbox of its own, sharing a folder.
 
 Codabench's ``ingestion_only_during_scoring`` runs the ingestion program (the participant's
 code) beside the scoring program; they talk through ``/app/shared``. Here each gets a session
