@@ -24,7 +24,7 @@ from bundle_fixtures import (
     make_v2_bundle,
     submission_zip,
 )
-from proctor.pipeline import program_staging
+from proctor.pipeline import program_exec
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
@@ -72,7 +72,7 @@ def test_a_program_writing_into_its_inputs_scores_and_changes_nothing_kept(
         task["scorer"]["limits"]["scratch_bytes"] = 1024**2
     (challenge / "challenge.yaml").write_text(yaml.safe_dump(data))
     if inputs == "large":
-        monkeypatch.setattr(program_staging, "SMALL_INPUTS_BYTES", 0)
+        monkeypatch.setattr(program_exec, "SMALL_INPUTS_BYTES", 0)
     references = {path: path.read_bytes() for path in (challenge / "data").rglob("*.txt")}
     upload = submission_zip(shared_dir)
     stored = upload.read_bytes()

@@ -21,7 +21,8 @@ from proctor.errors import AuthenticationError, NotFoundError, RefusedError, Usa
 from proctor.services.platform import overview, phase_overrides, users_admin
 from proctor.services.platform.accounts import authenticate
 from proctor.services.platform.installs import current, install
-from proctor.services.platform.quota import check_open, check_quota
+from proctor.services.platform.phase_times import check_open
+from proctor.services.platform.quota import check_quota
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.submissions_list import Filters, challenge_submissions
 from proctor.store.models import Team

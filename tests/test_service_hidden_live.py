@@ -18,7 +18,7 @@ import pytest
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.services.platform import submissions
 from proctor.services.platform.accounts import authenticate
-from proctor.services.platform.counting import submission_counts
+from proctor.services.platform.quota import submission_counts
 from proctor.services.platform.shown_status import HIDDEN_STAGE
 from proctor.settings import Settings
 from proctor.store.models import SubmissionRow

@@ -1,4 +1,4 @@
-"""Two organizer programs at once, each in a sandbox of its own, sharing one folder.
+"""A program pair: two organizer programs at once, each in a sandbox of its own, sharing a folder.
 
 Codabench's ``ingestion_only_during_scoring`` runs the ingestion program (the participant's
 code) beside the scoring program; they talk through ``/app/shared``. Here each gets a session
@@ -32,8 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from proctor.entries.limits import special_kind
-from proctor.pipeline.program_exec import run_program
-from proctor.pipeline.program_staging import copy_plain
+from proctor.pipeline.program_exec import copy_plain, run_program
 from proctor.sandbox.base import SandboxSession
 from proctor.sandbox.workspace import open_to_every_run
 from proctor.spec.programs import BESIDE_GRACE_S, ProgramRequest, ProgramResult

@@ -170,8 +170,8 @@ class Quota(Strict):
 
     ``per_day``: in any 24 hours; ``every_days``: one per that many days (VISCERAL: 7);
     ``total``: over the whole phase; ``concurrent``: queued or running at once. Which
-    submissions count is ``services.platform.counting`` (one cancelled before hidden data, failed
-    by the platform before it, or refunded does not).
+    submissions count is ``services.platform.quota.counts`` (one cancelled before hidden data,
+    failed by the platform before it, or refunded does not).
     """
 
     per_day: int | None = Field(default=None, gt=0, strict=True)

@@ -1,7 +1,7 @@
 """The scored submissions of a phase as the boards read them, built from the store.
 
 Each scored task result of a submission that may show results (not cancelled, not refunded,
-no task failed by the platform: ``counting.shows_results``) becomes part of one
+no task failed by the platform: ``quota.shows_results``) becomes part of one
 :class:`proctor.leaderboard.ScoredSubmission`: its scores per task and metric (only the
 metrics the task reports), per-case values of the metrics that are the mean of their cases
 (the bootstrap resamples them; a gross metric such as AUPRC keeps no interval), whether it is
@@ -28,7 +28,7 @@ from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.orm import Session
 
 from proctor.leaderboard import ScoredSubmission
-from proctor.services.platform.counting import shows_results
+from proctor.services.platform.quota import shows_results
 from proctor.spec import Challenge, Phase
 from proctor.store.models import (
     CaseResult,
@@ -109,7 +109,7 @@ def task_parts(metrics: Sequence[str]) -> list[str]:
 def _in_phase(challenge: Challenge, phase: Phase) -> tuple[ColumnElement[bool], ...]:
     """The conditions of a scored job of a submission of ``phase`` that may show results.
 
-    Not cancelled, and counting against its quota (``counting.shows_results``): a submission
+    Not cancelled, and counting against its quota (``quota.shows_results``): a submission
     that was refunded or that the platform failed is on no board.
     """
     return (

@@ -1,8 +1,11 @@
-"""A challenge's phases with the organizer's ``opens``/``closes`` overrides applied.
+"""When a challenge's phases take submissions: their effective times, and the refusals.
 
-``installs.current`` applies them, so every reader of phase times (``quota.check_open``,
-``choose_phase``, the overview, the boards) sees the effective ones; the bundle stays as
-installed. The overrides are changed by ``phase_overrides.set_phase_times``.
+A phase's times are the bundle's, with the organizer's ``opens``/``closes`` overrides applied
+(``with_overrides``); ``installs.current`` applies them, so every reader of phase times
+(``check_open``, ``choose_phase``, the overview, the boards) sees the effective ones; the
+bundle stays as installed. The overrides are changed by ``phase_overrides.set_phase_times``.
+A submission outside its phase's window is refused (``RefusedError``) saying when it opens
+or closed (``check_open``, ``no_open_phase``).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
+from proctor.errors import RefusedError
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
 from proctor.store.models import PhaseOverride
@@ -40,3 +44,31 @@ def with_overrides(platform: Platform, challenge: Challenge) -> Challenge:
             times = {"opens": _moment(row.opens), "closes": _moment(row.closes)}
             phases.append(phase.model_copy(update=times))
     return challenge.model_copy(update={"phases": tuple(phases)})
+
+
+def check_open(phase: Phase, now: float) -> None:
+    """Refuse when ``phase`` is not open at ``now``, saying when it opens or closed."""
+    moment = datetime.fromtimestamp(now, UTC)
+    if phase.opens is not None and moment < phase.opens:
+        raise RefusedError(
+            f"phase {phase.name!r} opens at {phase.opens.isoformat()}: submit after that"
+        )
+    if phase.closes is not None and moment >= phase.closes:
+        raise RefusedError(
+            f"phase {phase.name!r} closed at {phase.closes.isoformat()}: no more submissions"
+        )
+
+
+def no_open_phase(challenge: Challenge, moment: datetime) -> str:
+    """The refusal when no phase of ``challenge`` is open at ``moment``: when each opens or closed.
+
+    e.g. ``challenge 'x' has no open phase now: phase 'early' closed at 2026-11-23T12:00:00+00:00;
+    phase 'final' opens at 2026-11-28T12:00:00+00:00``.
+    """
+    states = []
+    for phase in challenge.phases:
+        if phase.opens is not None and moment < phase.opens:
+            states.append(f"phase {phase.name!r} opens at {phase.opens.isoformat()}")
+        elif phase.closes is not None:
+            states.append(f"phase {phase.name!r} closed at {phase.closes.isoformat()}")
+    return f"challenge {challenge.name!r} has no open phase now: {'; '.join(states)}"

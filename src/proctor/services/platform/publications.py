@@ -23,8 +23,8 @@ from proctor.services.platform.answers import (
     Shown,
 )
 from proctor.services.platform.board_entries import WHOLE_TASK, task_parts
-from proctor.services.platform.counting import submission_counts
 from proctor.services.platform.installs import current
+from proctor.services.platform.quota import submission_counts
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.submissions import visible_submission
 from proctor.store.locks import lock_row

@@ -26,9 +26,9 @@ from sqlalchemy.orm import Session
 
 from proctor.errors import NotFoundError
 from proctor.services.platform.accounts import Principal
-from proctor.services.platform.counting import submission_counts
 from proctor.services.platform.installs import version_of
 from proctor.services.platform.ladder_view import ladder_boards
+from proctor.services.platform.quota import submission_counts
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.run_files import kept_files
 from proctor.services.platform.submissions import visible_submission

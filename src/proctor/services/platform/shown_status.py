@@ -7,7 +7,7 @@ queue position, no case count) until every job has ended, so how long the exam, 
 the score stage took (or a job's return to the queue) never shows. The moment the result
 appears stays visible (``docs/security.md`` bounds what it carries).
 
-Once it ended: see ``counting`` (nothing scored of a submission that does not count) and
+Once it ended: see ``quota.counts`` (nothing scored of a submission that does not count) and
 ``ladder_view`` (a Ladder phase shows the team only the Ladder's value).
 """
 

@@ -31,12 +31,11 @@ from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, c
 from proctor.pipeline.report_codec import from_data
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import LiveCases, Receipt, SubmissionStatus
-from proctor.services.platform.counting import WITHHELD, submission_counts, why_free
 from proctor.services.platform.installs import current, version_of
 from proctor.services.platform.ladder_view import laddered_report
 from proctor.services.platform.organizer_team import NO_TEAM, submitter
-from proctor.services.platform.phase_windows import no_open_phase
-from proctor.services.platform.quota import check_open, check_quota
+from proctor.services.platform.phase_times import check_open, no_open_phase
+from proctor.services.platform.quota import WITHHELD, check_quota, submission_counts, why_free
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import HIDDEN_STAGE, live_view
 from proctor.services.platform.uploads import unpacking_slot
@@ -205,7 +204,7 @@ def status(
     ``cases``: the cases ended and in all of the running stage (None without cases, or while a
     participant sees only that the entry is evaluated on hidden data).
 
-    A participant sees what ``shown_status``, ``counting`` and ``ladder_view`` allow: no live
+    A participant sees what ``shown_status``, ``quota`` and ``ladder_view`` allow: no live
     stage on hidden data whose timing the exam hides, nothing scored of a submission that does
     not count (``report: null`` once cancelled), only the Ladder's value in a Ladder phase
     (``ladder`` False skips that cut, for a caller that reads only the status).
