@@ -44,7 +44,6 @@ from proctor.protocols.scripts import duration
 from proctor.sandbox.base import Limits, Mount, Outcome
 from proctor.spec.protocols import ProtocolSettings, PythonModelProtocol
 from proctor.trees import remove_tree_quietly
-from proctor.types import BUILTIN_PROTOCOLS
 
 HOME = "/entry"
 DATA = "/data"
@@ -76,7 +75,7 @@ class PythonModelDriver(DriverWithoutAnswers):
 
     kind = "python_model"
     settings_model = PythonModelProtocol
-    summary = BUILTIN_PROTOCOLS["python_model"]
+    summary = "AutoML: a harness drives the entry's model.py (train, save, load, predict)"
     case_noun = "dataset"
     failed_case_fails_task = True
     support_files = (HARNESS_DIR / HARNESS_FILE,)

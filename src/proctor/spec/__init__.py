@@ -1,7 +1,7 @@
 """The challenge description: ``challenge.yaml`` parsed once into frozen, typed objects."""
 
 from proctor.spec.leaderboards import BoardSpec, find_board, metric_directions, phase_boards
-from proctor.spec.loader import CHALLENGE_FILE, load_challenge
+from proctor.spec.loader import CHALLENGE_FILE
 from proctor.spec.model import Challenge, Phase, ResourceLimits, Task
 from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
 
@@ -15,7 +15,6 @@ __all__ = [
     "ResourceLimits",
     "Task",
     "find_board",
-    "load_challenge",
     "metric_directions",
     "phase_boards",
 ]

@@ -32,7 +32,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from proctor.spec.protocols import LocatedError, ProtocolSettings, Strict, declare_settings
+from proctor.spec.protocols import LocatedError, ProtocolSettings, Strict
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +140,3 @@ class IngestionProtocol(ProtocolSettings):
     def submission_program_of(self, task: str) -> SubmissionProgram | None:
         """Whether (and how long) ``task`` runs an upload naming its own ``command``."""
         return self.submission_programs.get(task)
-
-
-declare_settings("ingestion", IngestionProtocol)

@@ -1,14 +1,15 @@
 """The ``protocol:`` block of a ``challenge.yaml``: one settings model per entry protocol.
 
 Each protocol carries its own time limits (a fit/predict budget is not a ``setup_s``/``case_s``);
-resource limits shared by every protocol stay under ``limits``. The block is validated by the
-model of its ``kind``: built-in kinds are defined here, kinds added by a plug-in driver bring
-their model with their :class:`proctor.types.ProtocolDeclaration`. A kind without a driver is
-refused when the file loads.
+resource limits shared by every protocol stay under ``limits``. Here the block is a ``kind``
+plus a mapping: :func:`parse_protocol` validates it with the settings model the caller's table
+gives its kind (``protocols.registry``, where each driver carries its model, hands that table
+in). The built-in models are defined here; a kind with no model in the table is refused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from string import Formatter
 from typing import Any, Literal
@@ -22,8 +23,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-
-from proctor.types import BUILTIN_PROTOCOLS, runnable_protocols
 
 
 class LocatedError(ValueError):
@@ -314,19 +313,11 @@ class ResultsProtocol(ProtocolSettings):
     upload_bytes: int = Field(default=256 * 1024**2, gt=0, strict=True)
 
 
-BUILTIN_SETTINGS: dict[str, type[ProtocolSettings]] = {
-    "results": ResultsProtocol,
-    "records": RecordsProtocol,
-    "command": CommandProtocol,
-    "python_model": PythonModelProtocol,
-    "predictions": PredictionsProtocol,
-    "single_file": SingleFileProtocol,
-}
+ProtocolModels = Mapping[str, type[ProtocolSettings]]
+"""The settings model of each protocol kind Proctor can run, by kind."""
 
-
-def declare_settings(kind: str, model: type[ProtocolSettings]) -> None:
-    """Give built-in protocol ``kind`` its settings model (a module of ``spec`` of its own)."""
-    BUILTIN_SETTINGS[kind] = model
+PROTOCOL_MODELS = "protocol_models"
+"""The key of the validation context holding the :data:`ProtocolModels` of a load."""
 
 
 def describe_error(error: Any) -> tuple[str, str]:
@@ -365,22 +356,17 @@ def is_other_branch(error: Any) -> bool:
     return any(isinstance(p, str) and p.startswith("literal[") for p in error["loc"])
 
 
-def parse_protocol(value: Any) -> ProtocolSettings:
-    """Validate a ``protocol:`` block with the model of its kind; refuse kinds with no driver."""
+def parse_protocol(value: Any, models: ProtocolModels) -> ProtocolSettings:
+    """Validate a ``protocol:`` block with the model ``models`` gives its kind; refuse others."""
     if isinstance(value, ProtocolSettings):
         return value
     if not isinstance(value, dict):
         raise LocatedError("must be a mapping with a 'kind' key", "")
     kind = value.get("kind")
-    runnable = runnable_protocols()
-    if not isinstance(kind, str) or kind not in runnable:
-        choices = ", ".join(sorted(runnable))
-        if isinstance(kind, str) and kind in BUILTIN_PROTOCOLS:
-            message = f"protocol kind {kind!r} has no driver in this version of Proctor yet"
-        else:
-            message = f"unknown protocol kind {kind!r}"
-        raise LocatedError(f"{message}: use one of {choices}", "kind")
-    model = runnable[kind].settings or BUILTIN_SETTINGS[kind]
+    if not isinstance(kind, str) or kind not in models:
+        choices = ", ".join(sorted(models))
+        raise LocatedError(f"unknown protocol kind {kind!r}: use one of {choices}", "kind")
+    model = models[kind]
     try:
         parsed = model.model_validate(value)
     except ValidationError as err:
