@@ -8,12 +8,14 @@ group :data:`PLUGIN_GROUP`, named by its kind::
     [project.entry-points."proctor.protocols"]
     echo = "echo_protocol:EchoDriver"
 
-Plug-ins are read from the installed distributions each time the table is asked for; a
+The installed distributions are scanned once per module search path (``sys.path``); a
 plug-in cannot replace a built-in kind.
 """
 
 from __future__ import annotations
 
+import sys
+from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
 
 from proctor.errors import ConfigError
@@ -57,10 +59,16 @@ def _plugin_driver(entry: EntryPoint) -> type[ProtocolDriver]:
     return driver
 
 
+@lru_cache(maxsize=4)
+def _declared_plugins(search_path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+    """The plug-in entry points installed on ``search_path`` (the current ``sys.path``)."""
+    return tuple(entry_points(group=PLUGIN_GROUP))
+
+
 def drivers() -> dict[str, type[ProtocolDriver]]:
     """Every protocol driver by kind: the built-in ones, then the installed plug-ins'."""
     table: dict[str, type[ProtocolDriver]] = {driver.kind: driver for driver in BUILTIN_DRIVERS}
-    for entry in entry_points(group=PLUGIN_GROUP):
+    for entry in _declared_plugins(tuple(sys.path)):
         if entry.name not in table:
             table[entry.name] = _plugin_driver(entry)
     return table
