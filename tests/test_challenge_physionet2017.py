@@ -164,7 +164,7 @@ def test_the_challenge_file_loads_with_the_shared_answers_file() -> None:
 def test_shared_answers_need_a_shared_output() -> None:
     from pydantic import ValidationError
 
-    from proctor.spec.protocols import RecordsProtocol
+    from proctor.protocols.records import RecordsProtocol
 
     shared = RecordsProtocol.model_validate(
         {"kind": "records", "output": "answers.txt", "answers": "answers.txt"}

@@ -3,7 +3,7 @@
 from proctor.spec.leaderboards import BoardSpec, find_board, metric_directions, phase_boards
 from proctor.spec.loader import CHALLENGE_FILE
 from proctor.spec.model import Challenge, Phase, ResourceLimits, Task
-from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
+from proctor.spec.protocols import ProtocolSettings
 
 __all__ = [
     "CHALLENGE_FILE",
@@ -11,7 +11,6 @@ __all__ = [
     "Challenge",
     "Phase",
     "ProtocolSettings",
-    "RecordsProtocol",
     "ResourceLimits",
     "Task",
     "find_board",

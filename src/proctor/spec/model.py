@@ -27,7 +27,6 @@ from proctor.spec.protocols import (
     PROTOCOL_MODELS,
     LocatedError,
     ProtocolSettings,
-    RecordsProtocol,
     Strict,
     parse_protocol,
 )
@@ -37,7 +36,7 @@ from proctor.types import Direction, Disclosure, ScorerDeclaration
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 TIME_LIMITS = ("setup_s", "case_s", "stage_s")
 
-__all__ = ["LocatedError", "ProtocolSettings", "RecordsProtocol"]
+__all__ = ["LocatedError", "ProtocolSettings"]
 
 
 class Task(Strict):
