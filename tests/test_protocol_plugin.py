@@ -6,6 +6,10 @@ its driver (``toy_protocol.SolveDriver``), which carries its kind, summary and s
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +31,8 @@ from proctor.types import RunStatus
 from toy_protocol import SolveDriver
 
 LENGTH = 30
+PROCTOR = Path(sys.executable).parent / "proctor"
+TESTS = Path(__file__).parent
 
 SOLVE_SH = """#!/bin/sh
 n=$(cat "$1")
@@ -121,6 +127,31 @@ def test_the_plugged_in_protocol_runs_end_to_end_in_the_sandbox(
     assert report.status is RunStatus.SCORED, report.to_json()
     assert report.scores["main"]["auprc"] == pytest.approx(1.0)
     assert report.scores["main"]["records"] == 2
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_proctor_run_finds_an_installed_plugin(
+    tmp_path: Path, shared_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    install_plugin(site, monkeypatch, "solve = toy_protocol:SolveDriver")
+    challenge = write_challenge(tmp_path / "challenge")
+    entry = write_entry(tmp_path / "entry")
+    path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path, "PROCTOR_WORK_ROOT": str(shared_dir)}
+    done = subprocess.run(
+        [str(PROCTOR), "run", str(entry), "--challenge", str(challenge), "--json"],
+        capture_output=True, text=True, env=env, timeout=280, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scores"]["main"]["auprc"] == pytest.approx(1.0)
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
+    done = subprocess.run(
+        [str(PROCTOR), "challenge", "check", str(challenge)],
+        capture_output=True, text=True, env=env, timeout=280, check=False,
+    )  # fmt: skip
+    assert "protocol.kind: unknown protocol kind 'solve'" in done.stdout + done.stderr
 
 
 def test_the_plugins_settings_errors_are_located(tmp_path: Path, solve_plugin: None) -> None:
