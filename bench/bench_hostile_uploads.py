@@ -80,7 +80,7 @@ CASES = {
             (p.parent / "out").write_bytes(b"0\n" * (32 << 20)),
         ),
         "from proctor.protocols.compare import compare_files\n"
-        "from proctor.spec.protocols import CompareSpec\n"
+        "from proctor.protocols.compare import CompareSpec\n"
         "print(compare_files(TMP / 'out', SOURCE, CompareSpec(kind='numeric')))\n",
     ),
     "eight 60 MiB outputs": (

@@ -37,13 +37,12 @@ import numpy as np
 
 from proctor.challenges import bundled_root
 from proctor.protocols.base import DriverContext, run_limits
-from proctor.protocols.command import CommandDriver, case_argv
+from proctor.protocols.command import CommandDriver, CommandProtocol, case_argv
 from proctor.sandbox.base import Mount, Outcome, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.scoring.visceral import check_organ_folder
 from proctor.settings import Settings
 from proctor.spec.model import ResourceLimits
-from proctor.spec.protocols import CommandProtocol
 
 TARGET_MS = 30.0
 DATA = bundled_root() / "visceral_anatomy3" / "data" / "CTce" / "training"

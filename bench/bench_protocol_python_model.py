@@ -63,7 +63,7 @@ from proctor.challenges.autowsl.generate import DatasetSpec, write_dataset
 from proctor.protocols.base import DriverContext
 from proctor.protocols.harness import HARNESS_DIR, HARNESS_FILE
 from proctor.protocols.model_runs import read_budgets
-from proctor.protocols.python_model import PythonModelDriver, state_folder
+from proctor.protocols.python_model import PythonModelDriver, PythonModelProtocol, state_folder
 from proctor.sandbox import case_pool
 from proctor.sandbox.base import Mount, Outcome, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
@@ -73,7 +73,6 @@ from proctor.services.local.catalog import resolve_challenge
 from proctor.services.local.environments import declared_environment, ensure_environment
 from proctor.settings import Settings
 from proctor.spec.model import ResourceLimits
-from proctor.spec.protocols import PythonModelProtocol
 
 TARGET_MS = 30.0
 CASE = "d"

@@ -24,10 +24,10 @@ import yaml
 from bundle_direct import RefusedByDesignError, direct_scores, runs_entry_code
 from proctor.errors import ConfigError
 from proctor.pipeline.report import EvaluationReport
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec.loader import load_challenge
 from proctor.spec.model import Challenge, Task
 from proctor.spec.scorer import ScoringProgram
 from proctor.types import Failure, RunStatus, Stage, StageStatus

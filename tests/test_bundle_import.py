@@ -29,13 +29,13 @@ from bundle_fixtures import (
     submission_zip,
 )
 from proctor.errors import ConfigError
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import copy_pages, parse_date, substitute
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec.loader import load_challenge
 from proctor.types import Failure, RunStatus
 
 PROCTOR = Path(sys.executable).parent / "proctor"

@@ -25,7 +25,7 @@ from proctor.challenges.physionet2017.generate import (
 )
 from proctor.challenges.physionet2018.generate import quiet_wfdb
 from proctor.metrics.physionet_scores import parse_answer_lines, score_2017
-from proctor.spec import load_challenge
+from proctor.protocols.resolve import load_challenge
 from proctor.spec.environment import EnvironmentSpec
 
 with quiet_wfdb():
@@ -164,7 +164,7 @@ def test_the_challenge_file_loads_with_the_shared_answers_file() -> None:
 def test_shared_answers_need_a_shared_output() -> None:
     from pydantic import ValidationError
 
-    from proctor.spec.protocols import RecordsProtocol
+    from proctor.protocols.records import RecordsProtocol
 
     shared = RecordsProtocol.model_validate(
         {"kind": "records", "output": "answers.txt", "answers": "answers.txt"}

@@ -14,15 +14,14 @@ from proctor.challenges import bundled_root
 from proctor.challenges.visceral_anatomy3.generate import generate
 from proctor.errors import ConfigError
 from proctor.leaderboard.organs import best_dice_per_organ
-from proctor.protocols.command import case_argv, list_inputs
+from proctor.protocols.command import CommandProtocol, case_argv, list_inputs
 from proctor.protocols.command_outputs import match_names
+from proctor.protocols.resolve import load_challenge
 from proctor.scoring.visceral import dashboard
 from proctor.services.local.catalog import resolve_challenge, write_kit
 from proctor.services.local.demo import demo_entries
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec import load_challenge
-from proctor.spec.protocols import CommandProtocol
 from proctor.types import RunStatus
 
 ROOT = bundled_root() / "visceral_anatomy3"

@@ -25,11 +25,11 @@ from bundle_fixtures import (
     submission_zip,
 )
 from proctor.pipeline import program_exec
+from proctor.protocols.codabench_settings import IngestionProtocol
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec.ingestion import IngestionProtocol
-from proctor.spec.loader import load_challenge
 from proctor.types import RunStatus
 
 WRITES_ITS_INPUTS = (

@@ -15,11 +15,11 @@ import pytest
 
 from proctor.environments.store import BuiltEnvironment
 from proctor.errors import ConfigError
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.spec.bundled_environments import bundled_environment_names
 from proctor.spec.environment import EnvironmentSpec
-from proctor.spec.loader import load_challenge
 from proctor.types import RunStatus, StageStatus
 
 ENTRY = Path(__file__).resolve().parent / "entries" / "physionet2017_octave"

@@ -24,9 +24,9 @@ from proctor.pipeline.report import EvaluationReport, Usage
 from proctor.pipeline.submission import Submission, evaluate_submission
 from proctor.protocols.model_runs import DATA_STATUS, PROBLEM_STATUS
 from proctor.protocols.model_runs import test_rows as rows_of
+from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
-from proctor.spec import load_challenge
 from proctor.store.runfolder import RunFolder
 from proctor.types import Failure, RunStatus, Stage
 from toy_challenge import make_challenge, make_entry

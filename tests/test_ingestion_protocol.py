@@ -40,6 +40,7 @@ from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.report import EvaluationReport
 from proctor.protocols.plain_copy import copy_plain
+from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
@@ -51,7 +52,6 @@ from proctor.services.platform.accounts import add_user, authenticate
 from proctor.services.platform.logs import submission_logs
 from proctor.services.platform.resources import open_platform
 from proctor.settings import ServiceSettings, Settings
-from proctor.spec.loader import load_challenge
 from proctor.types import Failure, RunStatus
 from service_seed import archive
 

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from proctor.cli.main import build_app
 from proctor.errors import RefusedError
+from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.services.platform.submissions import choose_phase
 from proctor.settings import Settings
-from proctor.spec import load_challenge
 from service_seed import Seeded, run_queued, seed, served
 from toy_challenge import make_challenge, make_exam_entry
 

@@ -157,8 +157,8 @@ def test_a_failed_task_does_not_stop_the_others(tmp_path: Path, entry: Path) -> 
         return original(request)
 
     from proctor.pipeline.submission import Submission, evaluate_submission
+    from proctor.protocols.resolve import load_challenge
     from proctor.sandbox.fake import FakeSandbox
-    from proctor.spec import load_challenge
     from proctor.store.runfolder import RunFolder
 
     loaded = load_challenge(challenge)

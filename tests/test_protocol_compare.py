@@ -4,8 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.protocols.compare import compare_answer
-from proctor.spec.protocols import CompareSpec
+from proctor.protocols.compare import CompareSpec, compare_answer
 
 
 @pytest.mark.parametrize(
@@ -51,7 +50,7 @@ def test_a_huge_answer_of_short_lines_is_compared_in_bounded_memory(tmp_path: Pa
         "import re\n"
         "from pathlib import Path\n"
         "from proctor.protocols.compare import compare_files\n"
-        "from proctor.spec.protocols import CompareSpec\n"
+        "from proctor.protocols.compare import CompareSpec\n"
         f"d = Path({str(tmp_path)!r})\n"
         "print(compare_files(d / 'out', d / 'ans', CompareSpec(kind='numeric')))\n"
         # VmHWM: this process's own peak (ru_maxrss would count the parent before exec)

@@ -1,8 +1,15 @@
-"""A new protocol is one driver module and a registration: no pipeline file changes."""
+"""A new protocol is one module outside Proctor, declared as a ``proctor.protocols`` entry point.
+
+No pipeline file changes and nothing registers at run time: the plug-in's distribution names
+its driver (``toy_protocol.SolveDriver``), which carries its kind, summary and settings model.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,25 +19,51 @@ import yaml
 from proctor.errors import ConfigError
 from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.pipeline.submission import Submission, evaluate_submission
-from proctor.protocols.registry import register_driver, registered_kinds, unregister_driver
+from proctor.protocols.registry import BUILTIN_DRIVERS, PLUGIN_GROUP, driver_for, drivers
+from proctor.protocols.resolve import load_challenge
+from proctor.protocols.single_file import SingleFileDriver
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
-from proctor.spec import load_challenge
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.settings import Settings
 from proctor.store.runfolder import RunFolder
-from proctor.types import RUNNABLE_BUILTIN_PROTOCOLS, RunStatus
+from proctor.types import RunStatus
 from toy_protocol import SolveDriver
 
 LENGTH = 30
+PROCTOR = Path(sys.executable).parent / "proctor"
+TESTS = Path(__file__).parent
+
+SOLVE_SH = """#!/bin/sh
+n=$(cat "$1")
+i=0
+: > "$2"
+while [ "$i" -lt "$n" ]; do
+  if [ "$i" -lt $((n / 2)) ]; then echo 0.1; else echo 0.9; fi >> "$2"
+  i=$((i + 1))
+done
+"""
+"""The entry's program: low values on the first half of each case, high on the second."""
+
+
+def install_plugin(site: Path, monkeypatch: pytest.MonkeyPatch, *entries: str) -> None:
+    """Install a distribution declaring ``entries`` (``NAME = MODULE:CLASS``) as protocols."""
+    info = site / "proctor_solve_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: proctor-solve-plugin\nVersion: 1.0\n"
+    )
+    lines = "\n".join(entries)
+    (info / "entry_points.txt").write_text(f"[{PLUGIN_GROUP}]\n{lines}\n")
+    monkeypatch.syspath_prepend(str(site))
 
 
 @pytest.fixture
-def solve_protocol() -> Iterator[None]:
-    register_driver(SolveDriver)
-    yield
-    unregister_driver("solve")
+def solve_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_plugin(tmp_path / "site", monkeypatch, "solve = toy_protocol:SolveDriver")
 
 
-def write_challenge(root: Path) -> Path:
+def write_challenge(root: Path, **protocol: object) -> Path:
     labels = np.zeros(LENGTH)
     labels[LENGTH // 2 :] = 1
     for folder, cases in (("public", ("p1",)), ("hidden", ("h1", "h2"))):
@@ -43,12 +76,19 @@ def write_challenge(root: Path) -> Path:
     spec = {
         "name": "solve-toy",
         "title": "A plug-in protocol",
-        "protocol": {"kind": "solve", "case_s": 3},
+        "protocol": {"kind": "solve", "case_s": 3, **protocol},
         "tasks": [{"name": "main", "public_inputs": "public", "hidden_inputs": "hidden",
                    "hidden_references": "refs", "scorer": "physionet2018"}],
         "phases": [{"name": "final", "tasks": ["main"]}],
     }  # fmt: skip
     (root / "challenge.yaml").write_text(yaml.safe_dump(spec))
+    return root
+
+
+def write_entry(root: Path) -> Path:
+    root.mkdir()
+    (root / "solve").write_text(SOLVE_SH)
+    (root / "solve").chmod(0o755)
     return root
 
 
@@ -60,14 +100,11 @@ def solver(request: FakeRequest) -> Outcome:
     return Outcome(exit_status=0)
 
 
-def test_the_registered_protocol_loads_runs_and_is_scored(
-    tmp_path: Path, solve_protocol: None
+def test_the_plugged_in_protocol_loads_runs_and_is_scored(
+    tmp_path: Path, solve_plugin: None
 ) -> None:
     challenge = load_challenge(write_challenge(tmp_path / "challenge"))
-    entry = tmp_path / "entry"
-    entry.mkdir()
-    (entry / "solve").write_text("#!/bin/sh\n")
-    (entry / "solve").chmod(0o755)
+    entry = write_entry(tmp_path / "entry")
     folder = RunFolder.create(tmp_path / "runs", "solve")
     sandbox = FakeSandbox(solver)
     report = evaluate_submission(
@@ -76,13 +113,79 @@ def test_the_registered_protocol_loads_runs_and_is_scored(
     assert report.status is RunStatus.SCORED, report.to_json()
     assert report.scores["main"]["auprc"] == pytest.approx(1.0)
     assert [r.argv[0] for r in sandbox.requests] == ["./solve"] * 3
-    assert "solve" in registered_kinds()
+    assert driver_for("solve") is SolveDriver
 
 
-def test_without_its_driver_the_protocol_is_refused_at_load(tmp_path: Path) -> None:
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_the_plugged_in_protocol_runs_end_to_end_in_the_sandbox(
+    tmp_path: Path, shared_dir: Path, solve_plugin: None
+) -> None:
+    challenge = write_challenge(tmp_path / "challenge")
+    entry = write_entry(tmp_path / "entry")
+    report = run_entry(RunRequest(entry, str(challenge), jobs=1), Settings(work_root=shared_dir))
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert report.scores["main"]["auprc"] == pytest.approx(1.0)
+    assert report.scores["main"]["records"] == 2
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_proctor_run_finds_an_installed_plugin(
+    tmp_path: Path, shared_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    install_plugin(site, monkeypatch, "solve = toy_protocol:SolveDriver")
+    challenge = write_challenge(tmp_path / "challenge")
+    entry = write_entry(tmp_path / "entry")
+    path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path, "PROCTOR_WORK_ROOT": str(shared_dir)}
+    done = subprocess.run(
+        [str(PROCTOR), "run", str(entry), "--challenge", str(challenge), "--json"],
+        capture_output=True, text=True, env=env, timeout=280, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scores"]["main"]["auprc"] == pytest.approx(1.0)
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
+    done = subprocess.run(
+        [str(PROCTOR), "challenge", "check", str(challenge)],
+        capture_output=True, text=True, env=env, timeout=280, check=False,
+    )  # fmt: skip
+    assert "protocol.kind: unknown protocol kind 'solve'" in done.stdout + done.stderr
+
+
+def test_the_plugins_settings_errors_are_located(tmp_path: Path, solve_plugin: None) -> None:
+    with pytest.raises(ConfigError, match=r"protocol\.case_s: Input should be greater than 0"):
+        load_challenge(write_challenge(tmp_path / "challenge", case_s=0))
+    with pytest.raises(ConfigError, match=r"protocol\.programme: unknown key"):
+        load_challenge(write_challenge(tmp_path / "other", programme="solve"))
+
+
+def test_without_its_plugin_the_protocol_is_refused_at_load(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"protocol\.kind: unknown protocol kind 'solve'"):
         load_challenge(write_challenge(tmp_path / "challenge"))
+    assert "solve" not in drivers()
 
 
-def test_the_builtin_drivers_are_the_runnable_builtin_kinds() -> None:
-    assert set(registered_kinds()) == set(RUNNABLE_BUILTIN_PROTOCOLS)
+def test_a_plugin_cannot_replace_a_builtin_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_plugin(tmp_path / "site", monkeypatch, "single_file = toy_protocol:SolveDriver")
+    assert driver_for("single_file") is SingleFileDriver
+    assert set(drivers()) == {driver.kind for driver in BUILTIN_DRIVERS}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("echo = toy_protocol:SolveDriver", r"names a driver of kind 'solve': name it alike"),
+        ("solve = toy_protocol:SolveProtocol", r"must name a ProtocolDriver subclass"),
+        ("solve = no_such_plugin_module:Driver", r"does not load: No module named"),
+    ],
+)
+def test_a_broken_plugin_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, message: str
+) -> None:
+    install_plugin(tmp_path / "site", monkeypatch, entry)
+    with pytest.raises(ConfigError, match=rf"entry point .*{PLUGIN_GROUP!r}.*{message}"):
+        load_challenge(write_challenge(tmp_path / "challenge"))

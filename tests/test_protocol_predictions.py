@@ -18,6 +18,7 @@ import pytest
 from proctor.challenges import bundled_root
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission
+from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.scoring import registry as scoring_registry
@@ -27,7 +28,7 @@ from proctor.services.local.demo import demo_entries, demo_leaderboard, write_em
 from proctor.services.local.ehealthkd import score_participants
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec import Challenge, load_challenge
+from proctor.spec import Challenge
 from proctor.spec.model import DisclosureSpec
 from proctor.store.runfolder import RunFolder
 from proctor.types import Failure, RunStatus, Stage, StageStatus

@@ -17,11 +17,11 @@ from proctor.pipeline.cases import run_cases
 from proctor.pipeline.report import EvaluationReport, RunStatus
 from proctor.protocols.base import CaseRun
 from proctor.protocols.outputs import remove_output
+from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.services.local import catalog
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec import load_challenge
 from toy_challenge import make_challenge, make_entry, make_exam_entry
 
 

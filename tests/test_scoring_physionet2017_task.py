@@ -10,8 +10,8 @@ import yaml
 from pipeline_fakes import ScriptedEntry, evaluate
 from proctor.errors import ConfigError
 from proctor.metrics.physionet_scores import parse_answer_lines, score_2017
+from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Outcome
-from proctor.spec import load_challenge
 
 TRUTH = {"A01": "N", "A02": "A", "A03": "O", "A04": "~", "A05": "N", "A06": "A"}
 PUBLIC = {"P01": "N", "P02": "A"}

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from bundle_fixtures import SCORE_JSON, V2_YAML, make_v2_bundle, submission_zip
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
-from proctor.spec.loader import load_challenge
 from test_service_e2e import Service
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

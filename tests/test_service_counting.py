@@ -25,11 +25,11 @@ from sqlalchemy import select, update
 from proctor.errors import RefusedError
 from proctor.pipeline.report import StageReport, TaskReport
 from proctor.pipeline.report_codec import to_data
+from proctor.protocols.resolve import load_challenge
 from proctor.services.platform import publications
 from proctor.services.platform.installs import install
 from proctor.services.platform.quota import check_quota
 from proctor.services.platform.resources import Platform
-from proctor.spec import load_challenge
 from proctor.store import jobs
 from proctor.store.models import Job, Result, SubmissionRow, Team
 from proctor.types import Failure, JobState, RunStatus, Stage, StageStatus

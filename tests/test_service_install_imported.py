@@ -12,12 +12,12 @@ from pathlib import Path
 import yaml
 
 from bundle_fixtures import make_v2_bundle
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.platform.accounts import add_user, authenticate
 from proctor.services.platform.installs import install
 from proctor.services.platform.resources import Platform, open_platform
 from proctor.settings import ServiceSettings
-from proctor.spec.loader import load_challenge
 
 
 def test_an_imported_bundle_with_its_default_environment_installs(tmp_path: Path) -> None:

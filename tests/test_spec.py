@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.spec import load_challenge
+from proctor.protocols.resolve import load_challenge
 
 MINIMAL = {
     "name": "toy",
@@ -111,12 +111,6 @@ def test_a_time_limit_under_limits_is_told_to_move_to_the_protocol(challenge_dir
     write(challenge_dir, {**MINIMAL, "limits": {"case_s": 20}})
     with pytest.raises(ConfigError, match=r"limits\.case_s: .*move case_s to protocol\.case_s"):
         load_challenge(challenge_dir)
-
-
-def test_every_builtin_protocol_kind_has_a_driver() -> None:
-    from proctor.types import BUILTIN_PROTOCOLS, RUNNABLE_BUILTIN_PROTOCOLS
-
-    assert set(BUILTIN_PROTOCOLS) == set(RUNNABLE_BUILTIN_PROTOCOLS)
 
 
 def test_an_unknown_protocol_kind_lists_the_runnable_ones(challenge_dir: Path) -> None:

@@ -32,13 +32,13 @@ from bundle_fixtures import (
 )
 from proctor.errors import ConfigError
 from proctor.pipeline.report import EvaluationReport
+from proctor.protocols.codabench_settings import IngestionProtocol
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec.ingestion import IngestionProtocol
-from proctor.spec.loader import load_challenge
 from proctor.types import Failure, RunStatus
 
 FAILS_ON_HIDDEN = PREDICT_PY.replace(

@@ -14,12 +14,12 @@ import pytest
 import yaml
 
 from proctor.errors import ConfigError, NotFoundError
+from proctor.protocols.resolve import load_challenge
 from proctor.scoring.visceral import dashboard
 from proctor.services.platform import installs, submissions
 from proctor.services.platform.accounts import authenticate
 from proctor.services.platform.allowances import team_allowances
 from proctor.services.platform.quota import DAY_S, iso
-from proctor.spec.loader import load_challenge
 from proctor.store.models import SubmissionRow
 from proctor.web.pages.bundle_pages import render_page, sanitized
 from proctor.web.pages.charts import dashboard_charts

@@ -1,8 +1,10 @@
-"""A test-only protocol, to show that a new protocol is one driver module plus a registration.
+"""A test plug-in: a whole new protocol in one module outside Proctor's package.
 
 ``solve``: the entry ships one program, run per case as ``./solve IN OUT`` where ``IN`` is the
 case's input file (``CASE.case`` holding a sample count) and ``OUT`` the file to write. No
-setup. Nothing in ``proctor.pipeline`` knows this protocol.
+setup. Nothing in ``proctor`` knows this protocol: the driver carries its kind, summary and
+settings model, and a distribution declares it as the entry point
+``solve = toy_protocol:SolveDriver`` of the group ``proctor.protocols``.
 """
 
 from __future__ import annotations

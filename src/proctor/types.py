@@ -1,23 +1,20 @@
 """The shared vocabulary of Proctor, at the bottom of the layers.
 
 Enums every layer speaks (stages, disclosure levels, why a run failed), and the declarations of
-what Proctor knows how to run and score: protocol kinds and scorers with the metrics they
-produce and each metric's direction. Implementations register from above (``protocols``
-registers drivers, ``scoring`` registers scorer functions), so ``spec`` validates a
-``challenge.yaml`` against this module alone, without importing upward.
+the scorers Proctor knows, with the metrics they produce and each metric's direction. Scorer
+implementations register from above (``scoring`` registers scorer functions), so ``spec``
+validates a ``task``'s scorer against this module alone, without importing upward.
 
 A new built-in scorer is declared here and registered in ``scoring.registry``; a test checks
-that the two agree. A new protocol kind is declared by registering its driver
-(``protocols.registry.register_driver``), which calls :func:`declare_protocol`.
+that the two agree. Protocols are not listed here: each driver carries its kind, summary and
+settings model, in the one driver table of ``protocols.registry``.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 
 class Stage(StrEnum):
@@ -321,67 +318,3 @@ TABLE_METRICS: Mapping[str, MetricDeclaration] = {
     )
 }
 """Every metric of the ``table`` scorer by name, with its direction (boards rank by it)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProtocolDeclaration:
-    """An entry protocol Proctor can run.
-
-    ``settings`` is the pydantic model of its ``protocol:`` block for kinds declared at run
-    time (a plug-in); built-in kinds have their models in ``spec`` and leave it None.
-    """
-
-    kind: str
-    summary: str
-    settings: Any = None
-
-
-BUILTIN_PROTOCOLS: Mapping[str, str] = {
-    "records": "PhysioNet sandbox: setup.sh once, next.sh RECORD per case",
-    "command": "VISCERAL: one executable run per volume from an argv template",
-    "python_model": "AutoML: a harness drives the entry's model.py (train, save, load, predict)",
-    "predictions": "Kaggle-style: uploaded prediction files, no code runs",
-    "single_file": "EvalAI-style: one uploaded file scored on every split, no code runs",
-    "results": "Codabench-style: the uploaded folder is the scoring program's input/res",
-    "ingestion": "Codabench code: a task's ingestion program, or the upload's own command, runs it",
-}
-"""Every protocol kind the ``challenge.yaml`` vocabulary names, runnable or not yet."""
-
-RUNNABLE_BUILTIN_PROTOCOLS = frozenset(
-    {"records", "command", "predictions", "python_model", "single_file", "results", "ingestion"}
-)
-"""The built-in kinds whose driver ships (a test checks the driver registry agrees)."""
-
-
-@dataclass
-class _ProtocolTable:
-    declared: dict[str, ProtocolDeclaration] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-_PROTOCOLS = _ProtocolTable(
-    {
-        kind: ProtocolDeclaration(kind, summary)
-        for kind, summary in BUILTIN_PROTOCOLS.items()
-        if kind in RUNNABLE_BUILTIN_PROTOCOLS
-    }
-)
-
-
-def declare_protocol(declaration: ProtocolDeclaration) -> None:
-    """Make a protocol kind runnable (called when its driver registers)."""
-    with _PROTOCOLS.lock:
-        _PROTOCOLS.declared[declaration.kind] = declaration
-
-
-def withdraw_protocol(kind: str) -> None:
-    """Forget a kind declared at run time (tests of plug-in protocols clean up with it)."""
-    with _PROTOCOLS.lock:
-        if kind not in RUNNABLE_BUILTIN_PROTOCOLS:
-            _PROTOCOLS.declared.pop(kind, None)
-
-
-def runnable_protocols() -> dict[str, ProtocolDeclaration]:
-    """The protocol kinds that have a driver, by kind."""
-    with _PROTOCOLS.lock:
-        return dict(_PROTOCOLS.declared)

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.task import JobEnvironment
+from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
 from proctor.settings import ServiceSettings, Settings
-from proctor.spec import Challenge, Phase, load_challenge
+from proctor.spec import Challenge, Phase
 from proctor.store.artifacts import ArtifactStore
 from proctor.store.jobs import Database
 

@@ -10,8 +10,9 @@ of a split are and where each case's output is stored. Two kinds of protocol sha
   the participant made on public inputs. The pipeline opens no sandbox session for it; the
   driver checks the upload (prep) and names the file holding each case's predictions.
 
-The pipeline knows only this contract, so a new protocol is one driver module plus
-``protocols.registry.register_driver``.
+The pipeline knows only this contract, so a new protocol is one driver module carrying its
+kind, summary and settings model, listed in ``protocols.registry`` (or, from outside Proctor,
+declared as an entry point of the ``proctor.protocols`` group).
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from string import Formatter
+from typing import Literal
+
+from pydantic import Field, field_validator
 
 from proctor.entries import Manifest
 from proctor.errors import PlatformError
@@ -34,7 +38,94 @@ from proctor.protocols.command_outputs import collect_case, match_names, same_fo
 from proctor.protocols.output_folders import OutputFolders
 from proctor.protocols.scripts import duration, launch_problem
 from proctor.sandbox.base import Mount, Outcome
-from proctor.spec.protocols import CommandProtocol, ProtocolSettings
+from proctor.spec.protocols import ProtocolSettings
+
+ARGV_FIELDS = frozenset({"program", "input", "output_dir", "task_ids", "case"})
+OUTPUT_FIELDS = frozenset({"case", "task_id", "participant"})
+
+
+def _fields(template: str) -> list[str]:
+    return [name for _, name, _, _ in Formatter().parse(template) if name is not None]
+
+
+class CommandProtocol(ProtocolSettings):
+    """VISCERAL-style: the entry's one ``program``, run once per case from an argv template.
+
+    ``argv`` items may hold ``{program}`` (``./PROGRAM``), ``{input}`` (the case's input file
+    inside the sandbox), ``{output_dir}`` (an empty folder for this case) and ``{case}``; the
+    item ``{task_ids}`` alone expands to one argv item per ID of ``task_ids`` (the RadLex IDs of
+    the organs). ``input`` names a case's file in a split folder; ``output_pattern`` the files
+    the program writes (``{case}``, ``{task_id}``, ``{participant}``), e.g.
+    ``{case}_{task_id}_{participant}_1.nii.gz``. The quiz (the format check) runs the first
+    ``quiz_cases`` public cases. Seconds: ``case_s`` per case, ``stage_s`` per quiz or exam.
+    """
+
+    kind: Literal["command"]
+    program: str = "execute_standard"
+    argv: tuple[str, ...] = (
+        "{program}", "-i", "{input}", "-o", "{output_dir}", "-r", "{task_ids}",
+    )  # fmt: skip
+    input: str = "{case}.nii.gz"
+    task_ids: tuple[str, ...] = Field(min_length=1)
+    output_pattern: str = "{case}_{task_id}_{participant}_1.nii.gz"
+    required_files: tuple[str, ...] = ()
+    quiz_cases: int = Field(default=1, ge=1, strict=True)
+    case_s: float = Field(default=300.0, gt=0, strict=True)
+    stage_s: float = Field(default=7200.0, gt=0, strict=True)
+
+    @field_validator("program")
+    @classmethod
+    def _plain_program(cls, program: str) -> str:
+        path = Path(program)
+        if not program or path.is_absolute() or ".." in path.parts:
+            raise ValueError(f"{program!r} must be a plain relative path inside the entry")
+        return program
+
+    @field_validator("argv")
+    @classmethod
+    def _known_argv_fields(cls, argv: tuple[str, ...]) -> tuple[str, ...]:
+        if not argv:
+            raise ValueError("argv must name the program to run, e.g. ['{program}', ...]")
+        for item in argv:
+            unknown = set(_fields(item)) - ARGV_FIELDS
+            if unknown:
+                raise ValueError(
+                    f"argv item {item!r} uses unknown field(s) {sorted(unknown)}: use "
+                    f"{', '.join('{' + name + '}' for name in sorted(ARGV_FIELDS))}"
+                )
+            if "task_ids" in _fields(item) and item != "{task_ids}":
+                raise ValueError("{task_ids} must be an argv item of its own (it expands)")
+        return argv
+
+    @field_validator("input")
+    @classmethod
+    def _one_input_per_case(cls, template: str) -> str:
+        fields = _fields(template)
+        if fields != ["case"] or "/" in template:
+            raise ValueError(f"{template!r} must name each case's file with one {{case}} field")
+        return template
+
+    @field_validator("task_ids")
+    @classmethod
+    def _plain_ids(cls, ids: tuple[str, ...]) -> tuple[str, ...]:
+        for task_id in ids:
+            if not task_id.isalnum():
+                raise ValueError(f"task id {task_id!r} must be letters and digits only")
+        if len(set(ids)) != len(ids):
+            raise ValueError("task_ids must not repeat an ID")
+        return ids
+
+    @field_validator("output_pattern")
+    @classmethod
+    def _output_fields(cls, pattern: str) -> str:
+        fields = _fields(pattern)
+        if sorted(fields) != sorted(OUTPUT_FIELDS) or "/" in pattern:
+            raise ValueError(
+                f"{pattern!r} must name each output file with {{case}}, {{task_id}} and "
+                "{participant}, once each, and no folder"
+            )
+        return pattern
+
 
 HOME = "/entry"
 DATA = "/data"

@@ -11,11 +11,27 @@ import io
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from proctor.protocols.compare_json import compare_json
-from proctor.spec.protocols import CompareSpec
+from proctor.spec.protocols import Strict
+
+
+class CompareSpec(Strict):
+    """How quiz outputs are compared with the answers shipped in the entry.
+
+    ``exact``: byte for byte (PhysioNet 2014's ``cmp``). ``lines``: line by line, ignoring line
+    endings and surrounding white space (2017's ``answers.txt``). ``numeric``: one number per
+    line, equal within ``tolerance`` (absolute). ``json``: one JSON document each, equal as
+    values (key order and spacing ignored), numbers within ``tolerance``.
+    """
+
+    kind: Literal["exact", "lines", "numeric", "json"] = "exact"
+    tolerance: float = Field(default=0.0, ge=0.0, strict=True)
+
 
 CHUNK = 1 << 20
 BLOCK_LINES = 1 << 16

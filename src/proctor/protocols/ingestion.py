@@ -42,6 +42,7 @@ from proctor import trees
 from proctor.entries import Manifest
 from proctor.errors import ConfigError
 from proctor.protocols.base import CaseRun, DriverWithoutAnswers, Preparation, run_limits
+from proctor.protocols.codabench_settings import IngestionProgram, IngestionProtocol
 from proctor.protocols.plain_copy import copy_plain, same_trees
 from proctor.protocols.run_metadata import METADATA, remove_run_metadata, write_run_metadata
 from proctor.protocols.scripts import duration
@@ -53,7 +54,7 @@ from proctor.protocols.upload_program import (
     upload_check,
 )
 from proctor.sandbox.base import Mount, Outcome
-from proctor.spec.ingestion import LAYOUT, IngestionProgram, IngestionProtocol
+from proctor.spec.ingestion import LAYOUT
 from proctor.spec.protocols import ProtocolSettings
 
 SUBMISSION = "submission"

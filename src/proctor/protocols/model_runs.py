@@ -12,10 +12,13 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from proctor.errors import PlatformError
 from proctor.sandbox.base import Outcome
-from proctor.spec.protocols import PythonModelProtocol
+
+if TYPE_CHECKING:
+    from proctor.protocols.python_model import PythonModelProtocol
 
 INFO = "info.json"
 TEST_DATA = "test.data"

@@ -13,6 +13,24 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from string import Formatter
+
+
+def check_record_template(template: str) -> str:
+    """A plain relative file: one per record (only ``{record}`` fields) or one shared file.
+
+    A shared file (no field at all) is the 2015-2017 ``answers.txt``, one line per record.
+    """
+    fields = [name for _, name, _, _ in Formatter().parse(template) if name is not None]
+    if any(name != "record" for name in fields):
+        raise ValueError(
+            f"{template!r} must name each record's own file with {{record}} (or one shared "
+            "file, with no field) and no other field"
+        )
+    rendered = Path(template.format(record="r"))
+    if rendered.is_absolute() or ".." in rendered.parts:
+        raise ValueError(f"{template!r} must be a plain relative path inside the entry's home")
+    return template
 
 
 @dataclass(frozen=True, slots=True)

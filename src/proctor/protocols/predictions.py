@@ -20,11 +20,44 @@ import stat
 from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
 
 from proctor.entries import Manifest
 from proctor.entries.manifest import DRY_RUN_FILE
 from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver
-from proctor.spec.protocols import PredictionsProtocol, ProtocolSettings
+from proctor.spec.protocols import LocatedError, ProtocolSettings
+
+_FOLDER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class PredictionsProtocol(ProtocolSettings):
+    """Kaggle-style: the entry is prediction files made on public inputs; no code runs.
+
+    The upload holds ``public_folder/CASE/`` (predictions on the public split, scored at the
+    quiz against public references) and ``hidden_folder/CASE/`` (predictions on the hidden
+    split's public inputs, scored against hidden references). A case is named by its inputs
+    folder (``data/test/scenario1-main`` → ``scenario1-main``). Every prediction file matches
+    one of ``file_patterns`` (shell patterns), is UTF-8 text and at most ``file_bytes``; the
+    whole upload is at most ``upload_bytes``. Besides the split folders only ``DRYRUN`` and
+    ``other_files`` may lie at the top of the upload.
+    """
+
+    kind: Literal["predictions"]
+    public_folder: str = Field(default="dev", pattern=_FOLDER_NAME)
+    hidden_folder: str = Field(default="test", pattern=_FOLDER_NAME)
+    file_patterns: tuple[str, ...] = Field(default=("*",), min_length=1)
+    other_files: tuple[str, ...] = ("README.md", "AUTHORS.txt", "LICENSE.txt")
+    file_bytes: int = Field(default=16 * 1024**2, gt=0, strict=True)
+    upload_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
+
+    @model_validator(mode="after")
+    def _two_folders(self) -> PredictionsProtocol:
+        if self.public_folder == self.hidden_folder:
+            raise LocatedError("must differ from public_folder", "hidden_folder")
+        return self
+
 
 MAX_PROBLEMS = 20
 """Problems listed at most (the count of the others is given)."""

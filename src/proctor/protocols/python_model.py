@@ -24,6 +24,9 @@ through ``collect_output_to``. Test labels are hidden references: never mounted.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
 
 from proctor.entries import Manifest
 from proctor.errors import PlatformError
@@ -39,12 +42,47 @@ from proctor.protocols.model_runs import (
     read_budgets,
     test_rows,
 )
-from proctor.protocols.outputs import collect_output_to
+from proctor.protocols.outputs import check_record_template, collect_output_to
 from proctor.protocols.scripts import duration
 from proctor.sandbox.base import Limits, Mount, Outcome
-from proctor.spec.protocols import ProtocolSettings, PythonModelProtocol
+from proctor.spec.protocols import ProtocolSettings
 from proctor.trees import remove_tree_quietly
-from proctor.types import BUILTIN_PROTOCOLS
+
+
+class PythonModelProtocol(ProtocolSettings):
+    """AutoML-style (AutoWSL): a harness drives the entry's ``model.py`` on each dataset.
+
+    A case is one dataset folder (``info.json``, ``train.data``, ``train.solution``,
+    ``test.data``). ``Model(info)`` trains and saves in one process, loads and predicts in a
+    fresh one; each process first loads the data within ``load_s`` seconds, then its clock
+    starts: the dataset's ``time_budget`` (training) or ``pred_time_budget`` (prediction) from
+    its ``info.json``, else ``time_budget_s`` / ``pred_time_budget_s``. ``max_budget_s`` caps
+    any budget a dataset declares; ``prep_s`` is the import check of ``model.py``, ``stage_s``
+    a whole quiz or exam. ``output`` names the stored prediction (CSV, header ``label``).
+    """
+
+    kind: Literal["python_model"]
+    module: str = "model.py"
+    output: str = "{record}.predict"
+    load_s: float = Field(default=300.0, gt=0, strict=True)
+    prep_s: float = Field(default=60.0, gt=0, strict=True)
+    time_budget_s: float = Field(default=1200.0, gt=0, strict=True)
+    pred_time_budget_s: float = Field(default=600.0, gt=0, strict=True)
+    max_budget_s: float = Field(default=3600.0, gt=0, strict=True)
+    stage_s: float = Field(default=7200.0, gt=0, strict=True)
+
+    @field_validator("module")
+    @classmethod
+    def _plain_module(cls, module: str) -> str:
+        if "/" in module or not module.endswith(".py") or module.startswith("."):
+            raise ValueError(f"{module!r} must be a .py file at the top of the entry")
+        return module
+
+    @field_validator("output")
+    @classmethod
+    def _one_file_per_dataset(cls, template: str) -> str:
+        return check_record_template(template)
+
 
 HOME = "/entry"
 DATA = "/data"
@@ -76,7 +114,7 @@ class PythonModelDriver(DriverWithoutAnswers):
 
     kind = "python_model"
     settings_model = PythonModelProtocol
-    summary = BUILTIN_PROTOCOLS["python_model"]
+    summary = "AutoML: a harness drives the entry's model.py (train, save, load, predict)"
     case_noun = "dataset"
     failed_case_fails_task = True
     support_files = (HARNESS_DIR / HARNESS_FILE,)

@@ -12,12 +12,16 @@ never shown to the entry.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator
 
 from proctor.entries import Manifest
 from proctor.protocols.answer_lines import compare_lines, last_line
 from proctor.protocols.base import CaseRun, Driver, DriverContext, Preparation, run_limits
-from proctor.protocols.compare import compare_files
+from proctor.protocols.compare import CompareSpec, compare_files
 from proctor.protocols.outputs import (
+    check_record_template,
     checked_file,
     collect_output,
     collect_output_to,
@@ -26,7 +30,56 @@ from proctor.protocols.outputs import (
 from proctor.protocols.record_files import RecordFiles, linked_into
 from proctor.protocols.scripts import duration, launch_problem
 from proctor.sandbox.base import Limits, Mount, Outcome
-from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
+from proctor.spec.protocols import ProtocolSettings
+
+
+class RecordsProtocol(ProtocolSettings):
+    """PhysioNet sandbox: ``setup`` once, then ``next RECORD`` per case in the entry's home.
+
+    ``output`` and ``answers`` are templates with ``{record}``: the file ``next`` writes in its
+    working folder, and the expected output shipped in the entry for each quiz record. An
+    ``output`` without ``{record}`` (``answers.txt``, as in 2015-2017) is one shared file to
+    which ``next`` appends a line ``RECORD,ANSWER`` per record; ``answers`` may then be one
+    shared file of such lines too (the entry's ``answers.txt``), compared line by line.
+    Seconds: ``setup_s`` for the setup script, ``case_s`` for one case, ``stage_s`` for a whole
+    quiz or exam.
+    """
+
+    kind: Literal["records"]
+    setup: str = "setup.sh"
+    next: str = "next.sh"
+    output: str = "{record}.vec"
+    answers: str | None = "answers/{record}.vec"
+    compare: CompareSpec = CompareSpec()
+    required_files: tuple[str, ...] = ("setup.sh", "next.sh")
+    executable_files: tuple[str, ...] = ("setup.sh", "next.sh")
+    setup_s: float = Field(default=300.0, gt=0, strict=True)
+    case_s: float = Field(default=20.0, gt=0, strict=True)
+    stage_s: float = Field(default=3600.0, gt=0, strict=True)
+
+    @field_validator("output", "answers")
+    @classmethod
+    def _one_file_per_record(cls, template: str | None) -> str | None:
+        return None if template is None else check_record_template(template)
+
+    @field_validator("answers")
+    @classmethod
+    def _shared_answers_need_shared_output(
+        cls, answers: str | None, info: ValidationInfo
+    ) -> str | None:
+        output = info.data.get("output", "")
+        if answers is not None and "{record}" not in answers and "{record}" in output:
+            raise ValueError(
+                f"{answers!r} is one shared file, which only an output appended to by every "
+                "record (an output without {record}, e.g. answers.txt) can match"
+            )
+        return answers
+
+    @property
+    def appended(self) -> str | None:
+        """The shared file ``next`` appends one line per record to, or None (one file each)."""
+        return None if "{record}" in self.output else self.output
+
 
 HOME = "/entry"
 DATA = "/data"

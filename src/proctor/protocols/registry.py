@@ -1,13 +1,22 @@
-"""The registry from protocol kind to driver.
+"""The one table of protocol drivers, by kind.
 
-Built-in drivers are listed here; a plug-in driver (or a test's toy protocol) registers with
-:func:`register_driver`, which also declares its kind in :mod:`proctor.types` so that a
-``challenge.yaml`` naming it loads.
+Each driver carries its ``kind``, its ``summary`` and its ``settings_model`` (the pydantic
+model of its ``protocol:`` block), so nothing else lists protocols. A plug-in adds a protocol
+without touching Proctor: a distribution declares its driver class as an entry point of the
+group :data:`PLUGIN_GROUP`, named by its kind::
+
+    [project.entry-points."proctor.protocols"]
+    echo = "echo_protocol:EchoDriver"
+
+The installed distributions are scanned once per module search path (``sys.path``); a
+plug-in cannot replace a built-in kind.
 """
 
 from __future__ import annotations
 
-import threading
+import sys
+from functools import lru_cache
+from importlib.metadata import EntryPoint, entry_points
 
 from proctor.errors import ConfigError
 from proctor.protocols.base import ProtocolDriver
@@ -18,46 +27,61 @@ from proctor.protocols.python_model import PythonModelDriver
 from proctor.protocols.records import RecordsDriver
 from proctor.protocols.results import ResultsDriver
 from proctor.protocols.single_file import SingleFileDriver
-from proctor.types import ProtocolDeclaration, declare_protocol, withdraw_protocol
+from proctor.spec.protocols import ProtocolSettings
 
-_BUILTIN: dict[str, type[ProtocolDriver]] = {
-    RecordsDriver.kind: RecordsDriver,
-    CommandDriver.kind: CommandDriver,
-    PredictionsDriver.kind: PredictionsDriver,
-    PythonModelDriver.kind: PythonModelDriver,
-    SingleFileDriver.kind: SingleFileDriver,
-    ResultsDriver.kind: ResultsDriver,
-    IngestionDriver.kind: IngestionDriver,
-}
-_DRIVERS: dict[str, type[ProtocolDriver]] = dict(_BUILTIN)
-_LOCK = threading.Lock()
+BUILTIN_DRIVERS: tuple[type[ProtocolDriver], ...] = (
+    RecordsDriver,
+    CommandDriver,
+    PythonModelDriver,
+    PredictionsDriver,
+    SingleFileDriver,
+    ResultsDriver,
+    IngestionDriver,
+)
+"""The protocols Proctor ships."""
 
-
-def register_driver(driver: type[ProtocolDriver]) -> None:
-    """Make ``driver`` run challenges whose ``protocol.kind`` is ``driver.kind``."""
-    with _LOCK:
-        _DRIVERS[driver.kind] = driver
-    declare_protocol(ProtocolDeclaration(driver.kind, driver.summary, driver.settings_model))
+PLUGIN_GROUP = "proctor.protocols"
+"""The entry-point group through which an installed distribution adds protocol drivers."""
 
 
-def unregister_driver(kind: str) -> None:
-    """Remove a driver registered at run time (built-in drivers stay)."""
-    with _LOCK:
-        if kind not in _BUILTIN:
-            _DRIVERS.pop(kind, None)
-    withdraw_protocol(kind)
+def _plugin_driver(entry: EntryPoint) -> type[ProtocolDriver]:
+    where = f"entry point {entry.name!r} = {entry.value!r} of group {PLUGIN_GROUP!r}"
+    try:
+        driver = entry.load()
+    except Exception as err:  # a plug-in's import fails in its own ways
+        raise ConfigError(f"the protocol plug-in of {where} does not load: {err}") from err
+    if not (isinstance(driver, type) and issubclass(driver, ProtocolDriver)):
+        raise ConfigError(f"{where} must name a ProtocolDriver subclass")
+    if driver.kind != entry.name:
+        raise ConfigError(f"{where} names a driver of kind {driver.kind!r}: name it alike")
+    if not issubclass(driver.settings_model, ProtocolSettings):
+        raise ConfigError(f"the settings model of {where} must derive ProtocolSettings")
+    return driver
+
+
+@lru_cache(maxsize=4)
+def _declared_plugins(search_path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+    """The plug-in entry points installed on ``search_path`` (the current ``sys.path``)."""
+    return tuple(entry_points(group=PLUGIN_GROUP))
+
+
+def drivers() -> dict[str, type[ProtocolDriver]]:
+    """Every protocol driver by kind: the built-in ones, then the installed plug-ins'."""
+    table: dict[str, type[ProtocolDriver]] = {driver.kind: driver for driver in BUILTIN_DRIVERS}
+    for entry in _declared_plugins(tuple(sys.path)):
+        if entry.name not in table:
+            table[entry.name] = _plugin_driver(entry)
+    return table
 
 
 def driver_for(kind: str) -> type[ProtocolDriver]:
-    """The driver of protocol ``kind``; a ``ConfigError`` when none is registered."""
-    with _LOCK:
-        found = _DRIVERS.get(kind)
+    """The driver of protocol ``kind``; a ``ConfigError`` when none is installed."""
+    found = drivers().get(kind)
     if found is None:
         raise ConfigError(f"no driver runs protocol kind {kind!r}", location="protocol.kind")
     return found
 
 
-def registered_kinds() -> tuple[str, ...]:
-    """Every protocol kind with a driver, sorted."""
-    with _LOCK:
-        return tuple(sorted(_DRIVERS))
+def settings_models() -> dict[str, type[ProtocolSettings]]:
+    """The settings model of each protocol kind (what ``spec`` validates a block with)."""
+    return {kind: driver.settings_model for kind, driver in drivers().items()}

@@ -20,8 +20,9 @@ from typing import ClassVar
 
 from proctor.entries import Manifest
 from proctor.protocols.base import FilesDriver
+from proctor.protocols.codabench_settings import ResultsProtocol
 from proctor.protocols.upload_program import command_problem
-from proctor.spec.protocols import ProtocolSettings, ResultsProtocol
+from proctor.spec.protocols import ProtocolSettings
 
 SUBMISSION = "submission"
 """The name of the one case of a task (what the scoring program's case list holds)."""

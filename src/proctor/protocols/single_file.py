@@ -11,10 +11,27 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
 
 from proctor.entries import Manifest
 from proctor.protocols.base import PUBLIC, FilesDriver
-from proctor.spec.protocols import ProtocolSettings, SingleFileProtocol
+from proctor.spec.protocols import ProtocolSettings
+
+
+class SingleFileProtocol(ProtocolSettings):
+    """EvalAI-style: the entry is one file (uploaded as a zip holding it); no code runs.
+
+    The same file is scored on every split and task of the phase (the scorer picks what it
+    needs: EvalAI's ``evaluate`` returns every split at once). Its name matches one of
+    ``file_patterns`` (shell patterns) and it is at most ``file_bytes``; any content (JSON,
+    CSV, a compressed array...) is the scorer's to read.
+    """
+
+    kind: Literal["single_file"]
+    file_patterns: tuple[str, ...] = Field(default=("*",), min_length=1)
+    file_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
 
 
 def _settings(settings: ProtocolSettings) -> SingleFileProtocol:

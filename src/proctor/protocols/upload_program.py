@@ -8,7 +8,7 @@ submission), beside the task's ingestion program when there is one. Here:
 
 - ``results`` (no code runs) refuses such an upload at prep: it would be scored as a result;
 - ``ingestion`` runs it as the exam (and quiz) of a task without an ingestion program that
-  takes submission programs (``spec.ingestion``), with the compute worker's layout::
+  takes submission programs (``protocols.codabench_settings``), with the compute worker's layout::
 
     /app/program      the upload (the entry's writable, capped home), the working folder
     /app/input_data   the split's inputs (read-only)
@@ -39,9 +39,10 @@ from proctor.formats.bounded_yaml import (
     read_capped,
 )
 from proctor.protocols.base import DriverContext, run_limits
+from proctor.protocols.codabench_settings import IngestionProtocol, ResultsProtocol
 from proctor.sandbox.base import Mount, Outcome
-from proctor.spec.ingestion import LAYOUT, IngestionProtocol
-from proctor.spec.protocols import ProtocolSettings, ResultsProtocol
+from proctor.spec.ingestion import LAYOUT
+from proctor.spec.protocols import ProtocolSettings
 
 CODE_MARKERS = ("metadata.yaml", "metadata")
 """An upload holding one of these is code (never copied into ``/app/output``); the worker

@@ -1,9 +1,9 @@
 """The challenge description: ``challenge.yaml`` parsed once into frozen, typed objects."""
 
 from proctor.spec.leaderboards import BoardSpec, find_board, metric_directions, phase_boards
-from proctor.spec.loader import CHALLENGE_FILE, load_challenge
+from proctor.spec.loader import CHALLENGE_FILE
 from proctor.spec.model import Challenge, Phase, ResourceLimits, Task
-from proctor.spec.protocols import ProtocolSettings, RecordsProtocol
+from proctor.spec.protocols import ProtocolSettings
 
 __all__ = [
     "CHALLENGE_FILE",
@@ -11,11 +11,9 @@ __all__ = [
     "Challenge",
     "Phase",
     "ProtocolSettings",
-    "RecordsProtocol",
     "ResourceLimits",
     "Task",
     "find_board",
-    "load_challenge",
     "metric_directions",
     "phase_boards",
 ]

@@ -19,7 +19,13 @@ from proctor.formats.bounded_yaml import (
 from proctor.spec.bundled_environments import bundled_declaration
 from proctor.spec.environment import HOST, Environment
 from proctor.spec.model import Challenge, Task
-from proctor.spec.protocols import LocatedError, describe_error, is_other_branch
+from proctor.spec.protocols import (
+    PROTOCOL_MODELS,
+    LocatedError,
+    ProtocolModels,
+    describe_error,
+    is_other_branch,
+)
 from proctor.spec.scorer import ConcurrentIngestion, ScoringProgram
 
 CHALLENGE_FILE = "challenge.yaml"
@@ -192,17 +198,18 @@ def _resolve_ingestion(
     return ingestion.model_copy(update=update)
 
 
-def load_challenge(location: Path) -> Challenge:
+def load_challenge(location: Path, protocols: ProtocolModels) -> Challenge:
     """Parse ``location`` (a challenge folder or its ``challenge.yaml``) into a ``Challenge``.
 
-    Paths in the result are absolute. Raises ``ConfigError`` naming the file and the YAML path
-    of the first problem.
+    ``protocols`` gives the settings model of each protocol kind that may be named (the driver
+    table's: ``protocols.resolve.load_challenge`` passes it). Paths in the result are absolute.
+    Raises ``ConfigError`` naming the file and the YAML path of the first problem.
     """
     path = location / CHALLENGE_FILE if location.is_dir() else location
     root = path.parent.resolve()
     data = _read_yaml(path)
     try:
-        challenge = Challenge.model_validate(data)
+        challenge = Challenge.model_validate(data, context={PROTOCOL_MODELS: protocols})
     except ValidationError as err:
         raise _all_errors(err, path) from None
     checked: list[Task] = []

@@ -4,7 +4,8 @@ Every model forbids unknown keys, so a typo is an error that names its YAML path
 setting silently left at its default. Paths are relative to the challenge folder until
 ``loader.load_challenge`` resolves them. Scorer names, their metrics and each metric's
 direction come from :mod:`proctor.types`, so every ``Challenge`` object is valid whoever built
-it; the protocol block is validated by its kind's model (``spec.protocols``).
+it; the protocol block is validated by its kind's model, from the table of protocol models
+the loader is given (``spec.protocols.parse_protocol``).
 """
 
 from __future__ import annotations
@@ -13,20 +14,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator, model_validator
+from pydantic import Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
 from proctor.spec import (
     evalai_scorer,  # noqa: F401 (declares the `evalai` scorer kind)
-    ingestion,  # noqa: F401 (gives the `ingestion` protocol its settings)
     table_scorer,  # noqa: F401 (declares the `table` scorer kind)
 )
 from proctor.spec.display import DEFAULT_PRECISION, PageName, check_page_path, check_precision
 from proctor.spec.environment import HOST, Environment, EnvironmentSpec
 from proctor.spec.leaderboards import BoardSpec, check_boards
 from proctor.spec.protocols import (
+    PROTOCOL_MODELS,
     LocatedError,
     ProtocolSettings,
-    RecordsProtocol,
     Strict,
     parse_protocol,
 )
@@ -36,7 +36,7 @@ from proctor.types import Direction, Disclosure, ScorerDeclaration
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 TIME_LIMITS = ("setup_s", "case_s", "stage_s")
 
-__all__ = ["LocatedError", "ProtocolSettings", "RecordsProtocol"]
+__all__ = ["LocatedError", "ProtocolSettings"]
 
 
 class Task(Strict):
@@ -246,8 +246,11 @@ class Challenge(Strict):
 
     @field_validator("protocol", mode="before")
     @classmethod
-    def _protocol_of_its_kind(cls, value: Any) -> ProtocolSettings:
-        return parse_protocol(value)
+    def _protocol_of_its_kind(cls, value: Any, info: ValidationInfo) -> ProtocolSettings:
+        context = info.context or {}
+        if PROTOCOL_MODELS not in context:
+            raise TypeError(f"validate a Challenge with the {PROTOCOL_MODELS!r} context")
+        return parse_protocol(value, context[PROTOCOL_MODELS])
 
     @field_validator("limits", mode="before")
     @classmethod

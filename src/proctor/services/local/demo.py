@@ -17,11 +17,12 @@ from proctor.challenges import bundled_names, bundled_root, folder_name
 from proctor.leaderboard import Standing, build_leaderboard
 from proctor.pipeline.report import EvaluationReport
 from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver
+from proctor.protocols.command import CommandProtocol
+from proctor.protocols.python_model import PythonModelProtocol
 from proctor.protocols.records import list_records
 from proctor.protocols.registry import driver_for
 from proctor.services.local.catalog import BASELINE_FOLDER, resolve_challenge
 from proctor.spec import Challenge
-from proctor.spec.protocols import CommandProtocol, PythonModelProtocol
 from proctor.types import RunStatus
 
 TRIVIAL_FOLDER = "trivial"

@@ -25,13 +25,14 @@ from sqlalchemy.orm import Session
 from proctor.challenges import bundled_root
 from proctor.entries import unpack_entry
 from proctor.errors import ForbiddenError, NotFoundError, UsageError
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.catalog import resolve_challenge
 from proctor.services.local.environments import tasks_on_host
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.phase_times import with_overrides
 from proctor.services.platform.resources import Platform
 from proctor.services.untrusted_tree import copy_inside
-from proctor.spec import Challenge, load_challenge
+from proctor.spec import Challenge
 from proctor.store.models import ChallengeVersion, PhaseRow
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError, UsageError
+from proctor.protocols.resolve import load_challenge
 from proctor.services.local.bundle_import import codabench, codalab, evalai
 from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
@@ -28,7 +29,6 @@ from proctor.services.local.bundle_import.common import (
 from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
 from proctor.services.local.bundle_import.unzip import import_limits, unpack_budget
 from proctor.services.untrusted_tree import copy_inside
-from proctor.spec.loader import load_challenge
 
 __all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
 
