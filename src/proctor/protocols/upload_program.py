@@ -108,12 +108,6 @@ def metadata_command(folder: Path) -> Any:
     return read_metadata(folder)[0]
 
 
-def upload_command(folder: Path) -> str | None:
-    """The upload's ``metadata`` ``command`` as text (None: no such file or no command)."""
-    command = metadata_command(folder)
-    return None if command is None else str(command)
-
-
 def is_code(folder: Path) -> bool:
     """True when the upload holds a ``metadata`` file (code: not a result to copy)."""
     return any((folder / name).exists() for name in CODE_MARKERS)
