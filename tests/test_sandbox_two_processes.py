@@ -21,7 +21,6 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -33,6 +32,7 @@ from proctor.sandbox.slots import SLOT_COUNT
 from proctor.settings import Settings
 from proctor.store.runfolder import RunFolder, in_use
 from sandbox_helpers import SLOT_BASE, is_root, wait_until
+from served_host import ServedHost
 from service_seed import seed
 from toy_challenge import GOOD_NEXT, make_challenge, make_entry
 
@@ -50,47 +50,18 @@ SLOW_NEXT = GOOD_NEXT.replace(
 """The toy entry, each case of it slow: a job holds its home for half a minute."""
 
 
-@dataclass
-class Host:
-    """One host's environment for both processes, and the server once started."""
-
-    env: dict[str, str]
-    work_root: Path
-    tokens: dict[str, str] = field(default_factory=dict)
-    process: subprocess.Popen[str] | None = None
-
-    def cli(self, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
-        env = dict(self.env)
-        if user is not None:
-            env["PROCTOR_TOKEN"] = self.tokens[user]
-        return subprocess.run([PROCTOR, *args], env=env, capture_output=True, text=True,
-                              timeout=280, check=False)  # fmt: skip
-
-
 @pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
+def host(tmp_path: Path) -> Iterator[ServedHost]:
     work = Path(tempfile.mkdtemp(prefix="proctor-two-", dir="/tmp"))
     work.chmod(0o755)
     env = dict(os.environ, PROCTOR_DATA=str(tmp_path / "data"), PROCTOR_WORK_ROOT=str(work),
                PROCTOR_UPLOAD_BYTES="1000000", PROCTOR_ALLOW_HOST_ENVIRONMENT="1")  # fmt: skip
     env.pop("PROCTOR_DATABASE_URL", None)
     env.pop("PROCTOR_TOKEN", None)
-    found = Host(env, work)
-    for name, extra in (("olga", ["--organizer"]), ("bob", ["--team", "blue"])):
-        added = found.cli("user", "add", name, *extra, "--json")
-        assert added.returncode == 0, added.stderr
-        found.tokens[name] = json.loads(added.stdout)["token"]
+    found = ServedHost(env, work)
+    found.add_users()
     yield found
-    if found.process is not None:
-        if found.process.poll() is None:
-            found.process.terminate()
-            try:
-                found.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                found.process.kill()
-                found.process.wait()
-        if found.process.stdout is not None:
-            found.process.stdout.close()
+    found.stop()
     BwrapSandbox(Settings(work_root=work)).reconcile()
     shutil.rmtree(work, ignore_errors=True)
 
@@ -100,7 +71,7 @@ def _mounted_homes(work_root: Path) -> list[Path]:
     return [home for home in work_root.glob("job-*.partial/homes/*") if os.path.ismount(home)]
 
 
-def _status(host: Host, sid: str) -> dict[str, object]:
+def _status(host: ServedHost, sid: str) -> dict[str, object]:
     shown = host.cli("status", sid, "--json", user="bob")
     assert shown.returncode in (0, 1), shown.stderr
     found: dict[str, object] = json.loads(shown.stdout)
@@ -118,7 +89,9 @@ def _second_server(env: dict[str, str]) -> subprocess.Popen[str]:
     return process
 
 
-def test_a_local_run_during_served_jobs_leaves_both_scoring(host: Host, tmp_path: Path) -> None:
+def test_a_local_run_during_served_jobs_leaves_both_scoring(
+    host: ServedHost, tmp_path: Path
+) -> None:
     challenge = make_challenge(tmp_path / "bundle" / "toy", case_s=30, stage_s=120)
     entry = make_entry(tmp_path / "entry", next_sh=SLOW_NEXT)
     archive = tmp_path / "entry.tar.gz"
@@ -131,12 +104,7 @@ def test_a_local_run_during_served_jobs_leaves_both_scoring(host: Host, tmp_path
                            env=other_env, capture_output=True, text=True, timeout=120,
                            check=False)  # fmt: skip
     assert added.returncode == 0, added.stderr
-    host.process = subprocess.Popen(
-        [PROCTOR, "serve", "--port", "0", "--workers", "2", "--json"],
-        env=host.env, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert host.process.stdout is not None
-    host.env["PROCTOR_SERVER"] = json.loads(host.process.stdout.readline())["url"]
+    host.serve(workers=2)
     added = host.cli("challenge", "add", str(challenge), "--json", user="olga")
     assert added.returncode == 0, added.stderr
     sids = []

@@ -10,13 +10,10 @@ an upload: prep refuses it, saying why, and the server's peak resident memory (`
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -24,41 +21,28 @@ import pytest
 from bundle_fixtures import PREDICT_PY, PROGRAM_METADATA, make_v1_program_zip
 from proctor.services.local.bundle_import import import_challenge
 from sandbox_helpers import is_root
+from served_host import ServedHost
 
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.slow,
     pytest.mark.skipif(not is_root(), reason="the server's jobs run in the root sandbox"),
 ]
-PROCTOR = str(Path(sys.executable).with_name("proctor"))
 GROWTH_BOUND = 64 * 1024**2
 """What prep of one refused upload may add to the server's peak resident memory."""
 
 
-@dataclass
-class Server:
-    env: dict[str, str]
-    tokens: dict[str, str] = field(default_factory=dict)
-    process: subprocess.Popen[str] | None = None
-
-    def cli(self, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
-        env = dict(self.env)
-        if user is not None:
-            env["PROCTOR_TOKEN"] = self.tokens[user]
-        return subprocess.run([PROCTOR, *args], env=env, capture_output=True, text=True,
-                              timeout=280, check=False)  # fmt: skip
-
-    def memory_kib(self, field_name: str) -> int:
-        """``field_name`` (``VmRSS``, ``VmHWM``) of the server's process, in KiB."""
-        assert self.process is not None
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith(f"{field_name}:"):
-                return int(line.split()[1])
-        raise AssertionError(f"no {field_name} in /proc/{self.process.pid}/status")
+def memory_kib(server: ServedHost, field_name: str) -> int:
+    """``field_name`` (``VmRSS``, ``VmHWM``) of the server's process, in KiB."""
+    assert server.process is not None
+    for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
+        if line.startswith(f"{field_name}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field_name} in /proc/{server.process.pid}/status")
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
+def server(tmp_path: Path) -> Iterator[ServedHost]:
     env = dict(
         os.environ,
         PROCTOR_DATA=str(tmp_path / "data"),
@@ -69,27 +53,13 @@ def server(tmp_path: Path) -> Iterator[Server]:
     )
     env.pop("PROCTOR_DATABASE_URL", None)
     env.pop("PROCTOR_TOKEN", None)
-    svc = Server(env)
-    for name, extra in (("olga", ["--organizer"]), ("bob", ["--team", "blue"])):
-        added = svc.cli("user", "add", name, *extra, "--json")
-        assert added.returncode == 0, added.stderr
-        svc.tokens[name] = json.loads(added.stdout)["token"]
-    svc.process = subprocess.Popen(
-        [PROCTOR, "serve", "--port", "0", "--workers", "1", "--json"],
-        env=env, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert svc.process.stdout is not None
-    svc.env["PROCTOR_SERVER"] = json.loads(svc.process.stdout.readline())["url"]
+    svc = ServedHost(env)
+    svc.add_users()
+    svc.serve(workers=1)
     try:
         yield svc
     finally:
-        svc.process.terminate()
-        try:
-            svc.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            svc.process.kill()
-            svc.process.wait()
-        svc.process.stdout.close()
+        svc.stop()
 
 
 def six_megabyte_upload(root: Path) -> Path:
@@ -105,16 +75,16 @@ def six_megabyte_upload(root: Path) -> Path:
 
 
 def test_a_6_mb_metadata_is_refused_at_prep_and_the_server_stays_small(
-    server: Server, tmp_path: Path
+    server: ServedHost, tmp_path: Path
 ) -> None:
     challenge = tmp_path / "challenge"
     result = import_challenge(make_v1_program_zip(tmp_path), challenge, "host")
     added = server.cli("challenge", "add", str(challenge), "--json", user="olga")
     assert added.returncode == 0, added.stderr
     upload = six_megabyte_upload(tmp_path)
-    before = server.memory_kib("VmHWM")
+    before = memory_kib(server, "VmHWM")
     done = server.cli("submit", str(upload), "-c", result.challenge, "--json", user="bob")
-    after = server.memory_kib("VmHWM")
+    after = memory_kib(server, "VmHWM")
     said = done.stdout + done.stderr
     assert "keep it under 64 KiB" in said, said[-3000:]
     assert "prep" in said, said[-3000:]

@@ -11,12 +11,9 @@ devices' sysfs entries and the cgroup hierarchy.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import tarfile
 import tempfile
 from collections.abc import Iterator
@@ -36,13 +33,13 @@ from proctor.settings import ServiceSettings, Settings
 from proctor.store.models import Job
 from proctor.types import JobState
 from sandbox_helpers import is_root, wait_until
+from served_host import ServedHost
 
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.slow,
     pytest.mark.skipif(not is_root(), reason="mounts, loop devices and cgroups need root"),
 ]
-PROCTOR = str(Path(sys.executable).with_name("proctor"))
 BASELINE = bundled_root() / "physionet2018" / "baseline"
 LOOP_MAJOR = 7
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -104,41 +101,18 @@ def _run_cgroups(pid: int) -> list[str]:
             continue
 
 
-@dataclass
-class Server:
-    env: dict[str, str]
-    work_root: Path
-    tokens: dict[str, str] = field(default_factory=dict)
-    process: subprocess.Popen[str] | None = None
-
-    def cli(self, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
-        env = dict(self.env)
-        if user is not None:
-            env["PROCTOR_TOKEN"] = self.tokens[user]
-        return subprocess.run([PROCTOR, *args], env=env, capture_output=True, text=True,
-                              timeout=240, check=False)  # fmt: skip
-
-
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
+def server(tmp_path: Path) -> Iterator[ServedHost]:
     work = Path(tempfile.mkdtemp(prefix="proctor-stop-", dir="/tmp"))
     work.chmod(0o755)
     env = dict(os.environ, PROCTOR_DATA=str(tmp_path / "data"), PROCTOR_WORK_ROOT=str(work),
                PROCTOR_UPLOAD_BYTES="1000000")  # fmt: skip
     env.pop("PROCTOR_DATABASE_URL", None)
     env.pop("PROCTOR_TOKEN", None)
-    svc = Server(env, work)
-    for name, extra in (("olga", ["--organizer"]), ("bob", ["--team", "blue"])):
-        added = svc.cli("user", "add", name, *extra, "--json")
-        assert added.returncode == 0, added.stderr
-        svc.tokens[name] = json.loads(added.stdout)["token"]
+    svc = ServedHost(env, work)
+    svc.add_users()
     yield svc
-    if svc.process is not None:
-        if svc.process.poll() is None:
-            svc.process.kill()
-            svc.process.wait()
-        if svc.process.stdout is not None:
-            svc.process.stdout.close()
+    svc.stop(kill=True)
     BwrapSandbox(Settings(work_root=work)).reconcile()  # what a dead server left, if anything
     shutil.rmtree(work, ignore_errors=True)
 
@@ -157,14 +131,9 @@ def sleeping_entry(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_stopping_the_server_releases_what_its_running_jobs_held(
-    server: Server, tmp_path: Path, stop: signal.Signals
+    server: ServedHost, tmp_path: Path, stop: signal.Signals
 ) -> None:
-    server.process = subprocess.Popen(
-        [PROCTOR, "serve", "--port", "0", "--workers", "2", "--json"],
-        env=server.env, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert server.process.stdout is not None
-    server.env["PROCTOR_SERVER"] = json.loads(server.process.stdout.readline())["url"]
+    process = server.serve(workers=2)
     added = server.cli("challenge", "add", "physionet2018", "--json", user="olga")
     assert added.returncode == 0, added.stderr
     archive = sleeping_entry(tmp_path)
@@ -172,17 +141,19 @@ def test_stopping_the_server_releases_what_its_running_jobs_held(
         queued = server.cli("submit", str(archive), "-c", "physionet2018", "--no-wait", "--json",
                             user="bob")  # fmt: skip
         assert queued.returncode == 0, queued.stderr
-    pid = server.process.pid
+    pid = process.pid
+    assert server.work_root is not None
+    work_root = server.work_root
 
     def both_in_setup() -> bool:
-        now = held(server.work_root, pid)
+        now = held(work_root, pid)
         return len(now.loops) >= 2 and len(now.cgroups) >= 2
 
-    assert wait_until(both_in_setup, 240), held(server.work_root, pid)
-    before = held(server.work_root, pid)
-    server.process.send_signal(stop)
-    server.process.wait(timeout=120)
-    after = held(server.work_root, pid, before.loops)
+    assert wait_until(both_in_setup, 240), held(work_root, pid)
+    before = held(work_root, pid)
+    process.send_signal(stop)
+    process.wait(timeout=120)
+    after = held(work_root, pid, before.loops)
     assert (after.mounts, after.loops, after.cgroups) == ([], {}, []), before
     platform = open_platform(ServiceSettings.from_env(server.env))
     try:
