@@ -307,13 +307,7 @@ class _PlainCopier:
             writing = os.open(target, flags, 0o644)
             try:
                 os.fchmod(writing, 0o644)
-                copied = 0
-                while copied < info.st_size:
-                    count = min(COPY_CHUNK, info.st_size - copied)
-                    sent = os.sendfile(writing, reading, copied, count)
-                    if sent == 0:
-                        break
-                    copied += sent
+                send_bytes(reading, writing, info.st_size)
             finally:
                 os.close(writing)
         finally:
@@ -418,3 +412,13 @@ def _copy_file(src: int, dst: int, name: str, info: os.stat_result) -> None:
 def _copy_folder_meta(fd: int, info: os.stat_result) -> None:
     os.fchmod(fd, stat.S_IMODE(info.st_mode))
     os.utime(fd, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def send_bytes(reading: int, writing: int, size: int) -> None:
+    """Send the first ``size`` bytes of ``reading`` to ``writing`` (fewer if it is shorter)."""
+    copied = 0
+    while copied < size:
+        sent = os.sendfile(writing, reading, copied, min(COPY_CHUNK, size - copied))
+        if sent == 0:
+            break
+        copied += sent

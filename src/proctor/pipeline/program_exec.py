@@ -27,7 +27,7 @@ from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.program_results import ScoresFolder, identity, read_back
 from proctor.sandbox.base import Limits, Mount, Outcome, SandboxSession
 from proctor.spec.programs import SCORES_FILE, ProgramRequest, ProgramResult
-from proctor.trees import BLOCK, copy_bytes
+from proctor.trees import BLOCK, copy_bytes, send_bytes
 
 TMP_BYTES = 256 * 1024**2
 
@@ -279,13 +279,7 @@ def _copy_file(source: Path, dest: Path) -> None:
         writing = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             os.fchmod(writing, 0o644)  # whatever the umask
-            size = os.fstat(reading).st_size
-            copied = 0
-            while copied < size:
-                sent = os.sendfile(writing, reading, copied, size - copied)
-                if sent == 0:
-                    break
-                copied += sent
+            send_bytes(reading, writing, os.fstat(reading).st_size)
         finally:
             os.close(writing)
     finally:
