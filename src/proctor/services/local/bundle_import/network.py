@@ -11,6 +11,7 @@ naming the file, the line and the fix.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 FETCHERS = frozenset({"download", "urlretrieve", "urlopen", "hf_hub_download", "snapshot_download"})
@@ -95,6 +96,16 @@ def note_network_use(dest: Path, folders: list[Path], warnings: list[str]) -> No
     A file copied into several task's programs (one scoring program for every task) is
     named once, at its first place.
     """
+    for _, path, source in python_sources(folders):
+        _warn(path.relative_to(dest).as_posix(), *network_uses(source), warnings)
+
+
+def python_sources(folders: list[Path]) -> Iterator[tuple[Path, Path, str]]:
+    """(folder, file, text) of each readable Python file of ``folders``, in order.
+
+    A file copied into several folders with the same path and text (one scoring program for
+    every task) comes once, at its first place.
+    """
     seen: set[tuple[str, str]] = set()
     for folder in folders:
         for path in sorted(folder.rglob("*.py")):
@@ -103,10 +114,9 @@ def note_network_use(dest: Path, folders: list[Path], warnings: list[str]) -> No
             except (OSError, UnicodeDecodeError):
                 continue
             key = (path.relative_to(folder).as_posix(), source)
-            if key in seen:
-                continue
-            seen.add(key)
-            _warn(path.relative_to(dest).as_posix(), *network_uses(source), warnings)
+            if key not in seen:
+                seen.add(key)
+                yield folder, path, source
 
 
 def _warn(where: str, pip: list[str], fetches: list[str], warnings: list[str]) -> None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from proctor.services.local.bundle_import.network import python_sources
+
 UNPICKLERS = frozenset({"pickle", "cPickle", "_pickle", "joblib", "dill", "cloudpickle"})
 """Modules whose ``load``/``loads`` turn a file into objects by running code it names."""
 IMPORTERS = frozenset(
@@ -100,21 +102,11 @@ def note_participant_code(dest: Path, folders: list[Path], warnings: list[str]) 
     A folder named ``*-ingestion`` is an ingestion program (importing code is its job); a file
     copied into several programs is named once, at its first place.
     """
-    seen: set[tuple[str, str]] = set()
-    for folder in folders:
+    for folder, path, source in python_sources(folders):
         scoring = not folder.name.endswith("-ingestion")
-        for path in sorted(folder.rglob("*.py")):
-            try:
-                source = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            key = (path.relative_to(folder).as_posix(), source)
-            if key in seen:
-                continue
-            seen.add(key)
-            uses = participant_code_uses(source, scoring=scoring)
-            if uses:
-                warnings.append(_warning(path.relative_to(dest).as_posix(), uses, scoring))
+        uses = participant_code_uses(source, scoring=scoring)
+        if uses:
+            warnings.append(_warning(path.relative_to(dest).as_posix(), uses, scoring))
 
 
 def _warning(where: str, uses: list[str], scoring: bool) -> str:
