@@ -3,25 +3,32 @@
 Loaded for every test module by ``tests/conftest.py``. A test asks for ``mailbox``: the server
 runs for that test, ``mailbox.url`` is its ``PROCTOR_SMTP_URL``, and ``mailbox.wait(to)``
 returns the next mail to an address (parsed), ``mailbox.link(mail, path)`` the link of a path
-in its body. ``mail_settings(mailbox, **fields)`` are service settings that send through it.
+in its body. ``mail_settings(mailbox, **fields)`` are service settings that send through it;
+``tls_mailbox`` is a server speaking STARTTLS or TLS with a login.
 """
 
 from __future__ import annotations
 
 import email
 import email.policy
+import os
 import re
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
 
-from proctor.settings import ServiceSettings, SmtpServer
+from proctor.settings import SmtpServer
 
 WAIT_S = 20.0
 
@@ -108,4 +115,54 @@ def mail_settings(box: Mailbox, **fields: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["Mailbox", "ServiceSettings", "free_port", "mail_settings", "mailbox"]
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made with ``openssl`` (valid one day)."""
+    cert, key = folder / "smtp-cert.pem", folder / "smtp-key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+def login_checker(user: str, password: str) -> Any:
+    """An aiosmtpd authenticator taking only ``user`` with ``password``."""
+
+    def check(server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
+        given = (getattr(data, "login", b""), getattr(data, "password", b""))
+        return AuthResult(success=given == (user.encode(), password.encode()))
+
+    return check
+
+
+@contextmanager
+def tls_mailbox(folder: Path, scheme: str, user: str, password: str) -> Iterator[Mailbox]:
+    """A server speaking ``smtp+starttls`` or ``smtps`` with a login, its certificate trusted
+    by this process (``SSL_CERT_FILE``) while it runs."""
+    cert, key = self_signed(folder)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    box = Mailbox()
+    box.port = free_port()
+    tls: dict[str, Any] = (
+        {"ssl_context": context, "auth_require_tls": False}  # the whole connection is TLS
+        if scheme == "smtps"
+        else {"tls_context": context, "require_starttls": True, "auth_required": True}
+    )
+    controller = Controller(
+        box, hostname="127.0.0.1", port=box.port, authenticator=login_checker(user, password),
+        **tls,
+    )  # fmt: skip
+    previous = os.environ.get("SSL_CERT_FILE")
+    os.environ["SSL_CERT_FILE"] = str(cert)
+    controller.start()
+    try:
+        yield box
+    finally:
+        controller.stop()
+        if previous is None:
+            os.environ.pop("SSL_CERT_FILE", None)
+        else:
+            os.environ["SSL_CERT_FILE"] = previous

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from proctor.errors import UsageError
 from proctor.services.platform import mail
 from proctor.settings import ServiceSettings, SmtpServer
-from smtp_fixtures import Mailbox, mail_settings
+from smtp_fixtures import Mailbox, mail_settings, tls_mailbox
 
 
 def test_a_mail_reaches_the_smtp_server_with_its_sender_subject_and_body(
@@ -102,3 +104,12 @@ def test_the_public_url_is_the_base_of_links_and_must_be_a_web_address() -> None
     assert mail.link(settings, "/login") == "https://proctor.example/login"
     with pytest.raises(UsageError, match="PROCTOR_PUBLIC_URL"):
         ServiceSettings.from_env({"PROCTOR_PUBLIC_URL": "proctor.example"})
+
+
+@pytest.mark.parametrize("scheme", ["smtp+starttls", "smtps"])
+def test_mail_goes_over_starttls_or_tls_with_a_login(tmp_path: Path, scheme: str) -> None:
+    with tls_mailbox(tmp_path, scheme, "proctor@example.org", "p:ss w") as box:
+        url = f"{scheme}://proctor%40example.org:p%3Ass%20w@127.0.0.1:{box.port}"
+        settings = ServiceSettings(smtp=SmtpServer.parse(url), mail_from="proctor@example.org")
+        mail.send(settings, "ada@example.org", "over TLS", "body")
+        assert box.wait("ada@example.org")["Subject"] == "over TLS"
