@@ -15,6 +15,7 @@ import re
 import time
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ from sqlalchemy import select
 from proctor.errors import AuthenticationError, ForbiddenError, UsageError
 from proctor.services.platform import links, profile, signin, signup, users_admin
 from proctor.services.platform.accounts import authenticate
+from proctor.services.platform.resources import open_platform
 from proctor.services.platform.throttle import Throttle, TooManyAttemptsError
+from proctor.settings import ServiceSettings, Settings
 from proctor.store.models import ApiToken, User
 from service_seed import Seeded, seed, served
 from smtp_fixtures import Mailbox, mail_settings
@@ -468,3 +471,29 @@ def test_token_sign_in_and_user_add_keep_working(site: Site) -> None:
         out = browser.post("/logout", data={"csrf": _csrf(browser.get("/"))})
         assert out.status_code == 303
     assert authenticate(site.platform, site.seeded.tokens["alice"]).name == "alice"
+
+
+def test_on_sqlite_and_postgresql_a_link_raced_by_threads_is_used_once(
+    database_url: str, tmp_path: Path, mailbox: Mailbox
+) -> None:
+    settings = ServiceSettings(
+        data=tmp_path / "data", database_url=database_url, **mail_settings(mailbox)
+    )
+    platform = open_platform(settings, Settings(work_root=tmp_path / "work"))
+    try:
+        signup.sign_up(platform, "ada", "ada@example.org", PASSWORD, "10.0.0.1")
+        link = mailbox.link(mailbox.wait("ada@example.org"), "/signup/verify")
+        token = link.split("t=", 1)[1]
+
+        def confirm(_: int) -> str:
+            try:
+                return signup.confirm(platform, token).user
+            except links.LinkError:
+                return "refused"
+
+        with ThreadPoolExecutor(8) as pool:
+            outcomes = sorted(pool.map(confirm, range(8)))
+        assert outcomes == ["ada"] + ["refused"] * 7
+        assert signin.sign_in(platform, "ada@example.org", PASSWORD, "10.0.0.1").user == "ada"
+    finally:
+        platform.close()
