@@ -10,6 +10,7 @@ processes count apart.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,7 +55,16 @@ class Throttle:
             action: (parse(per_address), parse(per_account))
             for action, (per_address, per_account) in limits.items()
         }
-        self.limiter = MovingWindowRateLimiter(MemoryStorage())
+        self._limiter: MovingWindowRateLimiter | None = None
+        self._making = threading.Lock()
+
+    @property
+    def limiter(self) -> MovingWindowRateLimiter:
+        """The counters, made on first use (the memory storage starts a timer thread)."""
+        with self._making:
+            if self._limiter is None:
+                self._limiter = MovingWindowRateLimiter(MemoryStorage())
+            return self._limiter
 
     def _keys(self, attempt: Attempt) -> list[tuple[RateLimitItem, str, str]]:
         per_address, per_account = self.items[attempt.action]
