@@ -497,3 +497,31 @@ def test_on_sqlite_and_postgresql_a_link_raced_by_threads_is_used_once(
         assert signin.sign_in(platform, "ada@example.org", PASSWORD, "10.0.0.1").user == "ada"
     finally:
         platform.close()
+
+
+def test_signing_up_again_before_confirming_mails_a_new_link_and_ends_the_old(site: Site) -> None:
+    site.sign_up("ada", "ada@example.org")
+    first = site.mailbox.link(site.mailbox.wait("ada@example.org"), "/signup/verify")
+    site.sign_up("ada", "ada@example.org")
+    second = site.mailbox.link(site.mailbox.wait("ada@example.org", 2), "/signup/verify")
+    assert first != second
+    with pytest.raises(links.LinkError):
+        signup.confirm(site.platform, first.split("t=", 1)[1])
+    assert signup.confirm(site.platform, second.split("t=", 1)[1]).user == "ada"
+
+
+def test_an_account_never_confirmed_gives_up_its_name_and_address_after_a_day(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    platform = site.platform
+    signup.sign_up(platform, "ada", "squat@example.org", PASSWORD, "10.0.0.1")
+    later = time.time() + 25 * 3600
+    monkeypatch.setattr(time, "time", lambda: later)
+    signup.sign_up(platform, "ada", "ada@example.org", PASSWORD, "10.0.0.2")
+    mail = site.mailbox.wait("ada@example.org")
+    assert mail["Subject"] == "Confirm your email for Proctor"
+    token = site.mailbox.link(mail, "/signup/verify").split("t=", 1)[1]
+    assert signup.confirm(platform, token).user == "ada"
+    with platform.db() as session:
+        emails = list(session.scalars(select(User.email).where(User.name == "ada")))
+    assert emails == ["ada@example.org"]
