@@ -525,3 +525,19 @@ def test_an_account_never_confirmed_gives_up_its_name_and_address_after_a_day(
     with platform.db() as session:
         emails = list(session.scalars(select(User.email).where(User.name == "ada")))
     assert emails == ["ada@example.org"]
+
+
+def test_the_organizers_list_shows_each_accounts_email_and_state(approval_site: Site) -> None:
+    site = approval_site
+    site.sign_up("ada", "ada@example.org")
+    site.sign_up("bea", "bea@example.org")
+    site.confirm("bea@example.org")
+    olga = authenticate(site.platform, site.seeded.tokens["olga"])
+    users = {u.user: u for u in users_admin.users_and_teams(site.platform, olga).users}
+    assert (users["ada"].email, users["ada"].state) == ("ada@example.org", "unconfirmed")
+    assert users["bea"].state == "pending"
+    assert (users["bob"].email, users["bob"].state) == (None, "active")
+    users_admin.disable(site.platform, olga, "bob")
+    assert {u.user: u.state for u in users_admin.users_and_teams(site.platform, olga).users}[
+        "bob"
+    ] == "disabled"

@@ -65,10 +65,21 @@ def users_and_teams(platform: Platform, principal: Principal) -> UsersAndTeams:
             team=team,
             disabled=user.disabled,
             created=iso(user.created),
+            email=user.email,
+            state=_state(user),
         )
         for user, team in rows
     ]
     return UsersAndTeams(users=users, teams=teams)
+
+
+def _state(user: User) -> str:
+    """What the user may do now: active, disabled, unconfirmed or pending (approval)."""
+    if user.disabled:
+        return "disabled"
+    if user.email is not None and user.email_verified is None:
+        return "unconfirmed"
+    return "pending" if user.approval == "pending" else "active"
 
 
 def _quota(row: TeamQuota | None) -> TeamQuotaLimits | None:
