@@ -113,3 +113,13 @@ def test_mail_goes_over_starttls_or_tls_with_a_login(tmp_path: Path, scheme: str
         settings = ServiceSettings(smtp=SmtpServer.parse(url), mail_from="proctor@example.org")
         mail.send(settings, "ada@example.org", "over TLS", "body")
         assert box.wait("ada@example.org")["Subject"] == "over TLS"
+
+
+def test_a_visitor_is_not_told_the_mail_servers_name_when_it_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings = ServiceSettings(smtp=SmtpServer.parse("smtp://127.0.0.1:9"))
+    with pytest.raises(mail.MailUnavailableError) as raised:
+        mail.send_for_visitor(settings, "ada@example.org", "hi", "body")
+    assert "127.0.0.1" not in str(raised.value) and "try again" in str(raised.value)
+    assert "127.0.0.1:9" in caplog.text

@@ -6,11 +6,13 @@ password reset, an approval, a submission that finished). The message is built w
 (``smtp+starttls://``) or TLS from the start (``smtps://``), logging in when the URL has a user.
 A recipient, sender or subject holding a line break or another control character is refused
 (``MailHeaderError``) before anything is sent, so no text a person typed can add a header.
+``send_for_visitor`` is the same for a form anyone may post: a server fault shows no detail.
 ``link(settings, path)`` is an address under ``PROCTOR_PUBLIC_URL``, for the links of a mail.
 """
 
 from __future__ import annotations
 
+import logging
 import smtplib
 import ssl
 from email.message import EmailMessage
@@ -20,6 +22,7 @@ from proctor.errors import PlatformError, UsageError
 from proctor.settings import ServiceSettings, SmtpServer
 
 TIMEOUT_S = 30.0
+log = logging.getLogger(__name__)
 
 
 class MailHeaderError(UsageError):
@@ -67,6 +70,20 @@ def send(settings: ServiceSettings, to: str, subject: str, body: str) -> None:
         where = f"{settings.smtp.host}:{settings.smtp.port}"
         raise MailUnavailableError(
             f"the mail server {where} did not take the mail: {error}"
+        ) from None
+
+
+def send_for_visitor(settings: ServiceSettings, to: str, subject: str, body: str) -> None:
+    """``send`` for a form anyone may post: a server fault says only to try again.
+
+    The mail server's name and answer go to the server's log, not to the visitor.
+    """
+    try:
+        send(settings, to, subject, body)
+    except MailUnavailableError as error:
+        log.warning("mail to %s not sent: %s", to, error)
+        raise MailUnavailableError(
+            "the server could not send mail just now: try again in a few minutes"
         ) from None
 
 

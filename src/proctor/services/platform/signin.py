@@ -84,7 +84,7 @@ def request_reset(platform: Platform, email: str, address: str) -> MailSent:
         user = session.scalar(select(User).where(User.email == email))
     base = platform.settings.public_url
     if user is None or user.disabled:
-        mail.send(
+        mail.send_for_visitor(
             platform.settings,
             email,
             "Proctor password reset",
@@ -94,7 +94,7 @@ def request_reset(platform: Platform, email: str, address: str) -> MailSent:
         )
         return MailSent(RESET_SENT)
     token = links.make(platform, user.id, "reset")
-    mail.send(
+    mail.send_for_visitor(
         platform.settings,
         email,
         "Choose a new Proctor password",

@@ -129,7 +129,7 @@ def _forget_expired(platform: Platform, name: str, email: str) -> None:
 def _mail_confirm(platform: Platform, user_id: int, name: str, email: str) -> None:
     token = links.make(platform, user_id, "verify")
     address = mail.link(platform.settings, f"/signup/verify?t={token}")
-    mail.send(
+    mail.send_for_visitor(
         platform.settings,
         email,
         "Confirm your email for Proctor",
@@ -142,7 +142,7 @@ def _mail_confirm(platform: Platform, user_id: int, name: str, email: str) -> No
 
 def _mail_exists(platform: Platform, email: str, name: str) -> None:
     base = platform.settings.public_url
-    mail.send(
+    mail.send_for_visitor(
         platform.settings,
         email,
         "Your Proctor account",
@@ -154,7 +154,7 @@ def _mail_exists(platform: Platform, email: str, name: str) -> None:
 
 def _mail_name_taken(platform: Platform, email: str, name: str) -> None:
     base = platform.settings.public_url
-    mail.send(
+    mail.send_for_visitor(
         platform.settings,
         email,
         "Choose another name on Proctor",
