@@ -24,7 +24,7 @@ import pytest
 from sqlalchemy import select
 
 from proctor.errors import AuthenticationError, ForbiddenError, UsageError
-from proctor.services.platform import links, profile, signin, signup, users_admin
+from proctor.services.platform import links, passwords, profile, signin, signup, users_admin
 from proctor.services.platform.accounts import authenticate
 from proctor.services.platform.resources import open_platform
 from proctor.services.platform.throttle import Throttle, TooManyAttemptsError
@@ -541,3 +541,34 @@ def test_the_organizers_list_shows_each_accounts_email_and_state(approval_site: 
     assert {u.user: u.state for u in users_admin.users_and_teams(site.platform, olga).users}[
         "bob"
     ] == "disabled"
+
+
+def test_an_unknown_login_costs_one_password_check_as_a_wrong_password_does(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checks: list[str] = []
+    real = passwords._hasher
+
+    class Counted:
+        def verify(self, stored: str, password: str) -> bool:
+            checks.append(stored)
+            return bool(real.verify(stored, password))
+
+    monkeypatch.setattr(passwords, "_hasher", Counted())
+    for login in ("nobody", "olga", "bob"):  # olga and bob have no password: the same check
+        with pytest.raises(AuthenticationError, match="not right"):
+            signin.sign_in(site.platform, login, "wrong password", f"10.9.0.{len(checks)}")
+    assert len(checks) == 3
+
+
+def test_signing_out_ends_the_password_session_on_the_server(site: Site) -> None:
+    site.sign_up("ada", "ada@example.org")
+    site.confirm("ada@example.org")
+    with site.browser() as browser:
+        site.sign_in(browser, "ada")
+        cookie = browser.cookies["proctor_token"]
+        assert cookie.startswith("s.")
+        browser.post("/logout", data={"csrf": _csrf(browser.get("/"))})
+    with site.browser() as thief:
+        thief.cookies.set("proctor_token", cookie)
+        assert thief.get("/account").status_code == 401
