@@ -431,7 +431,7 @@ def test_sign_up_is_refused_when_closed_and_the_page_says_so(tmp_path: Path) -> 
     seeded = seed(tmp_path)
     with served(seeded.app) as url, httpx.Client(base_url=url) as browser:
         page = browser.get("/signup")
-        assert 'id="signup-closed"' in page.text
+        assert 'id="signup-closed"' in page.text and 'id="signup-header"' not in page.text
         refused = browser.post("/signup", data={"csrf": _csrf(browser.get("/login")),
                                                 "name": "ada", "email": "a@example.org",
                                                 "password": PASSWORD})  # fmt: skip

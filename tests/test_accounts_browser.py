@@ -47,8 +47,8 @@ def _sign_up_and_confirm(
     page: Page, url: str, mailbox: Mailbox, watched: Pages, *, shoot: bool = True
 ) -> None:
     """Sign up as ada through the form and confirm through the mailed link (photographed)."""
-    page.goto(f"{url}/login")
-    page.click("#signup-link")
+    page.goto(url)
+    page.click("#signup-header")
     expect(page.locator("h1")).to_have_text("Make an account")
     if shoot:
         watched.shoot(page, "signup")

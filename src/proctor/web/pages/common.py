@@ -98,11 +98,14 @@ def secure(request: Request) -> bool:
 def render(
     request: Request, name: str, principal: Principal | None, status: int = 200, **context: Any
 ) -> HTMLResponse:
-    """The template with the signed-in user and the CSRF token its forms carry."""
+    """The template with the signed-in user and the CSRF token its forms carry.
+
+    ``signup_open``: whether people may sign up (the header then links the sign-up page).
+    """
     token, fresh = csrf.form_token(request)
-    answer = templates.TemplateResponse(
-        request, name, {"me": principal, "csrf": token, **context}, status_code=status
-    )
+    platform: Platform = request.app.state.platform
+    shared = {"me": principal, "csrf": token, "signup_open": platform.settings.signup != "closed"}
+    answer = templates.TemplateResponse(request, name, {**shared, **context}, status_code=status)
     csrf.keep_nonce(answer, fresh, secure(request))
     return answer
 
