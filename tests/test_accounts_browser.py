@@ -2,7 +2,8 @@
 
 A new person signs up on ``/signup``, opens the confirmation link from the mail a real SMTP
 server on 127.0.0.1 received, signs in with the password, makes an API token on the account
-page and lists their tokens with ``proctor token show`` and that token. In approval mode, an
+page and lists their tokens with ``proctor token show`` and that token; then resets the
+password through a mailed link and signs in with the new one. In approval mode, an
 organizer approves the account in the console first. Each new page is photographed at
 1280 px and 390 px into ``docs/screenshots/``.
 """
@@ -104,9 +105,23 @@ def test_a_newcomer_signs_up_confirms_signs_in_and_uses_a_token_from_the_cli(
     )  # fmt: skip
     assert refused.returncode != 0 and "revoked" in refused.stderr
 
-    other = watched.open(url)
-    other.goto(f"{url}/password-reset")
-    watched.shoot(other, "password-reset")
+    page.click("header form button[type=submit]")  # sign out
+    page.goto(f"{url}/login")
+    page.click("text=Forgot your password?")
+    watched.shoot(page, "password-reset")
+    page.fill("#reset input[name=email]", "ada@example.org")
+    page.click("#reset button[type=submit]")
+    expect(page.locator("#mail-sent")).to_contain_text("within 1 hour")
+    link = mailbox.link(mailbox.wait("ada@example.org", 2), "/password-reset/new")
+    page.goto(link.replace("http://proctor.example", url))
+    watched.shoot(page, "password-new")
+    page.fill("#new-password input[name=password]", "another secret phrase")
+    page.click("#new-password button[type=submit]")
+    expect(page.locator("#note")).to_contain_text("new password is set")
+    page.fill("#password-login input[name=login]", "ada")
+    page.fill("#password-login input[name=password]", "another secret phrase")
+    page.click("#password-login button[type=submit]")
+    expect(page.locator("#me")).to_have_text("ada")
 
 
 def test_in_approval_mode_the_organizer_approves_the_newcomer_in_the_console(
