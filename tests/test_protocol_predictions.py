@@ -18,7 +18,7 @@ import pytest
 from proctor.challenges import bundled_root
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.scoring import registry as scoring_registry

@@ -286,35 +286,3 @@ SCORERS: Mapping[str, ScorerDeclaration] = {
     ),
 }
 """Every built-in scorer, by the name a task's ``scorer`` key uses."""
-
-
-TABLE_SCORER = "table"
-"""The scorer kind with options (``scorer: {table: {metric: ...}}``): one metric of a CSV."""
-
-TABLE_METRICS: Mapping[str, MetricDeclaration] = {
-    metric.name: metric
-    for metric in _metrics(
-        ("accuracy", Direction.HIGHER, "share of rows with the true label"),
-        ("balanced_accuracy", Direction.HIGHER, "mean recall over the true classes"),
-        ("f1_macro", Direction.HIGHER, "unweighted mean of the classes' F1"),
-        ("f1_micro", Direction.HIGHER, "F1 of the pooled counts"),
-        ("f1_weighted", Direction.HIGHER, "mean of the classes' F1 weighted by support"),
-        ("precision_macro", Direction.HIGHER, "unweighted mean of the classes' precision"),
-        ("recall_macro", Direction.HIGHER, "unweighted mean of the classes' recall"),
-        ("cohen_kappa", Direction.HIGHER, "Cohen's kappa"),
-        ("quadratic_weighted_kappa", Direction.HIGHER, "Cohen's kappa, quadratic weights"),
-        ("mcc", Direction.HIGHER, "Matthews correlation coefficient"),
-        ("roc_auc", Direction.HIGHER, "area under the ROC curve (one-vs-rest macro)"),
-        ("average_precision", Direction.HIGHER, "average precision (macro over classes)"),
-        ("log_loss", Direction.LOWER, "mean negative log-likelihood of the true class"),
-        ("rmse", Direction.LOWER, "root mean squared error"),
-        ("mae", Direction.LOWER, "mean absolute error"),
-        ("r2", Direction.HIGHER, "coefficient of determination"),
-        ("mape", Direction.LOWER, "mean absolute percentage error (a fraction)"),
-        ("rmsle", Direction.LOWER, "root mean squared error of log(1 + value)"),
-        ("pearson", Direction.HIGHER, "Pearson's correlation coefficient"),
-        ("spearman", Direction.HIGHER, "Spearman's rank correlation"),
-        ("map_at_k", Direction.HIGHER, "mean average precision at k of ranked lists"),
-    )
-}
-"""Every metric of the ``table`` scorer by name, with its direction (boards rank by it)."""

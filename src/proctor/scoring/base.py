@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from proctor.spec.programs import ProgramRunner
+from proctor.spec.scorer import ScorerSettings
 from proctor.types import ScorerDeclaration
 
 
@@ -41,3 +44,24 @@ class Scorer:
     declaration: ScorerDeclaration
     score: ScoreFunction
     check_output: OutputCheck
+
+
+ScorerFactory = Callable[[Any, "ProgramRunner | None", "ProgramRunner | None"], Scorer]
+"""``(settings, runner, check_runner) -> Scorer``: the scorer of one ``scorer:`` mapping.
+
+``runner`` runs an organizer's program in the sandbox (None where no sandbox was given),
+``check_runner`` its output check."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerKind:
+    """A scorer kind: a ``scorer:`` mapping validated by ``settings_model``, scored by ``make``.
+
+    The module implementing the kind declares it (``scoring.table.KIND``); ``kind`` is the
+    name a mapping gives (``kind: table``, or its one key ``table:``).
+    """
+
+    kind: str
+    settings_model: type[ScorerSettings]
+    make: ScorerFactory
+    summary: str

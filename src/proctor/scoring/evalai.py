@@ -14,9 +14,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from proctor.scoring.base import Scorer, TaskScores
+from proctor.errors import ConfigError
+from proctor.scoring.base import Scorer, ScorerKind, TaskScores
 from proctor.scoring.program import run_scoring_program, score_request
-from proctor.spec.evalai_scorer import DRIVER_PATH, SETTINGS_PATH, EvalaiScorer
+from proctor.spec.evalai_scorer import DRIVER_PATH, EVALAI_SCORER, SETTINGS_PATH, EvalaiScorer
 from proctor.spec.programs import ProgramRequest, ProgramRunner
 
 DRIVER_SOURCE = Path(__file__).with_name("evalai_driver.py")
@@ -66,3 +67,13 @@ def evalai_scorer(spec: EvalaiScorer, runner: ProgramRunner) -> Scorer:
         )
 
     return Scorer(spec.declaration, score, lambda _output: None)
+
+
+def _make(settings: EvalaiScorer, runner: ProgramRunner | None, _check: object) -> Scorer:
+    if runner is None:
+        raise ConfigError("an EvalAI script runs in the sandbox: no sandbox was given to run it")
+    return evalai_scorer(settings, runner)
+
+
+KIND = ScorerKind(EVALAI_SCORER, EvalaiScorer, _make, "an EvalAI evaluation script")
+"""The ``evalai`` scorer kind: ``scorer: {evalai: DIR, phase, split, annotation, metrics}``."""

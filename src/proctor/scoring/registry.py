@@ -1,27 +1,30 @@
-"""The one scorer registry: each name declared in ``proctor.types.SCORERS`` with its functions.
+"""The one scorer table: the built-in scorers by name, and the scorer kinds by kind.
 
-A scorer name in ``challenge.yaml`` is checked against the declarations when the file loads;
-this table gives the functions. ``tests/test_scoring_registry.py`` checks both agree.
-:func:`scorer_for` is what the pipeline asks: a built-in name gives its registered scorer, a
-scoring program (``spec.scorer.ScoringProgram``) a scorer that runs it through the given
-runners (the pipeline owns the sandbox; scorers never touch it).
+A task's ``scorer`` is a built-in scorer's name (``physionet2018``) or a scorer kind's mapping
+(``{table: {...}}``, a scoring program, ``{evalai: ...}``). Each kind's module declares it, a
+:class:`ScorerKind` carrying its settings model and what makes its scorer; :data:`BUILTIN_KINDS`
+lists them. :func:`scorer_catalog` is what a load validates a task's ``scorer`` against
+(``proctor.resolve``); :func:`scorer_for` is what the pipeline asks: the scorer of a task's
+``scorer``, running an organizer's program through the given runners (the pipeline owns the
+sandbox; scorers never touch it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from proctor.errors import ConfigError
-from proctor.scoring import autowsl, ehealthkd, physionet2017, physionet2018, visceral
-from proctor.scoring.base import Scorer
-from proctor.scoring.evalai import evalai_scorer
-from proctor.scoring.program import program_scorer
-from proctor.scoring.table import table_scorer
-from proctor.spec.evalai_scorer import EvalaiScorer
+from proctor.scoring import (
+    autowsl,
+    ehealthkd,
+    evalai,
+    physionet2017,
+    physionet2018,
+    program,
+    table,
+    visceral,
+)
+from proctor.scoring.base import Scorer, ScorerKind
 from proctor.spec.programs import ProgramRunner
-from proctor.spec.scorer import ScorerSettings, ScorerSpec, ScoringProgram
-from proctor.spec.table_scorer import TableScorer
+from proctor.spec.scorer import ScorerCatalog, ScorerSpec
 from proctor.types import SCORERS
 
 _SCORERS: dict[str, Scorer] = {
@@ -38,12 +41,12 @@ _SCORERS: dict[str, Scorer] = {
     "visceral": Scorer(SCORERS["visceral"], visceral.score_task, visceral.check_organ_folder),
 }
 
+BUILTIN_KINDS: tuple[ScorerKind, ...] = (program.KIND, table.KIND, evalai.KIND)
+"""The scorer kinds Proctor ships (a ``scorer:`` mapping with no kind is a scoring program)."""
+
 
 def get_scorer(name: str) -> Scorer:
-    """The built-in scorer a task's ``scorer`` names.
-
-    A ``ConfigError`` when a name is declared but not registered.
-    """
+    """The built-in scorer a task's ``scorer`` names; a ``ConfigError`` for an unknown name."""
     found = _SCORERS.get(name)
     if found is None:
         known = ", ".join(sorted(_SCORERS))
@@ -51,41 +54,16 @@ def get_scorer(name: str) -> Scorer:
     return found
 
 
-def registered_scorers() -> tuple[str, ...]:
-    """Every registered scorer name, sorted."""
-    return tuple(sorted(_SCORERS))
+def scorer_kinds() -> dict[str, ScorerKind]:
+    """Every scorer kind by the name a ``scorer:`` mapping gives."""
+    return {kind.kind: kind for kind in BUILTIN_KINDS}
 
 
-ScorerFactory = Callable[[Any, "ProgramRunner | None", "ProgramRunner | None"], Scorer]
-"""``(settings, runner, check_runner) -> Scorer`` of one scorer kind (a ``scorer:`` mapping)."""
-
-
-def _program(spec: Any, runner: ProgramRunner | None, check_runner: ProgramRunner | None) -> Scorer:
-    if runner is None:
-        raise ConfigError("a scoring program runs in the sandbox: no sandbox was given to run it")
-    return program_scorer(spec, runner, check_runner)
-
-
-def _table(spec: Any, _runner: ProgramRunner | None, _check: ProgramRunner | None) -> Scorer:
-    return table_scorer(spec.table)
-
-
-def _evalai(spec: Any, runner: ProgramRunner | None, _check: ProgramRunner | None) -> Scorer:
-    if runner is None:
-        raise ConfigError("an EvalAI script runs in the sandbox: no sandbox was given to run it")
-    return evalai_scorer(spec, runner)
-
-
-_KINDS: dict[type[ScorerSettings], ScorerFactory] = {
-    ScoringProgram: _program,
-    TableScorer: _table,
-    EvalaiScorer: _evalai,
-}
-
-
-def register_scorer_kind(model: type[ScorerSettings], factory: ScorerFactory) -> None:
-    """Give the scorer kind whose settings are ``model`` (``spec.scorer``) its functions."""
-    _KINDS[model] = factory
+def scorer_catalog() -> ScorerCatalog:
+    """What a task's ``scorer`` may be: the built-in scorers' declarations, the kinds' models."""
+    named = {name: scorer.declaration for name, scorer in _SCORERS.items()}
+    kinds = {name: kind.settings_model for name, kind in scorer_kinds().items()}
+    return ScorerCatalog(named, kinds)
 
 
 def scorer_for(
@@ -100,7 +78,7 @@ def scorer_for(
     """
     if isinstance(spec, str):
         return get_scorer(spec)
-    factory = _KINDS.get(type(spec))
-    if factory is None:
-        raise ConfigError(f"scorer kind {type(spec).__name__} has no registered functions")
-    return factory(spec, runner, check_runner)
+    for kind in scorer_kinds().values():
+        if type(spec) is kind.settings_model:
+            return kind.make(spec, runner, check_runner)
+    raise ConfigError(f"scorer kind {type(spec).__name__} is not in the scorer table")

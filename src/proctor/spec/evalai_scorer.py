@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from proctor.spec.scorer import ProgramMounts, ScoringProgram, declare_scorer_kind
+from proctor.spec.scorer import ProgramMounts, ScoringProgram
 
 EVALAI_SCORER = "evalai"
 EVALAI_PACKAGE = "evaluation_script"
@@ -75,6 +75,3 @@ class EvalaiScorer(ScoringProgram):
         if self.phase_splits and self.split not in self.phase_splits:
             raise ValueError(f"phase_splits must include the task's split {self.split!r}")
         return self
-
-
-declare_scorer_kind(EVALAI_SCORER, EvalaiScorer)
