@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.spec.programs import ProgramRunner
-from proctor.spec.scorer import ScorerSettings
-from proctor.types import ScorerDeclaration
+from proctor.spec.scorer import ScorerDeclaration, ScorerSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +38,20 @@ OutputCheck = Callable[[Path], "str | None"]
 
 @dataclass(frozen=True, slots=True)
 class Scorer:
-    """A registered scorer: its declaration (metrics, directions, references) and functions."""
+    """A scorer: its declaration (metrics, directions, references) and its functions.
+
+    A named scorer's module declares one (``physionet2018.SCORER``); a scorer kind makes one
+    per ``scorer:`` mapping (:class:`ScorerKind`).
+    """
 
     declaration: ScorerDeclaration
     score: ScoreFunction
     check_output: OutputCheck
+
+    @property
+    def name(self) -> str:
+        """The name a task's ``scorer`` gives (``program`` for a scoring program)."""
+        return self.declaration.name
 
 
 ScorerFactory = Callable[[Any, "ProgramRunner | None", "ProgramRunner | None"], Scorer]

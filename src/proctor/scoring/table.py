@@ -45,8 +45,8 @@ from proctor.scoring.table_metrics import (
     table_metrics,
 )
 from proctor.spec.protocols import LocatedError, Strict
-from proctor.spec.scorer import ScorerSettings
-from proctor.types import Direction, MetricDeclaration, ScorerDeclaration
+from proctor.spec.scorer import MetricDeclaration, ScorerDeclaration, ScorerSettings
+from proctor.types import Direction
 
 TABLE_SCORER = "table"
 """The scorer kind with options (``scorer: {table: {metric: ...}}``): one metric of a CSV."""

@@ -50,7 +50,8 @@ from proctor.metrics import tabular_probabilities as scores
 from proctor.metrics import tabular_regression as values
 from proctor.metrics._validation import MetricInputError
 from proctor.metrics.tabular_ranking import mean_average_precision_at_k
-from proctor.types import Direction, MetricDeclaration
+from proctor.spec.scorer import MetricDeclaration
+from proctor.types import Direction
 
 if TYPE_CHECKING:
     from proctor.scoring.table import TableOptions

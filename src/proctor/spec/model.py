@@ -35,12 +35,13 @@ from proctor.spec.protocols import (
 from proctor.spec.scorer import (
     SCORER_CATALOG,
     ScorerCatalog,
+    ScorerDeclaration,
     ScorerSpec,
     ScoringProgram,
     parse_scorer,
     scorer_declaration,
 )
-from proctor.types import Direction, Disclosure, ScorerDeclaration
+from proctor.types import Direction, Disclosure
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 TIME_LIMITS = ("setup_s", "case_s", "stage_s")

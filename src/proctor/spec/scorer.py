@@ -1,4 +1,10 @@
-"""A task's ``scorer:`` block: a built-in scorer's name, or the organizer's own scoring program.
+"""A task's ``scorer:`` block: a name plus a mapping, and what a scorer declares it reports.
+
+A task's ``scorer`` is a built-in scorer's name or a scorer kind's mapping; which names and
+kinds exist is the scorer table's (``scoring.registry``), handed to a load as a
+:class:`ScorerCatalog` by ``proctor.resolve``. Every scorer declares its metrics, each with its
+direction (:class:`ScorerDeclaration`). The organizer's own scoring program is the kind whose
+shape this module holds, since the loader resolves its folders and environment:
 
 ::
 
@@ -43,7 +49,53 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from proctor.spec.environment import Environment
 from proctor.spec.protocols import LocatedError, Strict, describe_error
-from proctor.types import Direction, MetricDeclaration, ScorerDeclaration
+from proctor.types import Direction
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDeclaration:
+    """One metric a scorer reports: its name, direction and a one-line meaning."""
+
+    name: str
+    direction: Direction
+    summary: str = ""
+
+    @property
+    def rankable(self) -> bool:
+        """True when a leaderboard may order entries by this metric."""
+        return self.direction is not Direction.NEUTRAL
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerDeclaration:
+    """What a scorer reports: its metrics (in report order) and the reference file of a case.
+
+    ``reference`` is a template with ``{record}``: the file every hidden case needs among the
+    task's hidden references, checked when a challenge is installed (empty: none is named).
+    """
+
+    name: str
+    metrics: tuple[MetricDeclaration, ...]
+    reference: str
+    summary: str = ""
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """The names of the metrics, in report order."""
+        return tuple(metric.name for metric in self.metrics)
+
+    def metric(self, name: str) -> MetricDeclaration:
+        """The declaration of metric ``name`` (``KeyError`` when the scorer has none)."""
+        for metric in self.metrics:
+            if metric.name == name:
+                return metric
+        raise KeyError(name)
+
+
+def metric_declarations(*rows: tuple[str, Direction, str]) -> tuple[MetricDeclaration, ...]:
+    """``(name, direction, summary)`` rows as the metrics a scorer declares, in report order."""
+    return tuple(MetricDeclaration(name, direction, summary) for name, direction, summary in rows)
+
 
 PROGRAM_SCORER = "program"
 """The name a scoring program's declaration carries (it is no built-in scorer's name)."""
