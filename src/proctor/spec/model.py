@@ -30,6 +30,7 @@ from proctor.spec.protocols import (
     Strict,
     parse_protocol,
 )
+from proctor.spec.registration import RegistrationSpec
 from proctor.spec.scorer import ScorerSpec, ScoringProgram, parse_scorer, scorer_declaration
 from proctor.types import Direction, Disclosure, ScorerDeclaration
 
@@ -242,6 +243,7 @@ class Challenge(Strict):
     environment: Environment = HOST
     precision: dict[str, int] = Field(default_factory=dict)  # spec.display
     pages: dict[PageName, str] = Field(default_factory=dict)  # spec.display
+    registration: RegistrationSpec | None = None  # spec.registration
     root: Path = Field(default=Path("."), exclude=True)
 
     @field_validator("protocol", mode="before")
@@ -320,6 +322,13 @@ class Challenge(Strict):
         for name, path in self.pages.items():
             check_page_path(name, path)
         return self
+
+    @property
+    def terms_page(self) -> str | None:
+        """The terms file (relative to the folder): ``registration.terms``, else ``pages.terms``."""
+        if self.registration is not None and self.registration.terms is not None:
+            return self.registration.terms
+        return self.pages.get("terms")
 
     def digits(self, metric: str) -> int | None:
         """Digits shown after the point for ``metric``; None for a count (an integer)."""
