@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -302,3 +303,46 @@ def test_a_decision_on_an_unknown_registration_is_not_found(seeded: Seeded, tmp_
     with pytest.raises(UsageError, match="choose approve or deny"):
         registration_admin.decide(seeded.platform, olga, "toy", "alice", "maybe")
     assert current(seeded.platform, "toy")[1].registration is not None
+
+
+def test_the_new_forms_need_the_pages_token(seeded: Seeded, tmp_path: Path) -> None:
+    """Register, create a team and approve, posted without the page's token or from another
+    site, are refused (403) and change nothing; with it they go through."""
+    version = registered_toy(seeded, tmp_path / "v2", mode="approval")
+    field = re.compile(r'name="csrf" value="([^"]+)"')
+    with served(seeded.app) as url:
+        dan = httpx.Client(base_url=url, timeout=60)
+        olga = httpx.Client(base_url=url, timeout=60)
+        for browser, user in ((dan, "dan"), (olga, "olga")):
+            form = field.search(browser.get("/login").text)
+            assert form is not None
+            browser.post("/login", data={"token": seeded.tokens[user], "csrf": form.group(1)})
+        register = {"accept": "yes", "terms_version": version}
+        forms = [
+            (dan, "/challenges/toy/register", register),
+            (dan, "/team/create", {"team": "dragons"}),
+            (olga, "/console/challenges/toy/registrations/dan/approve", {}),
+        ]
+        for browser, path, fields in forms:
+            good = field.search(browser.get("/team").text)
+            assert good is not None
+            attempts = [
+                browser.post(path, data=fields),
+                browser.post(path, data={**fields, "csrf": "0" * 64}),
+                browser.post(
+                    path,
+                    data={**fields, "csrf": good.group(1)},
+                    headers={"Origin": "http://evil.example"},
+                ),
+            ]
+            assert [a.status_code for a in attempts] == [403] * 3, path
+        assert who(seeded, "dan").team is None
+        assert registrations.status(seeded.platform, who(seeded, "dan"), "toy").state == "none"
+        for browser, path, fields in forms:
+            good = field.search(browser.get("/team").text)
+            assert good is not None
+            sent = browser.post(path, data={**fields, "csrf": good.group(1)})
+            assert sent.status_code == 303, (path, sent.text[:300])
+        assert registrations.status(seeded.platform, who(seeded, "dan"), "toy").may_participate
+        dan.close()
+        olga.close()
