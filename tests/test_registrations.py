@@ -4,7 +4,7 @@ A challenge with ``registration:`` lets only registered (and, in ``approval`` mo
 approved) people submit; the terms' version and the time are recorded; an organizer
 approves, denies and invites, every decision in the audit trail; ``team_size`` caps a team
 when a member joins; a team's members may leave until it submits. A challenge without the
-block keeps letting everyone signed in submit.
+block keeps letting everyone signed in submit. Each test runs on SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ from toy_challenge import make_entry
 
 
 @pytest.fixture
-def seeded(tmp_path: Path) -> Iterator[Seeded]:
-    found = seed(tmp_path / "service")
+def seeded(database_url: str, tmp_path: Path) -> Iterator[Seeded]:
+    """The seeded toy platform on SQLite and on PostgreSQL, with dan and eve in no team."""
+    url = None if database_url.startswith("sqlite") else database_url
+    found = seed(tmp_path / "service", database_url=url)
     for name in ("dan", "eve"):
         found.tokens[name] = add_user(found.platform, name).token
     yield found
