@@ -135,6 +135,7 @@ def test_approval_mode_waits_for_an_organizer_who_approves_or_denies(
     with pytest.raises(NotFoundError):  # a participant learns nothing of the console
         registration_admin.decide(platform, who(seeded, "bob"), "toy", "alice", "approve")
     told = registration_admin.decide(platform, olga, "toy", "alice", "approve")
+    assert registration_admin.pending_counts(platform, olga) == {"toy": 1}
     assert (told.state, told.notify) == ("approved", "alice")
     registration_admin.decide(platform, olga, "toy", "bob", "deny")
     assert submit(seeded, "alice", entry)
@@ -348,3 +349,17 @@ def test_the_new_forms_need_the_pages_token(seeded: Seeded, tmp_path: Path) -> N
         assert registrations.status(seeded.platform, who(seeded, "dan"), "toy").may_participate
         dan.close()
         olga.close()
+
+
+def test_an_organizer_approves_every_pending_registration_at_once(
+    seeded: Seeded, tmp_path: Path
+) -> None:
+    version = registered_toy(seeded, tmp_path / "v2", mode="approval")
+    for user in ("dan", "eve"):
+        registrations.register(seeded.platform, who(seeded, user), "toy", version)
+    done = registration_admin.approve_pending(seeded.platform, who(seeded, "olga"), "toy")
+    assert sorted((d.user, d.state, d.notify) for d in done) == [
+        ("dan", "approved", "dan"),
+        ("eve", "approved", "eve"),
+    ]
+    assert registration_admin.pending_counts(seeded.platform, who(seeded, "olga")) == {"toy": 0}

@@ -133,6 +133,16 @@ def decide(
     return Decision(challenge=name, user=user, state=state, notify=user)
 
 
+def approve_pending(platform: Platform, principal: Principal, name: str) -> list[Decision]:
+    """Approve every pending registration of challenge ``name``; a decision per person."""
+    waiting = [
+        row.user
+        for row in registrations(platform, principal, name).registrations
+        if row.state == PENDING
+    ]
+    return [decide(platform, principal, name, user, "approve") for user in waiting]
+
+
 def invite(platform: Platform, principal: Principal, name: str, people: list[str]) -> Invited:
     """Invite people (user names) to challenge ``name``; those invited already stay invited."""
     organizers_only(principal)

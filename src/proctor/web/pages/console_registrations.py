@@ -48,6 +48,15 @@ def decide_form(
     return see_next(_address(name))
 
 
+@router.post(
+    "/console/challenges/{name}/registrations/approve-pending", response_class=HTMLResponse
+)
+def approve_pending_form(name: str, platform: PlatformDep, me: OrganizerForm) -> Response:
+    """Approve every pending registration at once, then the list again."""
+    registration_admin.approve_pending(platform, me, name)
+    return see_next(_address(name))
+
+
 @router.post("/console/challenges/{name}/invitations", response_class=HTMLResponse)
 def invite_form(
     name: str, platform: PlatformDep, me: OrganizerForm, people: Annotated[str, Form()] = ""
