@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from proctor.errors import ForbiddenError, NotFoundError, RefusedError, UsageError
-from proctor.services.platform.accounts import Principal, check_name, digest_of, team_with_room
+from proctor.services.platform.accounts import NAME, Principal, digest_of, team_with_room
 from proctor.services.platform.answers import Invitation, Joined
 from proctor.services.platform.installs import current
 from proctor.services.platform.quota import iso
@@ -115,7 +115,10 @@ def create(platform: Platform, principal: Principal, name: str) -> Joined:
         raise UsageError("organizers stay outside teams: create it with a participant's account")
     if principal.team is not None:
         raise UsageError(f"you are in team {principal.team!r} already: leave it first")
-    check_name("team", name)
+    if not NAME.match(name):
+        raise UsageError(
+            f"team name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '-'"
+        )
     try:
         with platform.db.begin() as session:
             if session.scalar(select(Team.id).where(Team.name == name)) is not None:
