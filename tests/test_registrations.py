@@ -206,8 +206,10 @@ def test_invite_mode_admits_only_the_people_an_organizer_invited(
     assert registration_admin.invite(platform, olga, "toy", ["alice", " ", "alice"]).invited == [
         "alice"
     ]
-    with pytest.raises(UsageError, match="not a user name"):
+    with pytest.raises(UsageError, match="neither a user name nor an email"):
         registration_admin.invite(platform, olga, "toy", ["a b@c"])
+    emailed = registration_admin.invite(platform, olga, "toy", ["Zoe@Example.org"]).invited
+    assert emailed == ["alice", "zoe@example.org"]
     assert registrations.register(platform, who(seeded, "alice"), "toy", version).may_participate
     with pytest.raises(ForbiddenError, match="by invitation"):
         registrations.register(platform, who(seeded, "bob"), "toy", version)

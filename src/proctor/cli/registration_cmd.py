@@ -54,7 +54,7 @@ def registrations_cmd(  # noqa: PLR0917 - typer maps parameters to options
     ] = None,
     invite: Annotated[
         list[str] | None,
-        typer.Option("--invite", help="Invite this user name (invite mode; repeatable)."),
+        typer.Option("--invite", help="Invite this user name or email (invite mode; repeatable)."),
     ] = None,
     as_csv: Annotated[
         bool, typer.Option("--csv", help="Print the participants CSV instead.")

@@ -34,7 +34,7 @@ class RegisterRequest(BaseModel):
 
 
 class InviteRequest(BaseModel):
-    people: list[str] = Field(description="user names to invite (invite mode)")
+    people: list[str] = Field(description="user names or emails to invite (invite mode)")
 
 
 @router.get("/registration", openapi_extra=PUBLIC)
@@ -100,5 +100,5 @@ def decide(
 def invite(
     name: str, body: InviteRequest, platform: PlatformDep, principal: PrincipalDep
 ) -> Invited:
-    """Invite people by user name to an ``invite``-mode challenge (organizers)."""
+    """Invite people by user name or email to an ``invite``-mode challenge (organizers)."""
     return registration_admin.invite(platform, principal, name, body.people)

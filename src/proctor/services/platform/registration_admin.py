@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import time
 
 from sqlalchemy import func, select
@@ -38,6 +39,8 @@ from proctor.store.models import (
 CSV_COLUMNS = ("name", "email", "team", "state", "registered", "terms_version", "submissions")
 DECISIONS = {"approve": APPROVED, "deny": DENIED}
 MAX_INVITEES = 500
+EMAIL = re.compile(r"^[^@\s,;<>]{1,64}@[^@\s,;<>]{1,190}\.[^@\s,;<>.]{2,63}$")
+"""The shape of an invited address (the mailer checks addresses fully when it sends)."""
 
 
 def registrations(platform: Platform, principal: Principal, name: str) -> RegistrationList:
@@ -143,18 +146,29 @@ def approve_pending(platform: Platform, principal: Principal, name: str) -> list
     return [decide(platform, principal, name, user, "approve") for user in waiting]
 
 
+def _invitee(person: str) -> str:
+    """An invitation's key: a user name as written, or an email address in lower case."""
+    return person.lower() if "@" in person else person
+
+
 def invite(platform: Platform, principal: Principal, name: str, people: list[str]) -> Invited:
-    """Invite people (user names) to challenge ``name``; those invited already stay invited."""
+    """Invite people (user names or email addresses) to challenge ``name``.
+
+    Those invited already stay invited. An email invites the account that has it (once
+    accounts have an email), so people may be invited before they sign up.
+    """
     organizers_only(principal)
     current(platform, name)
-    wanted = list(dict.fromkeys(person.strip() for person in people if person.strip()))
+    wanted = list(dict.fromkeys(_invitee(p.strip()) for p in people if p.strip()))
     if not wanted:
-        raise UsageError("name the people to invite: user names, one per line")
+        raise UsageError("name the people to invite: user names or emails, one per line")
     if len(wanted) > MAX_INVITEES:
         raise UsageError(f"invite at most {MAX_INVITEES} people at once")
-    bad = [person for person in wanted if not NAME.match(person)]
+    bad = [p for p in wanted if not (NAME.match(p) or EMAIL.match(p))]
     if bad:
-        raise UsageError(f"not a user name: {', '.join(bad[:5])}: write one name per line")
+        raise UsageError(
+            f"neither a user name nor an email: {', '.join(bad[:5])}: write one per line"
+        )
     now = time.time()
     with platform.db.begin() as session:
         have = set(

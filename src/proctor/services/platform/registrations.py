@@ -58,13 +58,17 @@ def _registration(platform: Platform, challenge: str, user_id: int) -> Registrat
 
 
 def is_invited(platform: Platform, challenge: str, user_id: int) -> bool:
-    """True when an organizer invited the user to ``challenge`` (by their user name)."""
-    # users have no email column yet: once they do, an invitation may name it too
+    """True when an organizer invited the user to ``challenge``, by name or by email."""
     with platform.db() as session:
-        name = session.scalar(select(User.name).where(User.id == user_id))
+        user = session.get(User, user_id)
+        if user is None:
+            return False
+        # an account's email, once accounts have one (``getattr``: a column added by sign-up)
+        email = getattr(user, "email", None)
+        keys = [user.name, *([str(email).lower()] if email else [])]
         found = session.scalar(
             select(ChallengeInvite.id).where(
-                ChallengeInvite.challenge == challenge, ChallengeInvite.invitee == name
+                ChallengeInvite.challenge == challenge, ChallengeInvite.invitee.in_(keys)
             )
         )
     return found is not None

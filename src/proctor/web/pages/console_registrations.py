@@ -61,7 +61,7 @@ def approve_pending_form(name: str, platform: PlatformDep, me: OrganizerForm) ->
 def invite_form(
     name: str, platform: PlatformDep, me: OrganizerForm, people: Annotated[str, Form()] = ""
 ) -> Response:
-    """Invite the user names written one per line (or separated by commas), then the list."""
+    """Invite the user names or emails written one per line (or by commas), then the list."""
     registration_admin.invite(platform, me, name, people.replace(",", "\n").splitlines())
     return see_next(_address(name))
 
