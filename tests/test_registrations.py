@@ -248,6 +248,8 @@ def test_a_participant_creates_a_team_invites_and_a_second_person_joins(seeded: 
         teams.create(platform, who(seeded, "eve"), "dragons")
     with pytest.raises(UsageError, match="not allowed"):
         teams.create(platform, who(seeded, "eve"), "no spaces")
+    with pytest.raises(UsageError, match="organizers' test team"):
+        teams.create(platform, who(seeded, "eve"), "organizers")
     code = teams.invite(platform, who(seeded, "dan")).code
     assert teams.invitation_team(platform, code) == "dragons"
     assert teams.join(platform, who(seeded, "eve"), code).team == "dragons"

@@ -22,6 +22,7 @@ from proctor.errors import ForbiddenError, NotFoundError, RefusedError, UsageErr
 from proctor.services.platform.accounts import NAME, Principal, digest_of, team_with_room
 from proctor.services.platform.answers import Invitation, Joined
 from proctor.services.platform.installs import current
+from proctor.services.platform.organizer_team import ORGANIZER_TEAM
 from proctor.services.platform.quota import iso
 from proctor.services.platform.registrations import registered_challenges
 from proctor.services.platform.resources import Platform
@@ -119,6 +120,8 @@ def create(platform: Platform, principal: Principal, name: str) -> Joined:
         raise UsageError(
             f"team name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '-'"
         )
+    if name == ORGANIZER_TEAM:
+        raise UsageError(f"{ORGANIZER_TEAM!r} is the organizers' test team: choose another name")
     try:
         with platform.db.begin() as session:
             if session.scalar(select(Team.id).where(Team.name == name)) is not None:
