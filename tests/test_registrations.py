@@ -268,6 +268,11 @@ def test_team_size_is_enforced_when_a_member_joins_and_when_a_team_registers(
     code = teams.invite(platform, who(seeded, "dan")).code
     with pytest.raises(RefusedError, match="already has 1 members"):
         teams.join(platform, who(seeded, "eve"), code)
+    # the joiner's registrations count too: eve, registered, cannot join gus's team of one
+    registrations.register(platform, who(seeded, "eve"), "toy", version)
+    seeded.tokens["gus"] = add_user(platform, "gus", team="gophers").token
+    with pytest.raises(RefusedError, match="already has 1 members"):
+        teams.join(platform, who(seeded, "eve"), teams.invite(platform, who(seeded, "gus")).code)
     # a team larger than the challenge allows cannot register
     add_user(platform, "fay", team="amber")
     alice = who(seeded, "alice")

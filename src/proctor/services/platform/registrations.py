@@ -196,14 +196,3 @@ def _check_team_fits(platform: Platform, principal: Principal, team_size: int | 
             f"team {principal.team!r} has {members} members; this challenge allows teams of "
             f"{team_size} at most: leave the team or form a smaller one"
         )
-
-
-def registered_challenges(platform: Platform, user_ids: list[int]) -> set[str]:
-    """The challenges any of ``user_ids`` registered to (pending or approved)."""
-    with platform.db() as session:
-        names = session.scalars(
-            select(Registration.challenge).where(
-                Registration.user_id.in_(user_ids), Registration.state != DENIED
-            )
-        )
-        return set(names)

@@ -21,12 +21,21 @@ from sqlalchemy.orm import Session
 from proctor.errors import ForbiddenError, NotFoundError, RefusedError, UsageError
 from proctor.services.platform.accounts import NAME, Principal, digest_of, team_with_room
 from proctor.services.platform.answers import Invitation, Joined
-from proctor.services.platform.installs import current
+from proctor.services.platform.installs import current, installed_names
 from proctor.services.platform.organizer_team import ORGANIZER_TEAM
 from proctor.services.platform.quota import iso
-from proctor.services.platform.registrations import registered_challenges
+from proctor.services.platform.registrations import DENIED
 from proctor.services.platform.resources import Platform
-from proctor.store.models import Invite, Membership, SubmissionRow, Team, TeamQuota, User
+from proctor.store.locks import lock_row
+from proctor.store.models import (
+    Invite,
+    Membership,
+    Registration,
+    SubmissionRow,
+    Team,
+    TeamQuota,
+    User,
+)
 
 INVITE_DAYS = 7
 _DAY_S = 86400.0
@@ -66,6 +75,7 @@ def join(platform: Platform, principal: Principal, code: str) -> Joined:
         raise UsageError("organizers stay outside teams: join with a participant's account")
     if principal.team is not None:
         raise UsageError(f"you are in team {principal.team!r} already")
+    caps = _team_caps(platform)  # read before the transaction: it holds one connection
     with platform.db.begin() as session:
         found = session.scalar(select(Invite).where(Invite.digest == digest_of(code)))
         if found is None or found.used_by is not None:
@@ -77,7 +87,9 @@ def join(platform: Platform, principal: Principal, code: str) -> Joined:
         team = session.get(Team, found.team_id)
         if team is None:
             raise NotFoundError("this invitation's team no longer exists")
-        team_with_room(session, team.name, _largest_team(platform, session, team, principal))
+        lock_row(session, Team, team.id)  # the cap is read after joins before this one
+        largest = _largest_team(platform, session, team, principal, caps)
+        team_with_room(session, team.name, largest)
         claim = (
             update(Invite)
             .where(Invite.id == found.id, Invite.used_by.is_(None))
@@ -92,21 +104,32 @@ def join(platform: Platform, principal: Principal, code: str) -> Joined:
     return Joined(user=principal.name, team=name)
 
 
-def _largest_team(platform: Platform, session: Session, team: Team, joiner: Principal) -> int:
+def _team_caps(platform: Platform) -> dict[str, int]:
+    """Each installed challenge's ``registration.team_size``, where it sets one."""
+    caps: dict[str, int] = {}
+    for name in installed_names(platform):
+        spec = current(platform, name)[1].registration
+        if spec is not None and spec.team_size is not None:
+            caps[name] = spec.team_size
+    return caps
+
+
+def _largest_team(
+    platform: Platform, session: Session, team: Team, joiner: Principal, caps: dict[str, int]
+) -> int:
     """The most members ``team`` may have once ``joiner`` is in it (the smallest cap).
 
-    The service's ``team_size``, and each ``registration.team_size`` of the challenges the
-    team's members or the joiner registered to.
+    The service's ``team_size``, and the ``caps`` (``_team_caps``) of the challenges the
+    team's members or the joiner registered to, read in ``session`` (which holds the lock).
     """
-    members = list(session.scalars(select(Membership.user_id).where(Membership.team_id == team.id)))
-    sizes = [platform.settings.team_size]
-    for name in sorted(registered_challenges(platform, [*members, joiner.user_id])):
-        try:
-            spec = current(platform, name)[1].registration
-        except NotFoundError:
-            continue  # a challenge removed since: its cap no longer applies
-        if spec is not None and spec.team_size is not None:
-            sizes.append(spec.team_size)
+    members = select(Membership.user_id).where(Membership.team_id == team.id)
+    registered = session.scalars(
+        select(Registration.challenge).where(
+            (Registration.user_id.in_(members)) | (Registration.user_id == joiner.user_id),
+            Registration.state != DENIED,
+        )
+    )
+    sizes = [platform.settings.team_size, *(caps[n] for n in set(registered) if n in caps)]
     return min(sizes)
 
 
