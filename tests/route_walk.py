@@ -59,6 +59,14 @@ ACCESS: Mapping[str, str] = {
     "GET /api/v1/flagged": "console",
     "POST /api/v1/teams/invites": "user",
     "POST /api/v1/teams/join": "user",
+    "POST /api/v1/teams": "user",
+    "POST /api/v1/teams/leave": "user",
+    "GET /api/v1/challenges/{name}/registration": "public",
+    "POST /api/v1/challenges/{name}/registration": "user",
+    "GET /api/v1/challenges/{name}/registrations": "console",
+    "GET /api/v1/challenges/{name}/registrations.csv": "console",
+    "POST /api/v1/challenges/{name}/registrations/{user}/{decision}": "console",
+    "POST /api/v1/challenges/{name}/invitations": "console",
     "GET /api/v1/tokens": "user",
     # the walk names another user (its tokens must keep working): organizers only, then
     "POST /api/v1/tokens/revoke": "organizer",
@@ -90,6 +98,8 @@ def _request(client: httpx.Client, method: str, url: str, target: Target) -> htt
         "/tokens": {"user": "nobody"},
         "/users": {"user": "walked"},
         "/members": {"user": "nobody"},
+        "/invitations": {"people": ["nobody"]},
+        "/registration": {"accept_terms": True},
     }
     body = next((b for suffix, b in bodies.items() if url.endswith(suffix)), None)
     if method in ("PATCH", "PUT"):

@@ -29,6 +29,7 @@ REGISTERS = (
     "segeval_cmd",
     "service_cmd",
     "team_cmd",
+    "registration_cmd",
     "token_cmd",
     "console_cmd",
     "worker_cmd",
@@ -56,6 +57,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("flagged", "refund"), ("team_cmd",)),
     "team": ("team_cmd", "console_cmd"),
     "token": ("token_cmd",),
+    **dict.fromkeys(("register", "registrations"), ("registration_cmd",)),
     **dict.fromkeys(("submissions", "logs", "entry", "phase"), _CONSOLE),
     "worker": ("worker_cmd",),
 }

@@ -32,6 +32,7 @@ from proctor.spec.protocols import (
     Strict,
     parse_protocol,
 )
+from proctor.spec.registration import RegistrationSpec
 from proctor.spec.scorer import (
     SCORER_CATALOG,
     ScorerCatalog,
@@ -262,6 +263,7 @@ class Challenge(Strict):
     environment: Environment = HOST
     precision: dict[str, int] = Field(default_factory=dict)  # spec.display
     pages: dict[PageName, str] = Field(default_factory=dict)  # spec.display
+    registration: RegistrationSpec | None = None  # spec.registration
     root: Path = Field(default=Path("."), exclude=True)
 
     @field_validator("protocol", mode="before")
@@ -340,6 +342,13 @@ class Challenge(Strict):
         for name, path in self.pages.items():
             check_page_path(name, path)
         return self
+
+    @property
+    def terms_page(self) -> str | None:
+        """The terms file (relative to the folder): ``registration.terms``, else ``pages.terms``."""
+        if self.registration is not None and self.registration.terms is not None:
+            return self.registration.terms
+        return self.pages.get("terms")
 
     def digits(self, metric: str) -> int | None:
         """Digits shown after the point for ``metric``; None for a count (an integer)."""

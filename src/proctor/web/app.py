@@ -5,7 +5,14 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from proctor.services.platform.resources import Platform
-from proctor.web import console_routes, pages, refund_routes, team_routes, token_routes
+from proctor.web import (
+    console_routes,
+    pages,
+    refund_routes,
+    registration_routes,
+    team_routes,
+    token_routes,
+)
 from proctor.web.errors import install_handlers
 from proctor.web.routes import router
 from proctor.web.security import SecurityHeaders
@@ -21,6 +28,7 @@ def create_app(platform: Platform) -> FastAPI:
     install_handlers(app)
     app.include_router(router)
     app.include_router(team_routes.router)
+    app.include_router(registration_routes.router)
     app.include_router(refund_routes.router)
     app.include_router(token_routes.router)
     app.include_router(console_routes.router)
