@@ -23,9 +23,10 @@ from proctor.errors import ForbiddenError, NotFoundError, RefusedError, UsageErr
 from proctor.services.platform import registration_admin, registrations, submissions, teams
 from proctor.services.platform.accounts import Principal, add_user, authenticate
 from proctor.services.platform.installs import current
-from proctor.store.models import AuditEvent, Registration
+from proctor.store.models import AuditEvent, Registration, User
 from registration_fixtures import registered_toy
 from service_seed import Seeded, archive, seed, served
+from smtp_fixtures import Mailbox, mail_settings
 from toy_challenge import make_entry
 
 
@@ -372,3 +373,40 @@ def test_an_organizer_approves_every_pending_registration_at_once(
         ("eve", "approved", "eve"),
     ]
     assert registration_admin.pending_counts(seeded.platform, who(seeded, "olga")) == {"toy": 0}
+
+
+def test_a_decision_is_mailed_to_the_person_and_the_csv_shows_their_address(
+    tmp_path: Path, mailbox: Mailbox
+) -> None:
+    """The organizer's decision reaches the registrant by mail (a real SMTP server)."""
+    found = seed(tmp_path / "service", **mail_settings(mailbox))
+    try:
+        platform = found.platform
+        for name, address in (("dan", "dan@example.org"), ("eve", "eve@example.org")):
+            found.tokens[name] = add_user(platform, name).token
+            with platform.db.begin() as session:
+                user = session.scalar(select(User).where(User.name == name))
+                assert user is not None
+                user.email, user.email_verified = address, 1.0
+        version = registered_toy(found, tmp_path / "v2", mode="approval")
+        olga = authenticate(platform, found.tokens["olga"])
+        for name in ("dan", "eve"):
+            registrations.register(
+                platform, authenticate(platform, found.tokens[name]), "toy", version
+            )
+        registration_admin.decide(platform, olga, "toy", "dan", "approve")
+        registration_admin.decide(platform, olga, "toy", "eve", "deny")
+        approved = mailbox.wait("dan@example.org")
+        assert approved["Subject"] == "You may take part in toy"
+        assert "http://proctor.example/challenges/toy" in approved.get_content()
+        denied = mailbox.wait("eve@example.org")
+        assert "was not approved" in denied.get_content()
+        rows = list(
+            csv.DictReader(io.StringIO(registration_admin.participants_csv(platform, olga, "toy")))
+        )
+        assert {row["name"]: row["email"] for row in rows} == {
+            "dan": "dan@example.org",
+            "eve": "eve@example.org",
+        }
+    finally:
+        found.platform.close()

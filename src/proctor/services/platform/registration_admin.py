@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import re
 import time
 
 from sqlalchemy import func, select
 
 from proctor.errors import NotFoundError, UsageError
+from proctor.services.platform import mail
 from proctor.services.platform.accounts import NAME, Principal
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.installs import current, installed_names
@@ -36,6 +38,7 @@ from proctor.store.models import (
     User,
 )
 
+log = logging.getLogger(__name__)
 CSV_COLUMNS = ("name", "email", "team", "state", "registered", "terms_version", "submissions")
 DECISIONS = {"approve": APPROVED, "deny": DENIED}
 MAX_INVITEES = 500
@@ -49,7 +52,7 @@ def registrations(platform: Platform, principal: Principal, name: str) -> Regist
     _, challenge = current(platform, name)
     with platform.db() as session:
         found = session.execute(
-            select(Registration, User.name, Team.name)
+            select(Registration, User.name, Team.name, User.email, User.email_verified)
             .join(User, User.id == Registration.user_id)
             .outerjoin(Membership, Membership.user_id == User.id)
             .outerjoin(Team, Team.id == Membership.team_id)
@@ -71,6 +74,7 @@ def registrations(platform: Platform, principal: Principal, name: str) -> Regist
     rows = [
         RegistrationRow(
             user=user,
+            email=email if email and verified is not None else "",
             team=team,
             state=row.state,
             registered=iso(row.registered),
@@ -79,7 +83,7 @@ def registrations(platform: Platform, principal: Principal, name: str) -> Regist
             decided_by=row.decided_by,
             submissions=counts.get(row.user_id, 0),
         )
-        for row, user, team in sorted(
+        for row, user, team, email, verified in sorted(
             found, key=lambda item: (item[0].state != PENDING, item[0].registered)
         )
     ]
@@ -133,7 +137,37 @@ def decide(
         found.decided = time.time()
         found.decided_by = principal.name
     platform.audit(principal.name, f"registration.{decision}", name, f"user={user}")
+    _tell(platform, name, user, state)
     return Decision(challenge=name, user=user, state=state, notify=user)
+
+
+def _tell(platform: Platform, challenge: str, user: str, state: str) -> None:
+    """Mail ``user`` the organizer's decision on their registration, where mail can reach them.
+
+    No confirmed address or no mail server: nothing is sent (the challenge page says the
+    state). A mail server that refuses is logged; the decision stands.
+    """
+    settings = platform.settings
+    with platform.db() as session:
+        found = session.execute(
+            select(User.email, User.email_verified).where(User.name == user)
+        ).first()
+    if found is None or not found.email or found.email_verified is None or settings.smtp is None:
+        return
+    page = mail.link(settings, f"/challenges/{challenge}")
+    if state == APPROVED:
+        subject = f"You may take part in {challenge}"
+        body = f"Your registration to {challenge} was approved: you may now submit.\n{page}\n"
+    else:
+        subject = f"Your registration to {challenge}"
+        body = (
+            f"Your registration to {challenge} was not approved by the organizers.\n"
+            f"Reply to them if you think this is a mistake. {page}\n"
+        )
+    try:
+        mail.send(settings, found.email, subject, body)
+    except (mail.MailHeaderError, mail.MailUnavailableError) as error:
+        log.warning("registration notice to %s not sent: %s", user, error)
 
 
 def approve_pending(platform: Platform, principal: Principal, name: str) -> list[Decision]:
@@ -190,7 +224,7 @@ def invite(platform: Platform, principal: Principal, name: str, people: list[str
 def participants_csv(platform: Platform, principal: Principal, name: str) -> str:
     """Challenge ``name``'s registrants as CSV: ``CSV_COLUMNS``, one row a person.
 
-    ``email`` stays empty until users have an email address.
+    ``email`` is the account's confirmed address (empty for accounts an organizer made).
     """
     listed = registrations(platform, principal, name)
     out = io.StringIO()

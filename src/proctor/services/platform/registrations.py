@@ -63,9 +63,9 @@ def is_invited(platform: Platform, challenge: str, user_id: int) -> bool:
         user = session.get(User, user_id)
         if user is None:
             return False
-        # an account's email, once accounts have one (``getattr``: a column added by sign-up)
-        email = getattr(user, "email", None)
-        keys = [user.name, *([str(email).lower()] if email else [])]
+        # an invitation by email counts once the account has shown it owns that address
+        email = user.email if user.email_verified is not None else None
+        keys = [user.name, *([email.lower()] if email else [])]
         found = session.scalar(
             select(ChallengeInvite.id).where(
                 ChallengeInvite.challenge == challenge, ChallengeInvite.invitee.in_(keys)
