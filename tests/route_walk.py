@@ -67,6 +67,7 @@ ACCESS: Mapping[str, str] = {
     "GET /api/v1/challenges/{name}/registrations.csv": "console",
     "POST /api/v1/challenges/{name}/registrations/{user}/{decision}": "console",
     "POST /api/v1/challenges/{name}/invitations": "console",
+    "POST /api/v1/challenges/{name}/announcements": "console",
     "GET /api/v1/tokens": "user",
     # the walk names another user (its tokens must keep working): organizers only, then
     "POST /api/v1/tokens/revoke": "organizer",
@@ -99,6 +100,7 @@ def _request(client: httpx.Client, method: str, url: str, target: Target) -> htt
         "/users": {"user": "walked"},
         "/members": {"user": "nobody"},
         "/invitations": {"people": ["nobody"]},
+        "/announcements": {"audience": "registered", "subject": "walk", "body": "walk"},
         "/registration": {"accept_terms": True},
     }
     body = next((b for suffix, b in bodies.items() if url.endswith(suffix)), None)

@@ -12,7 +12,8 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from proctor.services.platform import registration_admin, registrations
+from proctor.services.platform import announcements, registration_admin, registrations
+from proctor.services.platform.announcements import Announcement
 from proctor.services.platform.registration_answers import (
     Decision,
     Invited,
@@ -31,6 +32,12 @@ class RegisterRequest(BaseModel):
     terms_version: str = Field(
         default="", description="the sha256 of the terms read (the status's terms_version)"
     )
+
+
+class AnnounceRequest(BaseModel):
+    audience: str = Field(description="registered | scored | failed")
+    subject: str = Field(description="the mail's subject (one line)")
+    body: str = Field(description="the mail's text")
 
 
 class InviteRequest(BaseModel):
@@ -102,3 +109,13 @@ def invite(
 ) -> Invited:
     """Invite people by user name or email to an ``invite``-mode challenge (organizers)."""
     return registration_admin.invite(platform, principal, name, body.people)
+
+
+@router.post("/announcements")
+def announce(
+    name: str, body: AnnounceRequest, platform: PlatformDep, principal: PrincipalDep
+) -> Announcement:
+    """Mail the challenge's participants (organizers; one announcement per 15 minutes)."""
+    return announcements.email_participants(
+        platform, principal, name, audience=body.audience, subject=body.subject, body=body.body
+    )

@@ -12,12 +12,21 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel
 
-from proctor.services.platform import registration_admin
+from proctor.services.platform import announcements, registration_admin
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.common import Organizer, OrganizerForm, PageRoute, render, see_next
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
+
+
+class AnnounceFields(BaseModel):
+    """The "email participants" form: the audience, the subject and the message."""
+
+    audience: str = "registered"
+    subject: str = ""
+    body: str = ""
 
 
 def _address(name: str) -> str:
@@ -64,6 +73,22 @@ def invite_form(
     """Invite the user names or emails written one per line (or by commas), then the list."""
     registration_admin.invite(platform, me, name, people.replace(",", "\n").splitlines())
     return see_next(_address(name))
+
+
+@router.post("/console/challenges/{name}/announcements", response_class=HTMLResponse)
+def announce_form(
+    name: str,
+    request: Request,
+    platform: PlatformDep,
+    me: OrganizerForm,
+    form: Annotated[AnnounceFields, Form()],
+) -> Response:
+    """Mail the chosen participants, then the list again with how many were mailed."""
+    done = announcements.email_participants(
+        platform, me, name, audience=form.audience, subject=form.subject, body=form.body
+    )
+    listed = registration_admin.registrations(platform, me, name)
+    return render(request, "console/registrations.html", me, listed=listed, announced=done)
 
 
 @router.get("/console/challenges/{name}/participants.csv")
