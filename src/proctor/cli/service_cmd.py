@@ -116,7 +116,8 @@ def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
     entry: Annotated[
         Path,
         typer.Argument(
-            help="The entry: a .zip or .tar.gz archive, or a folder (sent packed as .tar.gz)."
+            help="The entry: a .zip or .tar.gz archive, a folder (sent packed as .tar.gz), or "
+            "the one prediction file the challenge expects, bare (e.g. submission.csv)."
         ),
     ],
     challenge: Annotated[str, typer.Option("--challenge", "-c", help="Challenge name.")],

@@ -87,14 +87,19 @@ async def install_archive(
     "/challenges/{name}/submissions",
     openapi_extra=form_body(
         "entry",
-        "The entry: a .zip, .tar.gz or .tar archive.",
+        "The entry: a .zip, .tar.gz or .tar archive, or the one prediction file the "
+        "challenge expects (e.g. submission.csv), bare.",
         phase="The phase (default: the single open one).",
     ),
 )
 async def submit(
     name: str, request: Request, platform: PlatformDep, principal: PrincipalDep
 ) -> answers.Receipt:
-    """Submit an entry archive to a phase (the single open one when none is named)."""
+    """Submit an entry to a phase (the single open one when none is named).
+
+    The entry is an archive, or the bare prediction file a Kaggle- or EvalAI-style challenge
+    expects (its name must match: ``submission.csv``); it is stored as the archive holding it.
+    """
     await run_in_threadpool(submissions.check_submitter, platform, principal, name)
     settings = platform.settings
     async with read_upload(
@@ -104,7 +109,7 @@ async def submit(
         if phase is not None and not phase.strip():
             raise UsageError("phase is empty: leave it out for the single open phase")
         return await run_in_threadpool(
-            submissions.submit, platform, principal, name, phase, upload.file
+            submissions.submit, platform, principal, name, phase, upload.file, upload.file_name
         )
 
 

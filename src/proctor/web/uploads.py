@@ -37,10 +37,11 @@ FORM_SLACK = 64 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Upload:
-    """The file of a form upload (a spooled stream) and the form's text fields."""
+    """The file of a form upload (a spooled stream), its name as sent, the text fields."""
 
     file: BinaryIO
     fields: Mapping[str, str]
+    file_name: str | None = None
 
 
 @dataclass
@@ -167,7 +168,7 @@ async def read_upload(
                 f"the form has no file in the field {field!r}: send the archive as {field}=@FILE"
             )
         fields = {k: v for k, v in form.multi_items() if isinstance(v, str)}
-        yield Upload(found.file, fields)
+        yield Upload(found.file, fields, found.filename)
     finally:
         await form.close()
 

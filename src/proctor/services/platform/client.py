@@ -96,7 +96,7 @@ class Client:
         return Installed.model_validate(self._call("POST", "/challenges", json={"source": source}))
 
     def submit(self, entry: Path, challenge: str, phase: str | None) -> Receipt:
-        """Upload ``entry`` to ``challenge``'s ``phase``: an archive, or a folder.
+        """Upload ``entry`` to ``challenge``'s ``phase``: an archive, a bare file, or a folder.
 
         A folder is packed into a ``.tar.gz`` in a temporary folder first (its files at the
         archive's top, as ``proctor run FOLDER`` reads it) and streamed from there.

@@ -13,7 +13,7 @@ from proctor.services.platform.accounts import Principal
 from proctor.services.platform.installs import current, installed_names
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.standings import may_read
-from proctor.spec import Challenge
+from proctor.spec import Challenge, Phase
 from proctor.spec.leaderboards import phase_boards
 
 
@@ -36,7 +36,10 @@ class BoardLink:
 
 @dataclass(frozen=True, slots=True)
 class PhaseView:
-    """A phase: its tasks, times (``YYYY-MM-DD HH:MM UTC``), whether open now, its boards."""
+    """A phase: its tasks, times (``YYYY-MM-DD HH:MM UTC``), whether open now, its boards.
+
+    ``state``: ``open``, ``upcoming`` (it opens later: "opens at ...") or ``closed``.
+    """
 
     name: str
     title: str
@@ -45,6 +48,7 @@ class PhaseView:
     closes: str | None
     open: bool
     boards: list[BoardLink]
+    state: str = "open"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,17 @@ class ChallengeOverview:
     description: str
     protocol: str
     phases: list[PhaseView]
+
+    @property
+    def open_phases(self) -> list[PhaseView]:
+        """The phases taking submissions now."""
+        return [phase for phase in self.phases if phase.open]
+
+    @property
+    def next_opening(self) -> PhaseView | None:
+        """The phase that opens next (None when none is still to open)."""
+        upcoming = [phase for phase in self.phases if phase.state == "upcoming"]
+        return min(upcoming, key=lambda phase: phase.opens or "", default=None)
 
 
 def _moment(value: datetime | None) -> str | None:
@@ -87,6 +102,13 @@ def challenge_overview(
     )
 
 
+def _state(phase: Phase, now: datetime) -> str:
+    """``open``, ``upcoming`` (opens later) or ``closed`` at ``now``."""
+    if phase.is_open(now):
+        return "open"
+    return "upcoming" if phase.opens is not None and now < phase.opens else "closed"
+
+
 def _phases(challenge: Challenge, principal: Principal | None) -> list[PhaseView]:
     now = datetime.now(UTC)
     organizer = principal is not None and principal.organizer
@@ -105,6 +127,7 @@ def _phases(challenge: Challenge, principal: Principal | None) -> list[PhaseView
                 closes=_moment(phase.closes),
                 open=phase.is_open(now),
                 boards=boards,
+                state=_state(phase, now),
             )
         )
     return shown

@@ -17,6 +17,7 @@ from proctor.errors import ProctorError
 from proctor.services.platform import (
     allowances,
     answers,
+    bare_files,
     installs,
     overview,
     standings,
@@ -59,6 +60,7 @@ def challenge_page(
     mine = submissions.listing(platform, principal, name) if principal else []
     allowed = allowances.team_allowances(platform, principal, name) if principal else []
     about = render_page(challenge, "overview") if "overview" in challenge.pages else None
+    expected = bare_files.expected_file(challenge)
     numbers = Numbers(challenge)
     metric = default_metric(challenge, challenge.phases[-1])
     # an organizer's list holds every team's: the console is where to compare them
@@ -76,6 +78,7 @@ def challenge_page(
         numbers=numbers,
         metric=metric,
         charts=[mine_chart] if mine_chart else [],
+        bare_file=expected.names() if expected is not None else None,
     )
 
 
@@ -153,7 +156,7 @@ async def submit_page(
             csrf.check_form(request, upload.fields.get(csrf.FIELD))
             phase = upload.fields.get("phase") or None
             receipt = await run_in_threadpool(
-                submissions.submit, platform, member, name, phase, upload.file
+                submissions.submit, platform, member, name, phase, upload.file, upload.file_name
             )
     except ProctorError as error:
         return error_page(request, principal, error)
