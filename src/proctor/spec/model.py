@@ -31,6 +31,7 @@ from proctor.spec.protocols import (
     parse_protocol,
 )
 from proctor.spec.scorer import ScorerSpec, ScoringProgram, parse_scorer, scorer_declaration
+from proctor.spec.submission_fields import MAX_FIELDS, SubmissionField, check_field_names
 from proctor.types import Direction, Disclosure, ScorerDeclaration
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
@@ -242,6 +243,7 @@ class Challenge(Strict):
     environment: Environment = HOST
     precision: dict[str, int] = Field(default_factory=dict)  # spec.display
     pages: dict[PageName, str] = Field(default_factory=dict)  # spec.display
+    submission_fields: tuple[SubmissionField, ...] = Field(default=(), max_length=MAX_FIELDS)
     root: Path = Field(default=Path("."), exclude=True)
 
     @field_validator("protocol", mode="before")
@@ -287,6 +289,11 @@ class Challenge(Strict):
                         f"(tasks: {', '.join(task_names)})",
                         f"phases[{index}].tasks[{position}]",
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _field_names_are_unique(self) -> Challenge:
+        check_field_names(self.submission_fields)
         return self
 
     @model_validator(mode="after")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
@@ -16,6 +17,7 @@ from proctor.services.platform import (
     publications,
     rescore,
     standings,
+    submission_fields,
     submissions,
     tokens,
 )
@@ -90,6 +92,7 @@ async def install_archive(
         "The entry: a .zip, .tar.gz or .tar archive, or the one prediction file the "
         "challenge expects (e.g. submission.csv), bare.",
         phase="The phase (default: the single open one).",
+        **{"field.NAME": "The value of the challenge's submission field NAME (optional)."},
     ),
 )
 async def submit(
@@ -109,7 +112,13 @@ async def submit(
         if phase is not None and not phase.strip():
             raise UsageError("phase is empty: leave it out for the single open phase")
         return await run_in_threadpool(
-            submissions.submit, platform, principal, name, phase, upload.file, upload.file_name
+            partial(submissions.submit, fields=submission_fields.from_form(upload.fields)),
+            platform,
+            principal,
+            name,
+            phase,
+            upload.file,
+            upload.file_name,
         )
 
 

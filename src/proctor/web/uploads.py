@@ -31,6 +31,8 @@ from proctor.services.platform.uploads import (
 )
 from proctor.settings import ServiceSettings
 
+MAX_FIELDS = 40
+"""Text fields a form may carry: phase, CSRF token and a challenge's submission fields."""
 FORM_SLACK = 64 * 1024
 """Bytes a form may carry besides its file: part headers, boundaries, small fields."""
 
@@ -153,7 +155,7 @@ async def read_upload(
     """
     _check_type(request, field)
     body = _capped(request, limit, rate)
-    parser = MultiPartParser(request.headers, body, max_files=1, max_fields=8)
+    parser = MultiPartParser(request.headers, body, max_files=1, max_fields=MAX_FIELDS)
     try:
         form = await parser.parse()
     except (MultiPartException, KeyError, ValueError) as err:

@@ -12,7 +12,7 @@ import json
 import secrets
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,7 +30,7 @@ from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
 from proctor.protocols.registry import driver_for
-from proctor.services.platform import bare_files
+from proctor.services.platform import bare_files, submission_fields
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import LiveCases, Receipt, SubmissionStatus
 from proctor.services.platform.installs import current, version_of
@@ -144,11 +144,14 @@ def submit(  # noqa: PLR0917 - the faces pass the upload's parts in order
     phase_name: str | None,
     upload: BinaryIO,
     file_name: str | None = None,
+    *,
+    fields: Mapping[str, str] | None = None,
 ) -> Receipt:
     """Store the upload as a submission of the caller's team, queued; refusals say why.
 
     ``file_name``: the upload's name as sent; a bare prediction file the challenge expects
     (``submission.csv``) must carry it, and is stored as the archive that holds it.
+    ``fields``: values of the challenge's ``submission_fields`` (checked before the upload).
 
     Refused (``RefusedError``): the phase is closed or the quota spent, also when found by
     the check made again once the upload was read. Bad uploads (``ArchiveError``,
@@ -162,6 +165,7 @@ def submit(  # noqa: PLR0917 - the faces pass the upload's parts in order
     row, challenge = current(platform, challenge_name)
     phase = choose_phase(challenge, phase_name, now)
     check_open(phase, now)
+    values = submission_fields.checked(challenge, fields or {})
     with platform.db() as session:
         check_quota(session, phase, principal.team_id, challenge.name, now)
     sid = secrets.token_hex(8)
@@ -182,6 +186,7 @@ def submit(  # noqa: PLR0917 - the faces pass the upload's parts in order
                 phase=phase.name,
                 upload_sha256=staged.sha256,
                 created=now,
+                fields=submission_fields.encoded(values),
             )
         )
         session.flush()
@@ -267,6 +272,7 @@ def status(
         queue_position=position,
         cases=cases,
         report=report.to_json() if report is not None else None,
+        fields=submission_fields.stored(row.fields),
     )
 
 

@@ -121,6 +121,7 @@ def submission_page(
         outcome=stage_outcome,
         case_summary=case_summary,
         detailed=detailed,
+        declared_fields=challenge.submission_fields,
         charts=[
             *dashboard_charts(shown.report, numbers),
             *filter(None, [submission_interval_chart(board, shown.report, sid, numbers)]),
