@@ -176,6 +176,9 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
         if not jobs.commit(runtime.db, lease, outcome, keep=lambda: runtime.artifacts.keep(staged)):
             log.warning("job %s attempt %s: lease lost before the commit, result discarded",
                         lease.job_id, lease.attempt)  # fmt: skip
+            return
+    if runtime.job_committed is not None:
+        runtime.job_committed(lease.job_id)  # the "finished" mail's hook (WorkerRuntime)
 
 
 def _lease_lost(runtime: WorkerRuntime, lease: jobs.Lease) -> bool:
