@@ -28,9 +28,11 @@ from archive_craft import Item, build_zip
 from evalai_challenge import SUBMISSION, make_evalai_challenge
 from proctor.entries import unpack_upload
 from proctor.protocols.predictions import PredictionsProtocol
+from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
+from proctor.services.local.authoring import new_challenge
 from proctor.services.local.bundle_import import import_challenge
-from proctor.services.platform import installs
+from proctor.services.platform import bare_files, installs
 from proctor.services.platform.accounts import authenticate
 from proctor.settings import Settings
 from proctor.store.models import SubmissionRow
@@ -260,3 +262,11 @@ def test_an_imported_evalai_challenge_takes_the_bare_file(tmp_path: Path) -> Non
         assert wrong.status_code == 422, wrong.text
         assert "guesses.txt is not an archive" in wrong.json()["error"]["message"]
     seeded.platform.close()
+
+
+def test_a_new_predictions_challenge_takes_predictions_csv_bare(tmp_path: Path) -> None:
+    new_challenge(tmp_path / "new", "predictions", name="new-predictions")
+    expected = bare_files.expected_file(load_challenge(tmp_path / "new"))
+    assert expected is not None
+    assert expected.place("predictions.csv") == "test/values/predictions.csv"
+    assert not expected.accepts("submission.csv")

@@ -52,6 +52,11 @@ def site(tmp_path: Path) -> Iterator[tuple[Seeded, str]]:
     spec["title"] = "Guess the animal"
     spec["protocol"] |= {"file_bytes": 256 * 1024**2, "upload_bytes": 256 * 1024**2}
     spec["phases"] = [{"name": "final", "tasks": ["main"], "quota": {"per_day": 7, "total": 23}}]
+    spec["submission_fields"] = [
+        {"name": "method", "label": "Method name", "public": True, "max_chars": 80},
+        {"name": "code_url", "label": "Code", "kind": "url", "public": True},
+        {"name": "description", "kind": "long_text", "description": "for the organizers"},
+    ]
     (folder / "challenge.yaml").write_text(yaml.safe_dump(spec))
     seeded = seed(tmp_path / "service", upload_bytes=256 * 1024**2)
     olga = authenticate(seeded.platform, seeded.tokens["olga"])
@@ -76,6 +81,8 @@ def test_a_bare_csv_uploaded_in_the_browser_is_scored_and_the_quota_shrinks(
     expect(page.locator("#quota")).to_contain_text("7 left today, 23 left in the phase")
     watched.shoot(page, "challenge-upload-form")
     page.set_input_files("#submit-form input[name=entry]", str(bare))
+    page.fill("#submit-form input[name='field.method']", "Gradient boosting <v2>")
+    page.fill("#submit-form input[name='field.code_url']", "https://example.org/animals")
     page.click("#submit-form button[type=submit]")
     page.wait_for_url(re.compile(r"/submissions/[0-9a-f]{16}$"))
     sid = page.url.rsplit("/", 1)[1]
@@ -88,6 +95,10 @@ def test_a_bare_csv_uploaded_in_the_browser_is_scored_and_the_quota_shrinks(
     expect(page.locator("#quota")).to_contain_text("6 left today, 22 left in the phase")
     expect(page.locator("#submissions")).to_contain_text(sid)
     watched.shoot(page, "challenge-after-upload")
+    page.goto(f"{url}/challenges/tabular/leaderboards/default")
+    expect(page.locator("#board")).to_contain_text("Gradient boosting <v2>")
+    expect(page.locator("#board a[href='https://example.org/animals']")).to_have_count(1)
+    watched.shoot(page, "board-submission-fields")
 
 
 def test_a_wrongly_named_file_is_refused_in_the_page_with_the_fix(
