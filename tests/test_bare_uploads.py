@@ -27,6 +27,7 @@ import yaml
 from archive_craft import Item, build_zip
 from evalai_challenge import SUBMISSION, make_evalai_challenge
 from proctor.entries import unpack_upload
+from proctor.protocols.base import ExpectedFile
 from proctor.protocols.predictions import PredictionsProtocol
 from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
@@ -261,6 +262,11 @@ def test_an_imported_evalai_challenge_takes_the_bare_file(tmp_path: Path) -> Non
         )
         assert wrong.status_code == 422, wrong.text
         assert "guesses.txt is not an archive" in wrong.json()["error"]["message"]
+        for odd in ("..", "../guesses.json/.."):
+            dots = client.post(
+                route, data={"phase": "dev"}, files={"entry": (odd, io.BytesIO(body))}
+            )
+            assert dots.status_code == 422, dots.text
     seeded.platform.close()
 
 
@@ -270,3 +276,9 @@ def test_a_new_predictions_challenge_takes_predictions_csv_bare(tmp_path: Path) 
     assert expected is not None
     assert expected.place("predictions.csv") == "test/values/predictions.csv"
     assert not expected.accepts("submission.csv")
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b.csv", "a\\b.csv"])
+def test_a_bare_name_that_is_no_plain_file_name_is_never_expected(name: str) -> None:
+    assert not ExpectedFile(("*",), "").accepts(name)
+    assert ExpectedFile(("*",), "").accepts("guesses.json")

@@ -51,7 +51,9 @@ class ExpectedFile:
 
     def accepts(self, name: str) -> bool:
         """True when a bare file called ``name`` is the expected file."""
-        return "/" not in name and any(fnmatchcase(name, p) for p in self.patterns)
+        if name in ("", ".", "..") or "/" in name or "\\" in name:
+            return False
+        return any(fnmatchcase(name, pattern) for pattern in self.patterns)
 
     def place(self, name: str) -> str:
         """Where the bare file ``name`` goes in the entry, relative to its root."""

@@ -79,18 +79,20 @@ def _check_archive(path: Path, challenge: Challenge, scratch: Path, name: str) -
     answered with the archive to store instead (in ``scratch``); None: store the upload.
     """
     expected = bare_files.expected_file(challenge)
+    names = driver_for(challenge.protocol.kind).manifest(challenge.protocol).root_names()
+    limits = ArchiveLimits(max_files=challenge.limits.entry_files)
     try:
         source = open_source(path)
     except ArchiveError:
         if expected is None or not expected.accepts(name):
             raise bare_files.bare_refusal(name, expected) from None
-        return bare_files.wrap(path, expected.place(name), scratch / "bare.zip")
+        wrapped = bare_files.wrap(path, expected.place(name), scratch / "bare.zip")
+        unpack_entry(wrapped, scratch / "bare", limits=limits, root_names=names)  # as stored
+        return wrapped
     except Exception as err:
         raise ArchiveError(f"the upload is not a zip or tar archive ({err})") from None
     if isinstance(source, FolderSource):
         raise ArchiveError("the upload must be a .zip, .tar.gz or .tar archive")
-    names = driver_for(challenge.protocol.kind).manifest(challenge.protocol).root_names()
-    limits = ArchiveLimits(max_files=challenge.limits.entry_files)
     root = unpack_entry(path, scratch / "entry", limits=limits, root_names=names)
     lone = bare_files.lone_expected_file(root, expected)
     if lone is None or expected is None:
