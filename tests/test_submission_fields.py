@@ -209,3 +209,18 @@ def test_evalai_meta_attributes_become_submission_fields(tmp_path: Path) -> None
         "backbone",
         "uses_extra_data",
     ]
+
+
+def test_fields_and_id_prefixes_work_on_every_database(database_url: str, tmp_path: Path) -> None:
+    seeded = seed(tmp_path / "service", database_url=database_url)
+    olga = authenticate(seeded.platform, seeded.tokens["olga"])
+    installs.install(seeded.platform, olga, str(_challenge(tmp_path, FIELDS)))
+    alice = authenticate(seeded.platform, seeded.tokens["alice"])
+    receipt = submissions.submit(
+        seeded.platform, alice, "tabular", None, io.BytesIO(CSV), "submission.csv",
+        fields={"method": "ridge ✓", "description": "two\nlines"},
+    )  # fmt: skip
+    shown = submissions.status(seeded.platform, alice, receipt.submission[:8])
+    assert shown.submission == receipt.submission
+    assert shown.fields == {"method": "ridge ✓", "description": "two\nlines"}
+    seeded.platform.close()
