@@ -9,6 +9,7 @@ control characters, http(s) links); shown to the team on the submission's page a
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -133,6 +134,11 @@ def test_public_fields_are_on_the_boards_escaped_and_the_rest_only_for_the_team(
     assert board["field_labels"] == {"method": "Method", "code_url": "Code"}
     (row,) = board["rows"]
     assert row["fields"] == {"method": HOSTILE, "code_url": "https://example.org/code?a=1&b=2"}
+    with httpx.Client(base_url=url, headers=seeded.headers("bob"), timeout=60) as other:
+        table = other.get("/api/v1/challenges/tabular/leaderboards/default?format=csv").text
+    header, line = list(csv.reader(io.StringIO(table)))
+    assert header[-2:] == ["field.method", "field.code_url"]
+    assert line[-2:] == [HOSTILE, "https://example.org/code?a=1&b=2"]
     page = httpx.get(
         f"{url}/challenges/tabular/leaderboards/default",
         cookies={"proctor_token": seeded.tokens["bob"]},
@@ -224,3 +230,19 @@ def test_fields_and_id_prefixes_work_on_every_database(database_url: str, tmp_pa
     assert shown.submission == receipt.submission
     assert shown.fields == {"method": "ridge ✓", "description": "two\nlines"}
     seeded.platform.close()
+
+
+def test_a_public_value_cannot_plant_a_formula_in_the_board_csv(
+    site: tuple[Seeded, str], sandbox: Sandbox, sandbox_settings: Settings
+) -> None:
+    seeded, url = site
+    alice = authenticate(seeded.platform, seeded.tokens["alice"])
+    submissions.submit(
+        seeded.platform, alice, "tabular", None, io.BytesIO(CSV), "submission.csv",
+        fields={"method": "=HYPERLINK(\"http://evil\")"},
+    )  # fmt: skip
+    run_queued(seeded, sandbox, sandbox_settings)
+    with httpx.Client(base_url=url, headers=seeded.headers("bob"), timeout=60) as other:
+        table = other.get("/api/v1/challenges/tabular/leaderboards/default?format=csv").text
+    _, line = list(csv.reader(io.StringIO(table)))
+    assert line[-2] == '\'=HYPERLINK("http://evil")'

@@ -190,20 +190,27 @@ def leaderboard(
     labels = {f.name: f.shown_label for f in challenge.submission_fields if f.public}
     if not labels:
         return answer
-    with platform.db() as session:
-        found = session.execute(
-            select(SubmissionRow.id, SubmissionRow.fields).where(
-                SubmissionRow.id.in_([row.submission for row in answer.rows])
-            )
-        ).all()
-    values = {
-        sid: submission_fields.public(challenge, submission_fields.stored(text))
-        for sid, text in found
-    }
+    values = _public_fields(platform, challenge, [row.submission for row in answer.rows])
     rows = [
         row.model_copy(update={"fields": values.get(row.submission, {})}) for row in answer.rows
     ]
     return answer.model_copy(update={"rows": rows, "field_labels": labels})
+
+
+def _public_fields(
+    platform: Platform, challenge: Challenge, sids: list[str]
+) -> dict[str, dict[str, str]]:
+    """Each submission's public ``submission_fields`` values, by submission id."""
+    if not any(field.public for field in challenge.submission_fields):
+        return {}
+    with platform.db() as session:
+        found = session.execute(
+            select(SubmissionRow.id, SubmissionRow.fields).where(SubmissionRow.id.in_(sids))
+        ).all()
+    return {
+        sid: submission_fields.public(challenge, submission_fields.stored(text))
+        for sid, text in found
+    }
 
 
 def leaderboard_csv(
@@ -213,5 +220,16 @@ def leaderboard_csv(
     phase_name: str | None,
     board: str,
 ) -> str:
-    """The board as CSV (``leaderboard.export``'s columns), with the same access rules."""
-    return board_to_csv(board_for(platform, principal, challenge_name, phase_name, board))
+    """The board as CSV (``leaderboard.export``'s columns), with the same access rules.
+
+    The challenge's public ``submission_fields`` follow as columns ``field.NAME``.
+    """
+    shown = board_for(platform, principal, challenge_name, phase_name, board)
+    _, challenge = current(platform, challenge_name)
+    values = _public_fields(platform, challenge, [row.submission for row in shown.rows])
+    extra = {
+        f"field.{field.name}": {sid: found.get(field.name, "") for sid, found in values.items()}
+        for field in challenge.submission_fields
+        if field.public
+    }
+    return board_to_csv(shown, extra)
