@@ -27,13 +27,14 @@ import yaml
 from archive_craft import Item, build_zip
 from evalai_challenge import SUBMISSION, make_evalai_challenge
 from proctor.entries import unpack_upload
+from proctor.protocols import bare_files
 from proctor.protocols.base import ExpectedFile
 from proctor.protocols.predictions import PredictionsProtocol
 from proctor.protocols.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
 from proctor.services.local.authoring import new_challenge
 from proctor.services.local.bundle_import import import_challenge
-from proctor.services.platform import bare_files, installs
+from proctor.services.platform import installs
 from proctor.services.platform.accounts import authenticate
 from proctor.settings import Settings
 from proctor.store.models import SubmissionRow
@@ -282,3 +283,24 @@ def test_a_new_predictions_challenge_takes_predictions_csv_bare(tmp_path: Path) 
 def test_a_bare_name_that_is_no_plain_file_name_is_never_expected(name: str) -> None:
     assert not ExpectedFile(("*",), "").accepts(name)
     assert ExpectedFile(("*",), "").accepts("guesses.json")
+
+
+def test_proctor_run_scores_a_bare_file_locally_and_names_a_wrong_one(tmp_path: Path) -> None:
+    folder = _tabular(tmp_path)
+    bare = tmp_path / "submission.csv"
+    bare.write_bytes(_csv(TEST))
+    env = dict(os.environ, PROCTOR_WORK_ROOT=str(tmp_path / "work"))
+    done = subprocess.run(
+        [PROCTOR, "run", str(bare), "--challenge", str(folder), "--json"],
+        env=env, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "scored"
+    wrong = tmp_path / "preds.csv"
+    wrong.write_bytes(_csv(TEST))
+    refused = subprocess.run(
+        [PROCTOR, "run", str(wrong), "--challenge", str(folder), "--json"],
+        env=env, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stderr
+    assert "name your predictions submission.csv" in refused.stdout

@@ -15,6 +15,7 @@ from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission, rejected
 from proctor.pipeline.task import JobEnvironment, platform_faults
+from proctor.protocols import bare_files
 from proctor.protocols.registry import driver_for
 from proctor.sandbox import Sandbox, create_sandbox
 from proctor.sandbox.bwrap_args import host_paths_shown
@@ -97,6 +98,7 @@ def _evaluate_upload(
     limits = ArchiveLimits(max_files=challenge.limits.entry_files)
     names = driver_for(challenge.protocol.kind).manifest(challenge.protocol).root_names()
     try:
+        upload = bare_files.arranged_upload(challenge, upload, submission.folder.root)
         unpacked_entry = unpack_upload(
             upload, submission.folder.entry, limits=limits, root_names=names
         )

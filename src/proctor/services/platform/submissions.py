@@ -29,8 +29,9 @@ from proctor.errors import ArchiveError, NotFoundError, RefusedError, UsageError
 from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
+from proctor.protocols import bare_files
 from proctor.protocols.registry import driver_for
-from proctor.services.platform import bare_files, submission_fields
+from proctor.services.platform import submission_fields
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import LiveCases, Receipt, SubmissionStatus
 from proctor.services.platform.installs import current, version_of
@@ -131,6 +132,12 @@ def _checked_upload(
             return
         with wrapped.open("rb") as stream, platform.artifacts.staged(stream) as arranged:
             yield arranged
+
+
+def bare_file_names(challenge: Challenge) -> str | None:
+    """The file name(s) ``challenge`` takes bare (``submission.csv``), None: archives only."""
+    expected = bare_files.expected_file(challenge)
+    return expected.names() if expected is not None else None
 
 
 def check_submitter(platform: Platform, principal: Principal, challenge_name: str) -> None:

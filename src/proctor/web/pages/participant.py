@@ -18,7 +18,6 @@ from proctor.errors import ProctorError
 from proctor.services.platform import (
     allowances,
     answers,
-    bare_files,
     installs,
     overview,
     standings,
@@ -62,7 +61,6 @@ def challenge_page(
     mine = submissions.listing(platform, principal, name) if principal else []
     allowed = allowances.team_allowances(platform, principal, name) if principal else []
     about = render_page(challenge, "overview") if "overview" in challenge.pages else None
-    expected = bare_files.expected_file(challenge)
     numbers = Numbers(challenge)
     metric = default_metric(challenge, challenge.phases[-1])
     # an organizer's list holds every team's: the console is where to compare them
@@ -80,7 +78,7 @@ def challenge_page(
         numbers=numbers,
         metric=metric,
         charts=[mine_chart] if mine_chart else [],
-        bare_file=expected.names() if expected is not None else None,
+        bare_file=submissions.bare_file_names(challenge),
         fields=challenge.submission_fields,
         field_prefix=submission_fields.FORM_PREFIX,
     )

@@ -6,6 +6,8 @@ predictions challenge with one hidden case and one file name, or an EvalAI-style
 the service stores an archive in the protocol's layout (``test/CASE/submission.csv``), so the
 worker, a rescore and the organizer's download read one kind of entry. The archive is made the
 same way every time (fixed dates and modes): the same file makes the same artifact.
+``proctor run submission.csv --challenge DIR`` reads a bare file the same way
+(``arranged_upload``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import stat
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from proctor.entries.unpack import open_source
 from proctor.errors import ArchiveError
 from proctor.protocols.base import ExpectedFile
 from proctor.protocols.registry import driver_for
@@ -68,6 +71,24 @@ def wrap(source: Path, place: str, dest: Path) -> Path:
     ):
         shutil.copyfileobj(stream, member, CHUNK_BYTES)
     return dest
+
+
+def arranged_upload(challenge: Challenge, upload: Path, scratch: Path) -> Path:
+    """``upload`` as an entry to unpack: an archive or folder as is, a bare file wrapped.
+
+    A file that is no archive must be the file ``challenge`` expects (``ArchiveError`` naming
+    the name to use otherwise); it is wrapped into ``scratch/bare.zip``.
+    """
+    if upload.is_dir():
+        return upload
+    try:
+        open_source(upload)
+    except ArchiveError:
+        expected = expected_file(challenge)
+        if expected is None or not expected.accepts(upload.name):
+            raise bare_refusal(upload.name, expected) from None
+        return wrap(upload, expected.place(upload.name), scratch / "bare.zip")
+    return upload
 
 
 def lone_expected_file(root: Path, expected: ExpectedFile | None) -> Path | None:
