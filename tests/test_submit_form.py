@@ -80,6 +80,8 @@ def test_a_phase_not_yet_open_says_when_it_opens_and_hides_the_form(tmp_path: Pa
         assert ">closed<" not in page
         assert 'id="submit-form"' not in page
         assert f"No phase takes submissions now: phase final opens at {when}." in page
+        home = httpx.get(f"{url}/", timeout=60).text
+        assert f"opens at {when}" in home
 
 
 def test_a_closed_phase_hides_the_form(tmp_path: Path) -> None:

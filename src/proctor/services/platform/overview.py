@@ -19,11 +19,15 @@ from proctor.spec.leaderboards import phase_boards
 
 @dataclass(frozen=True, slots=True)
 class ChallengeSummary:
-    """An installed challenge: name, title, and the names of its phases open now."""
+    """An installed challenge: name, title, the names of its phases open now.
+
+    ``opens_next``: when the next phase to open opens (``YYYY-MM-DD HH:MM UTC``), or None.
+    """
 
     name: str
     title: str
     open_phases: list[str]
+    opens_next: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +88,15 @@ def challenge_list(platform: Platform) -> list[ChallengeSummary]:
     for name in installed_names(platform):
         _, challenge = current(platform, name)
         open_now = [phase.name for phase in challenge.phases if phase.is_open(now)]
-        listed.append(ChallengeSummary(name=name, title=challenge.title, open_phases=open_now))
+        later = [p.opens for p in challenge.phases if p.opens is not None and now < p.opens]
+        listed.append(
+            ChallengeSummary(
+                name=name,
+                title=challenge.title,
+                open_phases=open_now,
+                opens_next=_moment(min(later)) if later else None,
+            )
+        )
     return listed
 
 
