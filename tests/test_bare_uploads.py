@@ -263,6 +263,10 @@ def test_an_imported_evalai_challenge_takes_the_bare_file(tmp_path: Path) -> Non
         )
         assert wrong.status_code == 422, wrong.text
         assert "guesses.txt is not an archive" in wrong.json()["error"]["message"]
+        page = httpx.get(
+            f"{url}/challenges/{name}", cookies={"proctor_token": seeded.tokens["alice"]}
+        ).text
+        assert "the file <code>*.json</code> or <code>*.zip</code> (or a .zip holding it)" in page
         for odd in ("..", "../guesses.json/.."):
             dots = client.post(
                 route, data={"phase": "dev"}, files={"entry": (odd, io.BytesIO(body))}

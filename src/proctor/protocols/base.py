@@ -60,8 +60,8 @@ class ExpectedFile:
         return f"{self.folder}/{name}" if self.folder else name
 
     def names(self) -> str:
-        """The expected name(s), for messages: ``submission.csv`` or ``a.json or b.json``."""
-        return " or ".join(self.patterns)
+        """The expected name(s), for messages: ``submission.csv`` or ``*.json or *.zip``."""
+        return " or ".join("a file of any name" if p == "*" else p for p in self.patterns)
 
 
 @dataclass(frozen=True, slots=True)

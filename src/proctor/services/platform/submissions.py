@@ -134,10 +134,13 @@ def _checked_upload(
             yield arranged
 
 
-def bare_file_names(challenge: Challenge) -> str | None:
-    """The file name(s) ``challenge`` takes bare (``submission.csv``), None: archives only."""
+def bare_file_names(challenge: Challenge) -> tuple[str, ...] | None:
+    """The name patterns of the file ``challenge`` takes bare (``submission.csv``; ``*``: any).
+
+    None: the challenge takes archives only.
+    """
     expected = bare_files.expected_file(challenge)
-    return expected.names() if expected is not None else None
+    return expected.patterns if expected is not None else None
 
 
 def check_submitter(platform: Platform, principal: Principal, challenge_name: str) -> None:
