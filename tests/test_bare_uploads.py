@@ -300,6 +300,13 @@ def test_proctor_run_scores_a_bare_file_locally_and_names_a_wrong_one(tmp_path: 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "scored"
+    zipped = tmp_path / "zipped.zip"
+    zipped.write_bytes(build_zip([Item("submission.csv", _csv(TEST))]))
+    done = subprocess.run(
+        [PROCTOR, "run", str(zipped), "--challenge", str(folder), "--json"],
+        env=env, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert json.loads(done.stdout)["status"] == "scored", done.stdout
     wrong = tmp_path / "preds.csv"
     wrong.write_bytes(_csv(TEST))
     refused = subprocess.run(

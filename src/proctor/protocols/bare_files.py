@@ -91,6 +91,20 @@ def arranged_upload(challenge: Challenge, upload: Path, scratch: Path) -> Path:
     return upload
 
 
+def place_lone_file(challenge: Challenge, root: Path) -> None:
+    """Move the expected file where the protocol reads it when ``root`` holds only that file.
+
+    The local run's counterpart of the service storing such a zip in the protocol's layout.
+    """
+    expected = expected_file(challenge)
+    lone = lone_expected_file(root, expected)
+    if lone is None or expected is None:
+        return
+    target = root / expected.place(lone.name)
+    target.parent.mkdir(parents=True)
+    lone.rename(target)
+
+
 def lone_expected_file(root: Path, expected: ExpectedFile | None) -> Path | None:
     """The expected file when an unpacked archive holds only it at its root (else None).
 

@@ -105,6 +105,7 @@ def _evaluate_upload(
     except ArchiveError as err:
         return rejected(submission, str(err), progress)
     entry_root = unpacked_entry.root
+    bare_files.place_lone_file(challenge, entry_root)
     dry_run = entry_flags(entry_root).dry_run
     unpacked = dataclasses.replace(
         submission,
