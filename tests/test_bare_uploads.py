@@ -30,7 +30,7 @@ from proctor.entries import unpack_upload
 from proctor.protocols import bare_files
 from proctor.protocols.base import ExpectedFile
 from proctor.protocols.predictions import PredictionsProtocol
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
 from proctor.services.local.authoring import new_challenge
 from proctor.services.local.bundle_import import import_challenge

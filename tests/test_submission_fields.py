@@ -25,7 +25,7 @@ import yaml
 
 from evalai_challenge import make_evalai_challenge
 from proctor.errors import ConfigError, UsageError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.platform import installs, submissions
