@@ -246,3 +246,24 @@ def test_a_public_value_cannot_plant_a_formula_in_the_board_csv(
         table = other.get("/api/v1/challenges/tabular/leaderboards/default?format=csv").text
     _, line = list(csv.reader(io.StringIO(table)))
     assert line[-2] == '\'=HYPERLINK("http://evil")'
+
+
+def test_organizers_list_every_field_value_in_json_and_csv(site: tuple[Seeded, str]) -> None:
+    seeded, url = site
+    alice = authenticate(seeded.platform, seeded.tokens["alice"])
+    submissions.submit(
+        seeded.platform, alice, "tabular", None, io.BytesIO(CSV), "submission.csv",
+        fields={"method": "-1 trick", "description": "private"},
+    )  # fmt: skip
+    with httpx.Client(base_url=url, headers=seeded.headers("olga"), timeout=60) as organizer:
+        listed = organizer.get("/api/v1/challenges/tabular/submissions").json()
+    assert listed["submissions"][0]["fields"] == {"method": "-1 trick", "description": "private"}
+    env = dict(os.environ, PROCTOR_SERVER=url, PROCTOR_TOKEN=seeded.tokens["olga"])
+    done = subprocess.run(
+        [PROCTOR, "submissions", "tabular", "--csv"],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    header, line = list(csv.reader(io.StringIO(done.stdout)))
+    assert header[-2:] == ["field.method", "field.description"]
+    assert line[-2:] == ["'-1 trick", "private"]

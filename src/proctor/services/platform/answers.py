@@ -365,6 +365,9 @@ class ListedSubmission(Answer):
     flagged: bool
     refunded: bool
     scores: dict[str, dict[str, float | None]] = Field(description="task → metric → value")
+    fields: dict[str, str] = Field(
+        default_factory=dict, description="Every submission_fields value (public or not)"
+    )
 
 
 class SubmissionList(Answer):
