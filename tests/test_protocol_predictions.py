@@ -162,7 +162,7 @@ def test_a_bad_test_file_fails_the_score_stage_as_the_entrys_fault(
         ),
         (
             lambda e: (e / "submission.zip").write_bytes(b"PK"),
-            "submission.zip: not part of a predictions upload: predictions go in dev/CASE/",
+            "submission.zip: not part of a predictions upload: predictions go in test/CASE/",
         ),
         (
             lambda e: (e / "test" / "scenario1-main" / "output_b_scenario1.txt").write_bytes(

@@ -180,7 +180,7 @@ def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
         expect(page.locator("#chart-interval details table")).to_contain_text("blue (#2)")
         page.goto(f"{url}/challenges/toy")
         expect(page.locator("#chart-mine svg")).to_have_count(1)
-        expect(page.locator("#quota")).to_contain_text("2 of 5 today")
+        expect(page.locator("#quota")).to_contain_text("3 left today")
         expect(page.locator(".bundle-page")).to_contain_text("Find the arousals.")
         assert "alert(1)" not in page.content()
         expect(page.locator("#submissions")).not_to_contain_text(sids[1][:12])  # bob's

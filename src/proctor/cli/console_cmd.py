@@ -82,17 +82,31 @@ def submissions_cmd(  # noqa: PLR0917 - typer maps parameters to options
 
 
 def _csv(rows: list[ListedSubmission]) -> str:
-    """One row per submission: its fields, then a column per task and metric."""
+    """One row per submission: its facts, a column per task and metric, then per field.
+
+    A submission field's column is ``field.NAME``; its text is guarded against spreadsheet
+    formulas (a leading ``=``, ``+``, ``-``, ``@`` gets a ``'``).
+    """
     columns = sorted({f"{t}.{m}" for r in rows for t, ms in r.scores.items() for m in ms})
+    named = list(dict.fromkeys(name for row in rows for name in row.fields))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["submission", "team", "phase", "created", "status", "failure", *columns])
+    writer.writerow(
+        ["submission", "team", "phase", "created", "status", "failure", *columns]
+        + [f"field.{name}" for name in named]
+    )
     for row in rows:
         flat = {f"{t}.{m}": v for t, ms in row.scores.items() for m, v in ms.items()}
-        fields = [row.submission, row.team, row.phase, row.created, row.status]
+        facts = [row.submission, row.team, row.phase, row.created, row.status]
         values = ["" if flat.get(c) is None else flat[c] for c in columns]
-        writer.writerow([*fields, row.failure or "", *values])
+        texts = [_as_text(row.fields.get(name, "")) for name in named]
+        writer.writerow([*facts, row.failure or "", *values, *texts])
     return out.getvalue()
+
+
+def _as_text(cell: str) -> str:
+    """A cell a spreadsheet shows as text, never as a formula."""
+    return f"'{cell}" if cell.startswith(("=", "+", "-", "@", "\t", "\r")) else cell
 
 
 def logs_cmd(

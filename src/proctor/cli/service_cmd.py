@@ -20,6 +20,7 @@ from proctor.cli import challenge_cmd, rescore_cmd
 from proctor.cli.api_client import api_client, print_json
 from proctor.cli.figures import shown_number
 from proctor.cli.untrusted import plain
+from proctor.errors import UsageError
 from proctor.services.platform.answers import SubmissionStatus
 from proctor.services.platform.client import Client
 from proctor.settings import ServiceSettings
@@ -116,7 +117,8 @@ def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
     entry: Annotated[
         Path,
         typer.Argument(
-            help="The entry: a .zip or .tar.gz archive, or a folder (sent packed as .tar.gz)."
+            help="The entry: a .zip or .tar.gz archive, a folder (sent packed as .tar.gz), or "
+            "the one prediction file the challenge expects, bare (e.g. submission.csv)."
         ),
     ],
     challenge: Annotated[str, typer.Option("--challenge", "-c", help="Challenge name.")],
@@ -125,10 +127,17 @@ def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
     token: TokenOpt = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once queued.")] = False,
     as_json: JsonOpt = False,
+    field: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--field",
+            help="NAME=VALUE of one of the challenge's submission fields (repeat it).",
+        ),
+    ] = None,
 ) -> None:
     """Submit ENTRY and follow its stages until the result (or return at once: --no-wait)."""
     client = _client(server, token)
-    receipt = client.submit(entry, challenge, phase)
+    receipt = client.submit(entry, challenge, phase, _fields(field or []))
     if no_wait:
         _print(receipt) if as_json else typer.echo(
             f"submission {receipt.submission} queued (position {receipt.queue_position})"
@@ -143,6 +152,17 @@ def submit_cmd(  # noqa: PLR0917 - typer maps parameters to options
     else:
         _show(final)
     raise typer.Exit(_exit_status(final))
+
+
+def _fields(given: list[str]) -> dict[str, str]:
+    """``NAME=VALUE`` options by name; a usage error for one without ``=``."""
+    values = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--field {item!r} needs the form NAME=VALUE (--field method=ridge)")
+        values[name.strip()] = value
+    return values
 
 
 def _follow(client: Client, sid: str, *, quiet: bool) -> SubmissionStatus:

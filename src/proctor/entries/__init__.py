@@ -6,7 +6,7 @@
 
 from proctor.entries.limits import ArchiveLimits
 from proctor.entries.manifest import EntryFlags, Manifest, check_manifest, entry_flags
-from proctor.entries.unpack import UnpackedEntry, unpack_entry, unpack_upload
+from proctor.entries.unpack import UnpackedEntry, unpack_entry, unpack_upload, unwrapped_note
 
 __all__ = [
     "ArchiveLimits",
@@ -17,4 +17,5 @@ __all__ = [
     "entry_flags",
     "unpack_entry",
     "unpack_upload",
+    "unwrapped_note",
 ]

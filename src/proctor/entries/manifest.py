@@ -39,6 +39,11 @@ class Manifest:
             for path in paths:
                 _check_manifest_path(field_name, path)
 
+    def root_names(self) -> frozenset[str]:
+        """The names the manifest expects at an entry's top level (``test/`` → ``test``)."""
+        paths = (*self.required, *self.executable, *self.optional)
+        return frozenset(path.split("/", 1)[0] for path in paths) | {DRY_RUN_FILE}
+
 
 @dataclass(frozen=True)
 class EntryFlags:

@@ -66,28 +66,53 @@ class Source(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class UnpackedEntry:
-    """An unpacked entry: its ``root`` folder and the OS/VCS litter left out (as listed)."""
+    """An unpacked entry: its ``root`` folder and the OS/VCS litter left out (as listed).
+
+    ``unwrapped`` names the archive's single top-level folder when it was taken as the root
+    (``""`` when the root is the archive's top level).
+    """
 
     root: Path
     ignored: tuple[str, ...] = ()
+    unwrapped: str = ""
 
 
-def unpack_entry(source: Path, dest: Path, *, limits: ArchiveLimits = DEFAULT_LIMITS) -> Path:
+def unwrapped_note(folder: str) -> str:
+    """The clause telling a participant that ``folder`` was taken as their entry's root."""
+    return (
+        f"the upload's single top-level folder {folder}/ was taken as the entry's root "
+        "(paths are read from inside it)"
+    )
+
+
+def unpack_entry(
+    source: Path,
+    dest: Path,
+    *,
+    limits: ArchiveLimits = DEFAULT_LIMITS,
+    root_names: frozenset[str] = frozenset(),
+) -> Path:
     """Unpack the entry ``source`` into ``dest`` and return the entry's root folder.
 
     The same as ``unpack_upload`` without the list of what was left out.
     """
-    return unpack_upload(source, dest, limits=limits).root
+    return unpack_upload(source, dest, limits=limits, root_names=root_names).root
 
 
 def unpack_upload(
-    source: Path, dest: Path, *, limits: ArchiveLimits = DEFAULT_LIMITS
+    source: Path,
+    dest: Path,
+    *,
+    limits: ArchiveLimits = DEFAULT_LIMITS,
+    root_names: frozenset[str] = frozenset(),
 ) -> UnpackedEntry:
     """Unpack the entry ``source`` into ``dest``: its root folder and the litter left out.
 
     ``source`` is a ``.zip``, ``.tar.gz``/``.tgz`` or ``.tar`` file (recognised by content) or a
     folder. ``dest`` must not exist or be empty. The root is ``dest/NAME`` when everything sits
-    in one top-level folder ``NAME`` (as in PhysioNet's ``entry/``), else ``dest``. Raises
+    in one top-level folder ``NAME`` (as in PhysioNet's ``entry/``) that is not one of
+    ``root_names`` (the names an entry's root itself holds, such as a predictions upload's
+    ``test/``), else ``dest``; ``unwrapped`` then names it. Raises
     ``ArchiveError`` naming the member and the fix for anything unsafe, malformed or over
     ``limits``; ``PlatformError`` if writing fails on the host. On failure ``dest`` is removed
     (or emptied, if it existed). Operating-system and version-control litter (``.git/``,
@@ -101,7 +126,9 @@ def unpack_upload(
         inventory = _take_inventory(reader, source, limits, ignored)
         _extract(reader, source, inventory, dest_fd)
     top = inventory.top_folder()
-    return UnpackedEntry(dest / top if top is not None else dest, tuple(ignored))
+    if top is None or top in root_names:
+        return UnpackedEntry(dest, tuple(ignored))
+    return UnpackedEntry(dest / top, tuple(ignored), top)
 
 
 def open_source(source: Path) -> Source:

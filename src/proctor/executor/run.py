@@ -176,6 +176,9 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
         if not jobs.commit(runtime.db, lease, outcome, keep=lambda: runtime.artifacts.keep(staged)):
             log.warning("job %s attempt %s: lease lost before the commit, result discarded",
                         lease.job_id, lease.attempt)  # fmt: skip
+            return
+    if runtime.job_committed is not None:
+        runtime.job_committed(lease.job_id)  # the "finished" mail's hook (WorkerRuntime)
 
 
 def _lease_lost(runtime: WorkerRuntime, lease: jobs.Lease) -> bool:
@@ -219,12 +222,14 @@ def _evaluate(
         cancel=cancel,
     )
     try:
+        manifest = driver_for(challenge.protocol.kind).manifest(challenge.protocol)
         limits = ArchiveLimits(max_files=challenge.limits.entry_files)
-        unpacked = unpack_upload(upload, folder.entry, limits=limits)
+        unpacked = unpack_upload(
+            upload, folder.entry, limits=limits, root_names=manifest.root_names()
+        )
     except ArchiveError as err:
         return refused(task_job, str(err))
     root = unpacked.root
-    manifest = driver_for(challenge.protocol.kind).manifest(challenge.protocol)
     made = tuple(set_executable_bits(root, manifest.executable))
     task_job = dataclasses.replace(
         task_job,
@@ -232,6 +237,7 @@ def _evaluate(
         dry_run=entry_flags(root).dry_run,
         made_executable=made,
         ignored=unpacked.ignored,
+        unwrapped=unpacked.unwrapped,
     )
     try:
         # an environment that cannot be built is the platform's failure, stored once, not a

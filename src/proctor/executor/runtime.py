@@ -26,7 +26,11 @@ EnvironmentsFor = Callable[[Challenge, Phase], Mapping[str, JobEnvironment]]
 
 @dataclass
 class WorkerRuntime:
-    """A worker's database, artifact store, sandbox, settings and environment provider."""
+    """A worker's database, artifact store, sandbox, settings and environment provider.
+
+    ``job_committed``: called with a job's id once its result is committed (the hook of the
+    "submission finished" mail: the caller looks whether every job of the submission ended).
+    """
 
     db: Database
     artifacts: ArtifactStore
@@ -34,6 +38,7 @@ class WorkerRuntime:
     service: ServiceSettings
     sandbox: Sandbox
     environments: EnvironmentsFor
+    job_committed: Callable[[int], None] | None = None
     _challenges: dict[Path, Challenge] = field(default_factory=dict)
     _running: set[CancelToken] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)

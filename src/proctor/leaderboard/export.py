@@ -146,13 +146,21 @@ def csv_columns(board: Board) -> list[str]:
     return [*FIXED_COLUMNS, *pairs, *intervals, *sources]
 
 
-def board_to_csv(board: Board) -> str:
-    """The board's rows as CSV text with a header line."""
+def board_to_csv(board: Board, extra: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """The board's rows as CSV text with a header line.
+
+    ``extra``: more text columns after the board's own, each ``{submission: value}``
+    (a submission's public fields); a value is guarded against spreadsheet formulas.
+    """
+    columns = extra or {}
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=csv_columns(board), lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=[*csv_columns(board), *columns], lineterminator="\n")
     writer.writeheader()
     for row in board.rows:
-        writer.writerow(_csv_cells(row))
+        cells = _csv_cells(row)
+        for name, values in columns.items():
+            cells[name] = _text(values.get(row.submission, ""))
+        writer.writerow(cells)
     return out.getvalue()
 
 

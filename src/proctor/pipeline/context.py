@@ -32,6 +32,7 @@ class TaskContext:
     jobs: int
     made_executable: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
+    unwrapped: str = ""
 
     def outputs(self, stage: Stage) -> Path:
         """Where this task's collected outputs of ``stage`` are stored."""

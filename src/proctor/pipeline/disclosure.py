@@ -24,6 +24,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from proctor.entries import unwrapped_note
 from proctor.entries.litter import describe_ignored
 from proctor.pipeline.report import CaseCounts, StageReport, Usage
 from proctor.protocols.base import CaseRun
@@ -36,9 +37,14 @@ HIDDEN_DATA_STAGES = frozenset({*HIDDEN_STAGES, Stage.SCORE})
 """The stages that read hidden data (inputs or references): a submission counts from the first."""
 
 
-def prep_notes(*, made_executable: Sequence[str] = (), ignored: Sequence[str] = ()) -> str:
-    """What the platform changed in the upload, as clauses for the prep message ("" if none)."""
-    notes = ""
+def prep_notes(
+    *, made_executable: Sequence[str] = (), ignored: Sequence[str] = (), unwrapped: str = ""
+) -> str:
+    """What the platform changed in the upload, as clauses for the prep message ("" if none).
+
+    ``unwrapped``: the archive's single top-level folder taken as the entry's root.
+    """
+    notes = f"; {unwrapped_note(unwrapped)}" if unwrapped else ""
     if made_executable:
         notes += f"; made executable: {', '.join(made_executable)}"
     if ignored:

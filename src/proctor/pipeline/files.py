@@ -4,7 +4,8 @@ No sandbox session is opened and nothing is copied into a home::
 
     prep   the upload's layout, encoding and sizes (every problem at once)
     quiz   the public split's predictions checked and scored against its public references;
-           the scores are the stage's message (they are about public data)
+           the scores are the stage's message (they are about public data); skipped when the
+           upload holds none (``FilesDriver.public_uploaded``)
     (DRYRUN: stop)
     exam   skipped: no code runs
     score  the hidden split's predictions checked, then scored against the hidden references;
@@ -56,6 +57,7 @@ class FilesJob:
     folder: RunFolder
     dry_run: bool = False
     ignored: tuple[str, ...] = ()
+    unwrapped: str = ""
 
 
 def evaluate_files(job: FilesJob, runner: StageRunner) -> ShownScores | None:
@@ -71,7 +73,7 @@ def prep(job: FilesJob, runner: StageRunner) -> StageResult:
 
     def body(_: CaseSink) -> StageResult:
         problems = job.driver.check_upload(job.entry_root)
-        notes = prep_notes(ignored=job.ignored)
+        notes = prep_notes(ignored=job.ignored, unwrapped=job.unwrapped)
         if not problems:
             done = f"the upload's layout, encoding and sizes are fine{notes}"
             return StageResult(Stage.PREP, StageStatus.PASSED, done, done)
@@ -123,8 +125,16 @@ def _target(job: FilesJob, split: str, references: Path, errors_log: Path) -> Sc
 
 def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
     """Check and score the public split's predictions; the scores are the stage's message."""
+    skipped = ""
     if not job.driver.scores_public_split:
         skipped = "no public split to score: the hidden references score the upload"
+    elif not job.driver.public_uploaded(job.entry_root):
+        public = job.driver.folder_of(PUBLIC)
+        skipped = (
+            f"no {public}/ predictions uploaded (optional): nothing to score on the public "
+            f"split; add {public}/CASE/ files to see public scores first"
+        )
+    if skipped:
         result = StageResult(Stage.QUIZ, StageStatus.SKIPPED, skipped, skipped)
         runner.finish(result)
         return result

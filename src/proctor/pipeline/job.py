@@ -43,7 +43,8 @@ class TaskJob:
 
     ``jobs`` cases run at once; ``dry_run`` stops after the quiz; ``name_task`` names the task
     in stage labels (a phase with several tasks); ``made_executable`` and ``ignored`` (the
-    OS/VCS litter the unpacker left out) are named in the prep message.
+    OS/VCS litter the unpacker left out) are named in the prep message, and so is ``unwrapped``
+    (the archive's single top-level folder taken as the entry's root).
     """
 
     challenge: Challenge
@@ -60,6 +61,7 @@ class TaskJob:
     keep_home: bool = False
     scorer_environment: JobEnvironment | None = None
     ignored: tuple[str, ...] = ()
+    unwrapped: str = ""
 
 
 def scorer_environment_key(task: str) -> str:

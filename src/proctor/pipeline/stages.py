@@ -46,7 +46,9 @@ def prep(ctx: TaskContext, runner: StageRunner) -> StageResult:
         prepared = ctx.driver.prepare(ctx.home, ctx.task.public_inputs)
         outcome = prepared.outcome
         usage, logs = Usage.of(outcome), run_logs(outcome.stdout, outcome.stderr)
-        notes = prep_notes(made_executable=ctx.made_executable, ignored=ctx.ignored)
+        notes = prep_notes(
+            made_executable=ctx.made_executable, ignored=ctx.ignored, unwrapped=ctx.unwrapped
+        )
         if outcome.succeeded:
             done = f"{prepared.what} completed{notes}"
             return StageResult(Stage.PREP, StageStatus.PASSED, done, done, usage=usage, logs=logs)

@@ -34,7 +34,8 @@ from proctor.store.runfolder import RunFolder
 class Submission:
     """An unpacked entry to evaluate in ``phase``: where it is and how to run it.
 
-    ``ignored`` lists the OS/VCS litter the unpacker left out (named in the prep message).
+    ``ignored`` lists the OS/VCS litter the unpacker left out and ``unwrapped`` the archive's
+    single top-level folder taken as the root (both named in the prep message).
     """
 
     challenge: Challenge
@@ -47,6 +48,7 @@ class Submission:
     environments: Mapping[str, JobEnvironment] = field(default_factory=dict)
     keep_homes: bool = False
     ignored: tuple[str, ...] = ()
+    unwrapped: str = ""
 
     def jobs_of(self) -> list[TaskJob]:
         """One job per task of the phase, in the phase's order."""
@@ -66,6 +68,7 @@ class Submission:
                 keep_home=self.keep_homes,
                 scorer_environment=self.environments.get(scorer_environment_key(task)),
                 ignored=self.ignored,
+                unwrapped=self.unwrapped,
             )
             for task in self.phase.tasks
         ]

@@ -110,7 +110,7 @@ def evaluate_task(
     try:
         check_manifest(job.entry_root, driver_class.manifest(challenge.protocol))
     except ManifestError as err:
-        notes = prep_notes(ignored=job.ignored)
+        notes = prep_notes(ignored=job.ignored, unwrapped=job.unwrapped)
         runner.finish(failed(Stage.PREP, f"{err}{notes}", Failure.ENTRY))
         return task_report(job, runner)
     try:
@@ -199,6 +199,7 @@ def _context(
         jobs=job.jobs,
         made_executable=job.made_executable,
         ignored=job.ignored,
+        unwrapped=job.unwrapped,
     )
 
 
@@ -232,6 +233,7 @@ def _evaluate_files(
         job.folder,
         job.dry_run,
         job.ignored,
+        job.unwrapped,
     )
     shown = evaluate_files(files_job, runner)
     job.cancel.check()  # a program killed by the cancel is no scorer's failure

@@ -20,6 +20,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,6 +36,32 @@ and predictions on public inputs whose references are hidden."""
 
 OutputCheck = Callable[[Path], "str | None"]
 """Whether a stored output is valid for the task's scorer: None, or what is wrong with it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedFile:
+    """The one prediction file a challenge expects, so that it may be uploaded bare.
+
+    A bare file whose name matches one of ``patterns`` (shell patterns) is the entry's
+    ``folder/NAME`` (``folder`` ``""``: the entry's root), e.g. ``test/main/submission.csv``.
+    """
+
+    patterns: tuple[str, ...]
+    folder: str
+
+    def accepts(self, name: str) -> bool:
+        """True when a bare file called ``name`` is the expected file."""
+        if name in ("", ".", "..") or "/" in name or "\\" in name:
+            return False
+        return any(fnmatchcase(name, pattern) for pattern in self.patterns)
+
+    def place(self, name: str) -> str:
+        """Where the bare file ``name`` goes in the entry, relative to its root."""
+        return f"{self.folder}/{name}" if self.folder else name
+
+    def names(self) -> str:
+        """The expected name(s), for messages: ``submission.csv`` or ``*.json or *.zip``."""
+        return " or ".join("a file of any name" if p == "*" else p for p in self.patterns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +184,16 @@ class ProtocolDriver(ABC):
     @abstractmethod
     def manifest(cls, settings: ProtocolSettings) -> Manifest:
         """What an entry must contain before anything runs (checked before a slot is claimed)."""
+
+    @classmethod
+    def expected_file(
+        cls, settings: ProtocolSettings, hidden_cases: tuple[str, ...]
+    ) -> ExpectedFile | None:
+        """The one file an entry is, when it may be uploaded bare (None: an archive only).
+
+        ``hidden_cases``: the cases of the hidden split of every task of the challenge.
+        """
+        return None
 
 
 class Driver(ProtocolDriver):
@@ -315,6 +352,10 @@ class FilesDriver(ProtocolDriver):
     def prediction(self, entry_root: Path, split: str, case: str) -> Path:
         """The predictions of ``case`` of ``split`` in the unpacked upload."""
         return entry_root / self.upload_path(split, case)
+
+    def public_uploaded(self, entry_root: Path) -> bool:
+        """Whether the upload holds predictions of the public split (the quiz scores them)."""
+        return True
 
     def validate_output(self, entry_root: Path, split: str, case: str) -> str | None:
         """Whether the predictions of ``case`` are in the scorer's format (None) or what is not.

@@ -2,9 +2,13 @@
 
 Participants annotate public inputs and upload what they made::
 
-    dev/CASE/...     predictions on the public split (scored at the quiz, references public)
+    dev/CASE/...     optional (unless ``public_required``): predictions on the public split,
+                     scored at the quiz against public references
     test/CASE/...    predictions on the hidden split's inputs (scored against hidden references)
     DRYRUN           optional: stop after the quiz
+
+When the challenge expects one file (one hidden case, one ``file_patterns`` name), that file
+may be uploaded bare (``submission.csv``): it is the test split's (``expected_file``).
 
 A case is named by its inputs folder (``data/test/scenario1-main`` → ``scenario1-main``), so
 the upload's ``test/`` folder is laid out as the official submission folder. The prep stage
@@ -26,7 +30,7 @@ from pydantic import Field, model_validator
 
 from proctor.entries import Manifest
 from proctor.entries.manifest import DRY_RUN_FILE
-from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver
+from proctor.protocols.base import HIDDEN, PUBLIC, ExpectedFile, FilesDriver
 from proctor.spec.protocols import LocatedError, ProtocolSettings
 
 _FOLDER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -41,7 +45,8 @@ class PredictionsProtocol(ProtocolSettings):
     folder (``data/test/scenario1-main`` → ``scenario1-main``). Every prediction file matches
     one of ``file_patterns`` (shell patterns), is UTF-8 text and at most ``file_bytes``; the
     whole upload is at most ``upload_bytes``. Besides the split folders only ``DRYRUN`` and
-    ``other_files`` may lie at the top of the upload.
+    ``other_files`` may lie at the top of the upload. The public split's predictions may be
+    left out (the quiz is then skipped) unless ``public_required`` is true.
     """
 
     kind: Literal["predictions"]
@@ -51,6 +56,7 @@ class PredictionsProtocol(ProtocolSettings):
     other_files: tuple[str, ...] = ("README.md", "AUTHORS.txt", "LICENSE.txt")
     file_bytes: int = Field(default=16 * 1024**2, gt=0, strict=True)
     upload_bytes: int = Field(default=64 * 1024**2, gt=0, strict=True)
+    public_required: bool = False
 
     @model_validator(mode="after")
     def _two_folders(self) -> PredictionsProtocol:
@@ -105,9 +111,29 @@ class PredictionsDriver(FilesDriver):
 
     @classmethod
     def manifest(cls, settings: ProtocolSettings) -> Manifest:
-        """Both split folders, not empty."""
+        """The hidden split's folder, not empty; the public one too when it is required."""
         protocol = _predictions_settings(settings)
-        return Manifest(required=(f"{protocol.public_folder}/", f"{protocol.hidden_folder}/"))
+        public, hidden = f"{protocol.public_folder}/", f"{protocol.hidden_folder}/"
+        if protocol.public_required:
+            return Manifest(required=(public, hidden))
+        return Manifest(required=(hidden,), optional=(public,))
+
+    @classmethod
+    def expected_file(
+        cls, settings: ProtocolSettings, hidden_cases: tuple[str, ...]
+    ) -> ExpectedFile | None:
+        """With one hidden case and one file name (not ``*``): ``test/CASE/NAME``."""
+        protocol = _predictions_settings(settings)
+        patterns = protocol.file_patterns
+        if len(hidden_cases) != 1 or len(patterns) != 1 or patterns[0] == "*":
+            return None
+        if protocol.public_required:
+            return None  # a bare file has no public split's predictions
+        return ExpectedFile(patterns, f"{protocol.hidden_folder}/{hidden_cases[0]}")
+
+    def public_uploaded(self, entry_root: Path) -> bool:
+        """Whether the upload holds the public split's folder."""
+        return (entry_root / self.protocol.public_folder).is_dir()
 
     @classmethod
     def split_folder(cls, settings: ProtocolSettings, split: str) -> str:
@@ -138,7 +164,10 @@ class PredictionsDriver(FilesDriver):
 
     def _missing_cases(self, entry_root: Path) -> list[str]:
         missing = []
-        for split in (PUBLIC, HIDDEN):
+        splits: tuple[str, ...] = (PUBLIC, HIDDEN)
+        if not self.protocol.public_required and not self.public_uploaded(entry_root):
+            splits = (HIDDEN,)  # no dev/ at all: optional; a partial one is checked whole
+        for split in splits:
             for case in self.context.cases.get(split, ()):
                 if not (entry_root / self.upload_path(split, case)).is_dir():
                     missing.append(
@@ -177,7 +206,10 @@ class PredictionsDriver(FilesDriver):
 
     def _layout(self) -> str:
         public, hidden = self.folder_of(PUBLIC), self.folder_of(HIDDEN)
-        return f"predictions go in {public}/CASE/ and {hidden}/CASE/ (files only, no sub-folders)"
+        return (
+            f"predictions go in {hidden}/CASE/ (and {public}/CASE/ for the public split), "
+            "files only, no sub-folders"
+        )
 
     def _file_problem(self, path: Path, info: os.stat_result) -> str | None:
         limit = self.protocol.file_bytes

@@ -1,10 +1,10 @@
 """The ``single_file`` protocol (EvalAI-style): the entry is one file, no code runs.
 
-The participant uploads the file they would upload to EvalAI, zipped (a zip holding one
-file). Every split and task of the phase scores that same file: the quiz against the public
-references (EvalAI publishes none: the ``evalai`` scorer then scores nothing and says so),
-the score stage against the hidden ones. Prep checks there is exactly one file, its name and
-its size. Nothing here opens a sandbox.
+The participant uploads the file they would upload to EvalAI: bare, as on EvalAI, or in a
+zip holding that one file. Every split and task of the phase scores that same file: the quiz
+against the public references (EvalAI publishes none: the ``evalai`` scorer then scores
+nothing and says so), the score stage against the hidden ones. Prep checks there is exactly
+one file, its name and its size. Nothing here opens a sandbox.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Literal
 from pydantic import Field
 
 from proctor.entries import Manifest
-from proctor.protocols.base import PUBLIC, FilesDriver
+from proctor.protocols.base import PUBLIC, ExpectedFile, FilesDriver
 from proctor.spec.protocols import ProtocolSettings
 
 
 class SingleFileProtocol(ProtocolSettings):
-    """EvalAI-style: the entry is one file (uploaded as a zip holding it); no code runs.
+    """EvalAI-style: the entry is one file (uploaded bare or in a zip); no code runs.
 
     The same file is scored on every split and task of the phase (the scorer picks what it
     needs: EvalAI's ``evaluate`` returns every split at once). Its name matches one of
@@ -62,6 +62,13 @@ class SingleFileDriver(FilesDriver):
     def manifest(cls, settings: ProtocolSettings) -> Manifest:
         """Nothing named: ``check_upload`` wants exactly one file."""
         return Manifest(required=())
+
+    @classmethod
+    def expected_file(
+        cls, settings: ProtocolSettings, hidden_cases: tuple[str, ...]
+    ) -> ExpectedFile | None:
+        """The one file, at the entry's root, named as ``file_patterns`` allow."""
+        return ExpectedFile(_settings(settings).file_patterns, "")
 
     @classmethod
     def split_folder(cls, settings: ProtocolSettings, split: str) -> str:

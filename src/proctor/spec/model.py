@@ -42,6 +42,7 @@ from proctor.spec.scorer import (
     parse_scorer,
     scorer_declaration,
 )
+from proctor.spec.submission_fields import MAX_FIELDS, SubmissionField, check_field_names
 from proctor.types import Direction, Disclosure
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
@@ -264,6 +265,7 @@ class Challenge(Strict):
     precision: dict[str, int] = Field(default_factory=dict)  # spec.display
     pages: dict[PageName, str] = Field(default_factory=dict)  # spec.display
     registration: RegistrationSpec | None = None  # spec.registration
+    submission_fields: tuple[SubmissionField, ...] = Field(default=(), max_length=MAX_FIELDS)
     root: Path = Field(default=Path("."), exclude=True)
 
     @field_validator("protocol", mode="before")
@@ -309,6 +311,11 @@ class Challenge(Strict):
                         f"(tasks: {', '.join(task_names)})",
                         f"phases[{index}].tasks[{position}]",
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _field_names_are_unique(self) -> Challenge:
+        check_field_names(self.submission_fields)
         return self
 
     @model_validator(mode="after")

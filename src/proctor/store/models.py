@@ -170,6 +170,7 @@ class SubmissionRow(Base):
     cancelled: Mapped[bool] = mapped_column(Boolean, default=False)
     refunded: Mapped[bool] = mapped_column(Boolean, default=False)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+    fields: Mapped[str | None] = mapped_column(Text)  # JSON {name: value}: submission_fields
 
 
 class Job(Base):

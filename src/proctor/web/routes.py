@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
@@ -16,6 +17,7 @@ from proctor.services.platform import (
     publications,
     rescore,
     standings,
+    submission_fields,
     submissions,
     tokens,
 )
@@ -87,14 +89,20 @@ async def install_archive(
     "/challenges/{name}/submissions",
     openapi_extra=form_body(
         "entry",
-        "The entry: a .zip, .tar.gz or .tar archive.",
+        "The entry: a .zip, .tar.gz or .tar archive, or the one prediction file the "
+        "challenge expects (e.g. submission.csv), bare.",
         phase="The phase (default: the single open one).",
+        **{"field.NAME": "The value of the challenge's submission field NAME (optional)."},
     ),
 )
 async def submit(
     name: str, request: Request, platform: PlatformDep, principal: PrincipalDep
 ) -> answers.Receipt:
-    """Submit an entry archive to a phase (the single open one when none is named)."""
+    """Submit an entry to a phase (the single open one when none is named).
+
+    The entry is an archive, or the bare prediction file a Kaggle- or EvalAI-style challenge
+    expects (its name must match: ``submission.csv``); it is stored as the archive holding it.
+    """
     await run_in_threadpool(submissions.check_submitter, platform, principal, name)
     settings = platform.settings
     async with read_upload(
@@ -104,7 +112,13 @@ async def submit(
         if phase is not None and not phase.strip():
             raise UsageError("phase is empty: leave it out for the single open phase")
         return await run_in_threadpool(
-            submissions.submit, platform, principal, name, phase, upload.file
+            partial(submissions.submit, fields=submission_fields.from_form(upload.fields)),
+            platform,
+            principal,
+            name,
+            phase,
+            upload.file,
+            upload.file_name,
         )
 
 

@@ -3,8 +3,9 @@
 Every answer but a scorer's page forbids framing (``X-Frame-Options: DENY``,
 ``frame-ancestors 'none'``), content sniffing and cross-site referrers, and carries a strict
 Content-Security-Policy: the pages
-load nothing but Proctor's own files (``web/static``: the stylesheet, the favicon, the one
-script that polls a running submission's status), run no inline script, no ``eval`` and no
+load nothing but Proctor's own files (``web/static``: the stylesheet, the favicon, the
+script that polls a running submission's status and the one that shows an upload's progress),
+run no inline script, no ``eval`` and no
 inline style, fetch only from Proctor and post forms only to Proctor. Over
 TLS (the request's scheme, or a trusted proxy's ``X-Forwarded-Proto``) browsers are told to
 keep to HTTPS (``Strict-Transport-Security``). FastAPI's interactive API docs (``/docs``,

@@ -31,16 +31,19 @@ from proctor.services.platform.uploads import (
 )
 from proctor.settings import ServiceSettings
 
+MAX_FIELDS = 40
+"""Text fields a form may carry: phase, CSRF token and a challenge's submission fields."""
 FORM_SLACK = 64 * 1024
 """Bytes a form may carry besides its file: part headers, boundaries, small fields."""
 
 
 @dataclass(frozen=True, slots=True)
 class Upload:
-    """The file of a form upload (a spooled stream) and the form's text fields."""
+    """The file of a form upload (a spooled stream), its name as sent, the text fields."""
 
     file: BinaryIO
     fields: Mapping[str, str]
+    file_name: str | None = None
 
 
 @dataclass
@@ -152,7 +155,7 @@ async def read_upload(
     """
     _check_type(request, field)
     body = _capped(request, limit, rate)
-    parser = MultiPartParser(request.headers, body, max_files=1, max_fields=8)
+    parser = MultiPartParser(request.headers, body, max_files=1, max_fields=MAX_FIELDS)
     try:
         form = await parser.parse()
     except (MultiPartException, KeyError, ValueError) as err:
@@ -167,7 +170,7 @@ async def read_upload(
                 f"the form has no file in the field {field!r}: send the archive as {field}=@FILE"
             )
         fields = {k: v for k, v in form.multi_items() if isinstance(v, str)}
-        yield Upload(found.file, fields)
+        yield Upload(found.file, fields, found.filename)
     finally:
         await form.close()
 

@@ -47,8 +47,9 @@ protocol:
   kind: predictions              # no code runs: participants upload prediction files
   public_folder: dev             # the upload's dev/CASE/: scored at the quiz (public labels)
   hidden_folder: test            # the upload's test/CASE/: scored against hidden labels
-  file_patterns: [predictions.csv]
+  file_patterns: [predictions.csv]  # one name: participants may upload predictions.csv bare
   other_files: [README.md]
+  public_required: false         # true: every upload must hold its dev/ predictions too
 """,
 }
 
@@ -142,11 +143,12 @@ labels); `predict` returns one number per row. Each dataset trains within 60 s a
 within 30 s, without network.
 """,
     "predictions": """\
-No code runs: upload a `.zip` holding `dev/values/predictions.csv` (your predictions for
-`data/dev/values/inputs.csv`) and `test/values/predictions.csv` (for
-`data/test/values/inputs.csv`), each with the header `id,target` and one row per input row.
-The dev predictions are scored at once against the public `data/dev/values/labels.csv`; the
-test predictions against hidden labels.
+No code runs: upload `predictions.csv`, your predictions for `data/test/values/inputs.csv`
+(the header `id,target` and one row per input row), as it is: through the challenge page's
+form or `proctor submit predictions.csv`. It is scored against hidden labels. To see a public
+score first, upload a `.zip` holding `dev/values/predictions.csv` (your predictions for
+`data/dev/values/inputs.csv`, scored at once against the public `data/dev/values/labels.csv`)
+and `test/values/predictions.csv`.
 """,
 }
 

@@ -15,6 +15,8 @@ from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission, rejected
 from proctor.pipeline.task import JobEnvironment, platform_faults
+from proctor.protocols import bare_files
+from proctor.protocols.registry import driver_for
 from proctor.sandbox import Sandbox, create_sandbox
 from proctor.sandbox.bwrap_args import host_paths_shown
 from proctor.services.local.catalog import resolve_challenge
@@ -92,15 +94,25 @@ def _evaluate_upload(
     upload: Path, submission: Submission, sandbox: Sandbox, progress: ProgressListener | None
 ) -> EvaluationReport:
     """Unpack the upload into the run folder and evaluate it, or report it refused."""
-    limits = ArchiveLimits(max_files=submission.challenge.limits.entry_files)
+    challenge = submission.challenge
+    limits = ArchiveLimits(max_files=challenge.limits.entry_files)
+    names = driver_for(challenge.protocol.kind).manifest(challenge.protocol).root_names()
     try:
-        unpacked_entry = unpack_upload(upload, submission.folder.entry, limits=limits)
+        upload = bare_files.arranged_upload(challenge, upload, submission.folder.root)
+        unpacked_entry = unpack_upload(
+            upload, submission.folder.entry, limits=limits, root_names=names
+        )
     except ArchiveError as err:
         return rejected(submission, str(err), progress)
     entry_root = unpacked_entry.root
+    bare_files.place_lone_file(challenge, entry_root)
     dry_run = entry_flags(entry_root).dry_run
     unpacked = dataclasses.replace(
-        submission, entry_root=entry_root, dry_run=dry_run, ignored=unpacked_entry.ignored
+        submission,
+        entry_root=entry_root,
+        dry_run=dry_run,
+        ignored=unpacked_entry.ignored,
+        unwrapped=unpacked_entry.unwrapped,
     )
     return evaluate_submission(unpacked, sandbox, progress)
 

@@ -226,6 +226,10 @@ class SubmissionStatus(Answer):
         description="The ``proctor run --json`` object as disclosed; null until finished and "
         "for a cancelled submission."
     )
+    fields: dict[str, str] = Field(
+        default_factory=dict,
+        description="The values of the challenge's submission_fields given with the entry",
+    )
 
 
 class MetricChange(Answer):
@@ -361,6 +365,9 @@ class ListedSubmission(Answer):
     flagged: bool
     refunded: bool
     scores: dict[str, dict[str, float | None]] = Field(description="task → metric → value")
+    fields: dict[str, str] = Field(
+        default_factory=dict, description="Every submission_fields value (public or not)"
+    )
 
 
 class SubmissionList(Answer):
@@ -401,6 +408,9 @@ class BoardRow(Answer):
     ci95: Interval | None
     mean_rank: int | float | None
     sources: dict[str, str]
+    fields: dict[str, str] = Field(
+        default_factory=dict, description="The submission's public submission_fields values"
+    )
 
 
 class Leaderboard(Answer):
@@ -416,6 +426,10 @@ class Leaderboard(Answer):
     per: str
     public: bool
     ladder: dict[str, int | float] | None
+    field_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="The challenge's public submission_fields: name → label, in form order",
+    )
     rows: list[BoardRow]
 
 

@@ -101,24 +101,33 @@ class Client:
                 )
         return Installed.model_validate(self._call("POST", "/challenges", json={"source": source}))
 
-    def submit(self, entry: Path, challenge: str, phase: str | None) -> Receipt:
-        """Upload ``entry`` to ``challenge``'s ``phase``: an archive, or a folder.
+    def submit(
+        self,
+        entry: Path,
+        challenge: str,
+        phase: str | None,
+        fields: Mapping[str, str] | None = None,
+    ) -> Receipt:
+        """Upload ``entry`` to ``challenge``'s ``phase``: an archive, a bare file, or a folder.
 
         A folder is packed into a ``.tar.gz`` in a temporary folder first (its files at the
         archive's top, as ``proctor run FOLDER`` reads it) and streamed from there.
+        ``fields``: values of the challenge's submission fields, by name.
         """
         if not entry.exists():
             raise UsageError(f"entry {entry} does not exist: pass an archive or a folder")
+        data = {f"field.{name}": value for name, value in (fields or {}).items()}
+        if phase:
+            data["phase"] = phase
         if not entry.is_dir():
-            return self._upload(entry, entry.name, challenge, phase)
+            return self._upload(entry, entry.name, challenge, data)
         with tempfile.TemporaryDirectory(prefix="proctor-upload-") as scratch:
             name = f"{entry.resolve().name or 'entry'}.tar.gz"
             packed = pack_folder(entry, Path(scratch) / name)
-            return self._upload(packed, name, challenge, phase)
+            return self._upload(packed, name, challenge, data)
 
-    def _upload(self, path: Path, name: str, challenge: str, phase: str | None) -> Receipt:
-        """Stream the archive at ``path`` as the multipart upload ``name``."""
-        data = {"phase": phase} if phase else {}
+    def _upload(self, path: Path, name: str, challenge: str, data: dict[str, str]) -> Receipt:
+        """Stream the file at ``path`` as the multipart upload ``name`` with text ``data``."""
         with path.open("rb") as stream:
             answer = self._call(
                 "POST",

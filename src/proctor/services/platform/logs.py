@@ -17,6 +17,7 @@ from proctor.errors import NotFoundError
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import SubmissionLogs, TaskLogs
 from proctor.services.platform.resources import Platform
+from proctor.services.platform.submission_ids import full_id
 from proctor.store.models import Job, Result, SubmissionRow
 
 LOG_FILES = ("score-error.txt", "platform-error.txt")
@@ -27,6 +28,7 @@ def submission_logs(platform: Platform, principal: Principal | None, sid: str) -
     """Each task's state, result status and organizer logs (``{name: text}``) of ``sid``."""
     if principal is None or not principal.organizer:
         raise NotFoundError(f"no submission {sid!r}")
+    sid = full_id(platform, principal, sid)
     with platform.db() as session:
         row = session.get(SubmissionRow, sid)
         if row is None:

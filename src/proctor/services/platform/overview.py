@@ -13,17 +13,21 @@ from proctor.services.platform.accounts import Principal
 from proctor.services.platform.installs import current, installed_names
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.standings import may_read
-from proctor.spec import Challenge
+from proctor.spec import Challenge, Phase
 from proctor.spec.leaderboards import phase_boards
 
 
 @dataclass(frozen=True, slots=True)
 class ChallengeSummary:
-    """An installed challenge: name, title, and the names of its phases open now."""
+    """An installed challenge: name, title, the names of its phases open now.
+
+    ``opens_next``: when the next phase to open opens (``YYYY-MM-DD HH:MM UTC``), or None.
+    """
 
     name: str
     title: str
     open_phases: list[str]
+    opens_next: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +40,10 @@ class BoardLink:
 
 @dataclass(frozen=True, slots=True)
 class PhaseView:
-    """A phase: its tasks, times (``YYYY-MM-DD HH:MM UTC``), whether open now, its boards."""
+    """A phase: its tasks, times (``YYYY-MM-DD HH:MM UTC``), whether open now, its boards.
+
+    ``state``: ``open``, ``upcoming`` (it opens later: "opens at ...") or ``closed``.
+    """
 
     name: str
     title: str
@@ -45,6 +52,7 @@ class PhaseView:
     closes: str | None
     open: bool
     boards: list[BoardLink]
+    state: str = "open"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +64,17 @@ class ChallengeOverview:
     description: str
     protocol: str
     phases: list[PhaseView]
+
+    @property
+    def open_phases(self) -> list[PhaseView]:
+        """The phases taking submissions now."""
+        return [phase for phase in self.phases if phase.open]
+
+    @property
+    def next_opening(self) -> PhaseView | None:
+        """The phase that opens next (None when none is still to open)."""
+        upcoming = [phase for phase in self.phases if phase.state == "upcoming"]
+        return min(upcoming, key=lambda phase: phase.opens or "", default=None)
 
 
 def _moment(value: datetime | None) -> str | None:
@@ -69,7 +88,15 @@ def challenge_list(platform: Platform) -> list[ChallengeSummary]:
     for name in installed_names(platform):
         _, challenge = current(platform, name)
         open_now = [phase.name for phase in challenge.phases if phase.is_open(now)]
-        listed.append(ChallengeSummary(name=name, title=challenge.title, open_phases=open_now))
+        later = [p.opens for p in challenge.phases if p.opens is not None and now < p.opens]
+        listed.append(
+            ChallengeSummary(
+                name=name,
+                title=challenge.title,
+                open_phases=open_now,
+                opens_next=_moment(min(later)) if later else None,
+            )
+        )
     return listed
 
 
@@ -85,6 +112,13 @@ def challenge_overview(
         protocol=challenge.protocol.kind,
         phases=_phases(challenge, principal),
     )
+
+
+def _state(phase: Phase, now: datetime) -> str:
+    """``open``, ``upcoming`` (opens later) or ``closed`` at ``now``."""
+    if phase.is_open(now):
+        return "open"
+    return "upcoming" if phase.opens is not None and now < phase.opens else "closed"
 
 
 def _phases(challenge: Challenge, principal: Principal | None) -> list[PhaseView]:
@@ -105,6 +139,7 @@ def _phases(challenge: Challenge, principal: Principal | None) -> list[PhaseView
                 closes=_moment(phase.closes),
                 open=phase.is_open(now),
                 boards=boards,
+                state=_state(phase, now),
             )
         )
     return shown

@@ -26,6 +26,7 @@ from proctor.services.platform.board_entries import WHOLE_TASK, task_parts
 from proctor.services.platform.installs import current
 from proctor.services.platform.quota import submission_counts
 from proctor.services.platform.resources import Platform
+from proctor.services.platform.submission_ids import full_id
 from proctor.services.platform.submissions import visible_submission
 from proctor.store.locks import lock_row
 from proctor.store.models import FinalChoice as FinalChoiceRow
@@ -67,6 +68,7 @@ def publish(
     published: bool = True,
 ) -> Publication:
     """Publish (or withdraw) the submission's result on ``task`` (or one ``part`` of it)."""
+    sid = full_id(platform, principal, sid)
     with platform.db.begin() as session:
         row, jobs = _own_scored(session, principal, sid)
         lock_row(session, Team, row.team_id)  # two publishes at once: one row, the last wins
@@ -107,6 +109,7 @@ def publish(
 
 def choose_final(platform: Platform, principal: Principal, sid: str) -> FinalChoice:
     """Choose the submission as one of its team's final entries (the oldest choice makes room)."""
+    sid = full_id(platform, principal, sid)
     with platform.db.begin() as session:
         row, jobs = _own_scored(session, principal, sid)
         results = session.scalars(
@@ -148,6 +151,7 @@ def choices(platform: Platform, principal: Principal, sid: str) -> Choices:
 
     One publication row per task (``part`` None) and one per part of a task that has parts.
     """
+    sid = full_id(platform, principal, sid)
     with platform.db() as session:
         row, jobs = _own_scored(session, principal, sid)
         final = session.scalar(select(FinalChoiceRow).where(FinalChoiceRow.submission_id == sid))

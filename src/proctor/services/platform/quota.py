@@ -202,6 +202,8 @@ class Allowance:
     ``used_today``: counted submissions of the last 24 hours; ``used``: of the whole phase;
     ``active``: queued or running. ``next_at``: when the next submission is allowed (ISO 8601
     UTC), None when one is allowed now; ``exhausted``: the phase's total is used up.
+    ``left_today`` and ``left_in_phase``: what is left of the daily and the phase's quota
+    (None: no such limit).
     """
 
     phase: str
@@ -213,6 +215,27 @@ class Allowance:
     active: int
     next_at: str | None
     exhausted: bool
+
+    @property
+    def left_today(self) -> int | None:
+        """Submissions left in the last 24 hours' window (None: no daily limit)."""
+        return None if self.per_day is None else max(0, self.per_day - self.used_today)
+
+    @property
+    def left_in_phase(self) -> int | None:
+        """Submissions left in the phase (None: no limit on the phase's total)."""
+        return None if self.total is None else max(0, self.total - self.used)
+
+    def words(self) -> str:
+        """What is left, as a participant reads it: ``6 left today, 22 left in the phase``."""
+        parts = []
+        if self.left_today is not None:
+            parts.append(f"{self.left_today} left today")
+        if self.left_in_phase is not None:
+            parts.append(f"{self.left_in_phase} left in the phase")
+        if self.concurrent is not None:
+            parts.append(f"{self.active} of {self.concurrent} running at once")
+        return ", ".join(parts) if parts else "no limit"
 
 
 def allowance(

@@ -23,6 +23,7 @@ from proctor.services.platform.logs import LOG_FILES, MAX_LOG_CHARS
 from proctor.services.platform.quota import iso
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.run_files import kept_files
+from proctor.services.platform.submission_ids import full_id
 from proctor.services.platform.submissions_list import jobs_of, organizer_state
 from proctor.store.models import Job, Result, Score, SubmissionRow, Team
 from proctor.store.runfolder import SCORER_PAGES, scorer_page_name
@@ -36,6 +37,7 @@ MAX_KEPT_BYTES = 256 * 1024**2
 def submission_record(platform: Platform, principal: Principal, sid: str) -> SubmissionRecord:
     """Everything stored of submission ``sid`` for the organizer (see the module docstring)."""
     organizers_only(principal)
+    sid = full_id(platform, principal, sid)
     with platform.db() as session:
         row = session.get(SubmissionRow, sid)
         if row is None:
@@ -120,6 +122,7 @@ def _artifact_files(
 def entry_archive(platform: Platform, principal: Principal, sid: str) -> tuple[Path, str]:
     """Where submission ``sid``'s entry archive is stored, byte for byte, and a file name."""
     organizers_only(principal)
+    sid = full_id(platform, principal, sid)
     with platform.db() as session:
         row = session.get(SubmissionRow, sid)
         if row is None:

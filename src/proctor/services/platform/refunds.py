@@ -17,6 +17,7 @@ from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import Flagged, FlaggedList
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.resources import Platform
+from proctor.services.platform.submission_ids import full_id
 from proctor.store.models import SubmissionRow, Team
 
 
@@ -51,8 +52,9 @@ def refund(platform: Platform, principal: Principal, sid: str) -> Flagged:
     refused when the submission was not flagged (only lost workers are refunded) or is
     refunded already.
     """
+    organizers_only(principal)
+    sid = full_id(platform, principal, sid)
     with platform.db.begin() as session:
-        organizers_only(principal)
         row = session.get(SubmissionRow, sid)
         if row is None:
             raise NotFoundError(f"no submission {sid!r}")

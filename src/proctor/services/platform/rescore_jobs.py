@@ -128,7 +128,8 @@ def _outputs(platform: Platform, challenge: Challenge, job: Kept, scratch: Path)
     if issubclass(driver_for(challenge.protocol.kind), FilesDriver):
         upload = platform.artifacts.copy_to(job.upload, scratch / "upload")
         limits = ArchiveLimits(max_files=challenge.limits.entry_files)
-        return unpack_entry(upload, scratch / "entry", limits=limits)
+        names = driver_for(challenge.protocol.kind).manifest(challenge.protocol).root_names()
+        return unpack_entry(upload, scratch / "entry", limits=limits, root_names=names)
     if job.run_artifact is None or not platform.artifacts.has(job.run_artifact):
         raise LookupError("its run artifact is not kept")
     with tarfile.open(platform.artifacts.path(job.run_artifact), "r:gz") as tar:

@@ -31,6 +31,7 @@ from proctor.services.platform.ladder_view import ladder_boards
 from proctor.services.platform.quota import submission_counts
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.run_files import kept_files
+from proctor.services.platform.submission_ids import full_id
 from proctor.services.platform.submissions import visible_submission
 from proctor.spec import Challenge
 from proctor.store.models import Job, Result
@@ -65,6 +66,7 @@ def readable_tasks(platform: Platform, principal: Principal | None, sid: str) ->
 
     The submission's page frames each; 404 for a submission the caller cannot see.
     """
+    sid = full_id(platform, principal, sid)
     with platform.db() as session:
         jobs = _readable_jobs(session, principal, sid)
     found = []
@@ -84,6 +86,7 @@ def detailed_page(
     when there are none.
     """
     missing = NotFoundError(f"no detailed results of task {task!r} of submission {sid!r}")
+    sid = full_id(platform, principal, sid)
     with platform.db() as session:
         jobs = _readable_jobs(session, principal, sid)
     artifact = next((result.run_artifact for job, result in jobs if job.task == task), None)

@@ -20,10 +20,13 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
+from sqlalchemy import select
+
 from proctor.errors import ForbiddenError, NotFoundError
 from proctor.leaderboard import Board, board_to_csv, board_to_dict, compute_board
 from proctor.pipeline.runner import disclosure_level
 from proctor.pipeline.score import ZERO_FILLED
+from proctor.services.platform import submission_fields
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import Leaderboard
 from proctor.services.platform.board_entries import StoredEntry, stored_entries
@@ -31,6 +34,7 @@ from proctor.services.platform.installs import current
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
 from proctor.spec.leaderboards import ALL_BOARD, BoardSpec, find_board, metric_directions
+from proctor.store.models import SubmissionRow
 from proctor.types import Disclosure, Stage
 
 
@@ -176,9 +180,37 @@ def leaderboard(
     phase_name: str | None,
     board: str,
 ) -> Leaderboard:
-    """The board as the caller may read it (the REST board's answer)."""
+    """The board as the caller may read it (the REST board's answer).
+
+    Each row carries its submission's public ``submission_fields`` values (``fields``).
+    """
     shown = board_for(platform, principal, challenge_name, phase_name, board)
-    return Leaderboard.model_validate(board_to_dict(shown))
+    answer = Leaderboard.model_validate(board_to_dict(shown))
+    _, challenge = current(platform, challenge_name)
+    labels = {f.name: f.shown_label for f in challenge.submission_fields if f.public}
+    if not labels:
+        return answer
+    values = _public_fields(platform, challenge, [row.submission for row in answer.rows])
+    rows = [
+        row.model_copy(update={"fields": values.get(row.submission, {})}) for row in answer.rows
+    ]
+    return answer.model_copy(update={"rows": rows, "field_labels": labels})
+
+
+def _public_fields(
+    platform: Platform, challenge: Challenge, sids: list[str]
+) -> dict[str, dict[str, str]]:
+    """Each submission's public ``submission_fields`` values, by submission id."""
+    if not any(field.public for field in challenge.submission_fields):
+        return {}
+    with platform.db() as session:
+        found = session.execute(
+            select(SubmissionRow.id, SubmissionRow.fields).where(SubmissionRow.id.in_(sids))
+        ).all()
+    return {
+        sid: submission_fields.public(challenge, submission_fields.stored(text))
+        for sid, text in found
+    }
 
 
 def leaderboard_csv(
@@ -188,5 +220,16 @@ def leaderboard_csv(
     phase_name: str | None,
     board: str,
 ) -> str:
-    """The board as CSV (``leaderboard.export``'s columns), with the same access rules."""
-    return board_to_csv(board_for(platform, principal, challenge_name, phase_name, board))
+    """The board as CSV (``leaderboard.export``'s columns), with the same access rules.
+
+    The challenge's public ``submission_fields`` follow as columns ``field.NAME``.
+    """
+    shown = board_for(platform, principal, challenge_name, phase_name, board)
+    _, challenge = current(platform, challenge_name)
+    values = _public_fields(platform, challenge, [row.submission for row in shown.rows])
+    extra = {
+        f"field.{field.name}": {sid: found.get(field.name, "") for sid, found in values.items()}
+        for field in challenge.submission_fields
+        if field.public
+    }
+    return board_to_csv(shown, extra)

@@ -12,7 +12,7 @@ import json
 import secrets
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,6 +29,9 @@ from proctor.errors import ArchiveError, NotFoundError, RefusedError, UsageError
 from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
+from proctor.protocols import bare_files
+from proctor.protocols.registry import driver_for
+from proctor.services.platform import submission_fields
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import LiveCases, Receipt, SubmissionStatus
 from proctor.services.platform.installs import current, version_of
@@ -39,6 +42,7 @@ from proctor.services.platform.quota import WITHHELD, check_quota, submission_co
 from proctor.services.platform.registrations import require_participation
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import HIDDEN_STAGE, live_view
+from proctor.services.platform.submission_ids import full_id
 from proctor.services.platform.uploads import unpacking_slot
 from proctor.spec import Challenge, Phase
 from proctor.store import jobs as job_store
@@ -70,23 +74,38 @@ def choose_phase(challenge: Challenge, name: str | None, now: float) -> Phase:
     raise UsageError(f"several phases are open ({names}): choose one with --phase")
 
 
-def _check_archive(path: Path, challenge: Challenge, scratch: Path) -> None:
-    """Refuse an upload that is not a safe archive (unpacked once, into ``scratch``)."""
+def _check_archive(path: Path, challenge: Challenge, scratch: Path, name: str) -> Path | None:
+    """Refuse an upload that is not a safe archive (unpacked once, into ``scratch``).
+
+    A bare file the challenge expects (``bare_files``), or an archive holding only it, is
+    answered with the archive to store instead (in ``scratch``); None: store the upload.
+    """
+    expected = bare_files.expected_file(challenge)
+    names = driver_for(challenge.protocol.kind).manifest(challenge.protocol).root_names()
+    limits = ArchiveLimits(max_files=challenge.limits.entry_files)
     try:
         source = open_source(path)
     except ArchiveError:
-        raise
+        if expected is None or not expected.accepts(name):
+            raise bare_files.bare_refusal(name, expected) from None
+        wrapped = bare_files.wrap(path, expected.place(name), scratch / "bare.zip")
+        unpack_entry(wrapped, scratch / "bare", limits=limits, root_names=names)  # as stored
+        return wrapped
     except Exception as err:
         raise ArchiveError(f"the upload is not a zip or tar archive ({err})") from None
     if isinstance(source, FolderSource):
         raise ArchiveError("the upload must be a .zip, .tar.gz or .tar archive")
-    unpack_entry(
-        path, scratch / "entry", limits=ArchiveLimits(max_files=challenge.limits.entry_files)
-    )
+    root = unpack_entry(path, scratch / "entry", limits=limits, root_names=names)
+    lone = bare_files.lone_expected_file(root, expected)
+    if lone is None or expected is None:
+        return None
+    return bare_files.wrap(lone, expected.place(lone.name), scratch / "bare.zip")
 
 
 @contextmanager
-def _checked_upload(platform: Platform, challenge: Challenge, upload: BinaryIO) -> Iterator[Staged]:
+def _checked_upload(
+    platform: Platform, challenge: Challenge, upload: BinaryIO, file_name: str | None = None
+) -> Iterator[Staged]:
     """The upload staged in the store once it passed the archive checks; not yet an artifact.
 
     The upload is copied under the size cap (read chunk by chunk, never whole into memory)
@@ -94,20 +113,35 @@ def _checked_upload(platform: Platform, challenge: Challenge, upload: BinaryIO) 
     platform's unpacking slots (``upload_unpacks``; ``UploadsBusyError`` after the bounded
     wait). The caller keeps it only once every other check passed: when the block ends
     without that, the staging file is deleted and a refused upload leaves no artifact.
+    A bare expected file (named ``file_name``) is staged as the archive that holds it.
     """
+    name = bare_files.base_name(file_name)
     with (
         unpacking_slot(platform),
         platform.artifacts.staged(upload, max_bytes=platform.settings.upload_bytes) as staged,
+        tempfile.TemporaryDirectory(prefix="upload-check-") as scratch,
     ):
         if staged.size == 0:
             raise ArchiveError("the upload is empty: upload the entry as a .zip or .tar.gz file")
-        with tempfile.TemporaryDirectory(prefix="upload-check-") as scratch:
-            try:
-                _check_archive(staged.path, challenge, Path(scratch))
-            except ArchiveError as err:
-                shown = str(err).replace(str(staged.path), "the upload")
-                raise ArchiveError(shown.replace(staged.path.name, "the upload")) from None
-        yield staged
+        try:
+            wrapped = _check_archive(staged.path, challenge, Path(scratch), name)
+        except ArchiveError as err:
+            shown = str(err).replace(str(staged.path), "the upload")
+            raise ArchiveError(shown.replace(staged.path.name, "the upload")) from None
+        if wrapped is None:
+            yield staged
+            return
+        with wrapped.open("rb") as stream, platform.artifacts.staged(stream) as arranged:
+            yield arranged
+
+
+def bare_file_names(challenge: Challenge) -> tuple[str, ...] | None:
+    """The name patterns of the file ``challenge`` takes bare (``submission.csv``; ``*``: any).
+
+    None: the challenge takes archives only.
+    """
+    expected = bare_files.expected_file(challenge)
+    return expected.patterns if expected is not None else None
 
 
 def check_submitter(platform: Platform, principal: Principal, challenge_name: str) -> None:
@@ -117,14 +151,21 @@ def check_submitter(platform: Platform, principal: Principal, challenge_name: st
     submitter(platform, principal)
 
 
-def submit(
+def submit(  # noqa: PLR0917 - the faces pass the upload's parts in order
     platform: Platform,
     principal: Principal,
     challenge_name: str,
     phase_name: str | None,
     upload: BinaryIO,
+    file_name: str | None = None,
+    *,
+    fields: Mapping[str, str] | None = None,
 ) -> Receipt:
     """Store the upload as a submission of the caller's team, queued; refusals say why.
+
+    ``file_name``: the upload's name as sent; a bare prediction file the challenge expects
+    (``submission.csv``) must carry it, and is stored as the archive that holds it.
+    ``fields``: values of the challenge's ``submission_fields`` (checked before the upload).
 
     Refused (``RefusedError``): the phase is closed or the quota spent, also when found by
     the check made again once the upload was read. Bad uploads (``ArchiveError``,
@@ -139,11 +180,15 @@ def submit(
     now = time.time()
     phase = choose_phase(challenge, phase_name, now)
     check_open(phase, now)
+    values = submission_fields.checked(challenge, fields or {})
     with platform.db() as session:
         check_quota(session, phase, principal.team_id, challenge.name, now)
     sid = secrets.token_hex(8)
     # the artifact is kept inside the transaction that records it, after the last check
-    with _checked_upload(platform, challenge, upload) as staged, platform.db.begin() as session:
+    with (
+        _checked_upload(platform, challenge, upload, file_name) as staged,
+        platform.db.begin() as session,
+    ):
         lock_row(session, Team, principal.team_id)  # the quota's check and insert are one step
         check_quota(session, phase, principal.team_id, challenge.name, now)
         session.add(
@@ -156,6 +201,7 @@ def submit(
                 phase=phase.name,
                 upload_sha256=staged.sha256,
                 created=now,
+                fields=submission_fields.encoded(values),
             )
         )
         session.flush()
@@ -210,8 +256,10 @@ def status(
     A participant sees what ``shown_status``, ``quota`` and ``ladder_view`` allow: no live
     stage on hidden data whose timing the exam hides, nothing scored of a submission that does
     not count (``report: null`` once cancelled), only the Ladder's value in a Ladder phase
-    (``ladder`` False skips that cut, for a caller that reads only the status).
+    (``ladder`` False skips that cut, for a caller that reads only the status). ``sid`` may be
+    a unique prefix of the id (``submission_ids``); the answer names the full id.
     """
+    sid = full_id(platform, principal, sid)
     with platform.db() as session:
         row = visible_submission(session, principal, sid)
         team = session.get(Team, row.team_id)
@@ -239,6 +287,7 @@ def status(
         queue_position=position,
         cases=cases,
         report=report.to_json() if report is not None else None,
+        fields=submission_fields.stored(row.fields),
     )
 
 
@@ -315,6 +364,7 @@ def _combined(session: Session, row: SubmissionRow, jobs: list[Job]) -> Evaluati
 
 def cancel(platform: Platform, principal: Principal, sid: str) -> SubmissionStatus:
     """Cancel the submission's unfinished jobs (a running one is stopped by its worker)."""
+    sid = full_id(platform, principal, sid)
     with platform.db.begin() as session:
         row = visible_submission(session, principal, sid)
         if all(

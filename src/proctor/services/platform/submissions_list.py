@@ -1,7 +1,8 @@
 """Every submission of a challenge for the organizer: filtered, paged, with its scores.
 
 Each listed submission carries ``submission``, ``team``, ``phase``, ``created``, ``status``,
-``failure`` and ``scores`` (task → metric → value, NaN as null). The status is the
+``failure``, ``scores`` (task → metric → value, NaN as null) and ``fields`` (every
+``submission_fields`` value, the private ones too: the organizers read them). The status is the
 organizer's (no participant's cut): ``cancelled``, ``running`` or ``queued`` while a job
 is, else ``failed`` when a job failed, else ``scored``. Three queries per page whatever the
 number of teams: the submissions, their jobs with results, their scores.
@@ -17,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from proctor.errors import UsageError
+from proctor.services.platform import submission_fields
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import ListedSubmission, SubmissionList
 from proctor.services.platform.console import organizers_only
@@ -151,6 +153,7 @@ def _listed(
         flagged=row.flagged,
         refunded=row.refunded,
         scores={job.task: scores[job.id] for job, _ in jobs if job.id in scores},
+        fields=submission_fields.stored(row.fields),
     )
 
 

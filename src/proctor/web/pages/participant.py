@@ -7,6 +7,7 @@ team's submission is "not found"). Pages are not part of the OpenAPI schema.
 
 from __future__ import annotations
 
+from functools import partial
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
@@ -21,6 +22,7 @@ from proctor.services.platform import (
     overview,
     registrations,
     standings,
+    submission_fields,
     submissions,
 )
 from proctor.spec.leaderboards import default_metric
@@ -78,6 +80,9 @@ def challenge_page(
         numbers=numbers,
         metric=metric,
         charts=[mine_chart] if mine_chart else [],
+        bare_file=submissions.bare_file_names(challenge),
+        fields=challenge.submission_fields,
+        field_prefix=submission_fields.FORM_PREFIX,
     )
 
 
@@ -155,7 +160,13 @@ async def submit_page(
             csrf.check_form(request, upload.fields.get(csrf.FIELD))
             phase = upload.fields.get("phase") or None
             receipt = await run_in_threadpool(
-                submissions.submit, platform, member, name, phase, upload.file
+                partial(submissions.submit, fields=submission_fields.from_form(upload.fields)),
+                platform,
+                member,
+                name,
+                phase,
+                upload.file,
+                upload.file_name,
             )
     except ProctorError as error:
         return error_page(request, principal, error)

@@ -98,6 +98,7 @@ def submission_page(
 ) -> Response:
     """A submission's status, stage and queue position, then its disclosed report."""
     shown = submissions.status(platform, signed_in(principal), sid)
+    sid = shown.submission  # the full id, when a prefix was given
     _, challenge = installs.current(platform, shown.challenge)
     chosen = None
     board = None
@@ -120,6 +121,7 @@ def submission_page(
         outcome=stage_outcome,
         case_summary=case_summary,
         detailed=detailed,
+        declared_fields=challenge.submission_fields,
         charts=[
             *dashboard_charts(shown.report, numbers),
             *filter(None, [submission_interval_chart(board, shown.report, sid, numbers)]),

@@ -47,13 +47,14 @@ from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.participant_code import note_participant_code
 from proctor.services.local.bundle_import.unzip import safe_extract
 from proctor.services.untrusted_tree import copy_inside
+from proctor.spec.submission_fields import MAX_FIELDS
 
 FORMAT = "evalai"
 CONFIG = "challenge_config.yaml"
 PACKAGE = "evaluation_script"
 CASE = "submission"
 DEFAULT_ENVIRONMENT = "codabench"
-IGNORED_PHASE_KEYS = ("max_submissions_per_month", "submission_meta_attributes")
+IGNORED_PHASE_KEYS = ("max_submissions_per_month",)
 PAGE_KEYS = (
     ("description", "overview"),
     ("evaluation_details", "evaluation"),
@@ -251,7 +252,27 @@ class EvalaiImport:
             "environment": "host",
             "phases": self.proctor_phases(links),
             **({"precision": self.precision} if self.precision else {}),
+            **({"submission_fields": fields} if (fields := self.submission_fields()) else {}),
         }
+
+    def submission_fields(self) -> list[dict[str, Any]]:
+        """Every phase's ``submission_meta_attributes`` as ``submission_fields`` (by name, once).
+
+        EvalAI's ``text`` is a line of text; a ``radio``, ``checkbox`` or ``boolean`` choice
+        becomes one too, its options in the description. EvalAI shows them to the hosts only:
+        not public.
+        """
+        found: dict[str, dict[str, Any]] = {}
+        for codename, phase in self.by_id("challenge_phases").items():
+            attributes = phase.get("submission_meta_attributes") or []
+            if not isinstance(attributes, list):
+                continue
+            for index, attribute in enumerate(attributes):
+                where = f"challenge_phases[{codename}].submission_meta_attributes[{index}]"
+                field = _meta_field(attribute, where, self.warnings)
+                if field is not None:
+                    found.setdefault(field["name"], field)
+        return list(found.values())[:MAX_FIELDS]
 
     def links(self) -> _Links:
         """A task for each ``challenge_phase_splits`` entry, with its phase and board."""
@@ -319,6 +340,33 @@ class _Links:
     tasks: list[Any] = field(default_factory=list)
     hidden_boards: set[tuple[Any, Any]] = field(default_factory=set)
     board_metrics: dict[Any, list[str]] = field(default_factory=dict)
+
+
+def _meta_field(attribute: Any, where: str, warnings: list[str]) -> dict[str, Any] | None:
+    """One EvalAI meta attribute as a Proctor submission field (None: none can be made)."""
+    if not isinstance(attribute, dict) or not str(attribute.get("name") or "").strip():
+        warnings.append(f"{where}: an attribute without a name; left out")
+        return None
+    label = str(attribute["name"]).strip()[:80]
+    name = re.sub(r"[^a-z0-9_]+", "_", label.lower()).strip("_")[:32] or "field"
+    if not name[0].isalpha():
+        name = f"f_{name}"[:32]
+    description = str(attribute.get("description") or "").strip()
+    kind = str(attribute.get("type") or "text")
+    options = attribute.get("options")
+    if kind == "boolean":
+        options = ["true", "false"]
+    if kind != "text" and isinstance(options, list) and options:
+        choice = "one or more of" if kind == "checkbox" else "one of"
+        shown = ", ".join(str(option) for option in options)
+        description = f"{description} ({choice}: {shown})".strip()
+    return {
+        "name": name,
+        "label": label,
+        "description": description[:500],
+        "required": bool(attribute.get("required")),
+        "public": False,
+    }
 
 
 def _note_phase_splits(tasks: list[Any], phases: list[list[str]]) -> None:
