@@ -171,6 +171,8 @@ class SubmissionRow(Base):
     refunded: Mapped[bool] = mapped_column(Boolean, default=False)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
     fields: Mapped[str | None] = mapped_column(Text)  # JSON {name: value}: submission_fields
+    finished_mailed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """True once the uploader was told the submission finished (``services.platform.finished``)."""
 
 
 class Job(Base):

@@ -11,6 +11,7 @@ from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.task import JobEnvironment
 from proctor.sandbox import create_sandbox
 from proctor.services.local.environments import job_environments, tasks_on_host
+from proctor.services.platform.finished import mail_if_finished
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
 
@@ -29,7 +30,13 @@ def worker_runtime(platform: Platform) -> WorkerRuntime:
         service=platform.settings,
         sandbox=create_sandbox(platform.host),
         environments=environments,
+        job_committed=lambda job_id: _finished(platform, job_id),
     )
+
+
+def _finished(platform: Platform, job_id: int) -> None:
+    """The "finished" mail once the job's submission has ended (``services.platform.finished``)."""
+    mail_if_finished(platform, job_id)
 
 
 def check_host_allowed(challenge: Challenge, phase: Phase, *, allowed: bool) -> None:
