@@ -6,4 +6,5 @@ pytest_plugins = [
     "db_fixtures",
     "browser_fixtures",
     "signal_fixtures",
+    "kit_audit",
 ]

@@ -70,7 +70,8 @@ def kit(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write a participant's starting kit: DEST/entry (baseline, if any), DEST/data, DEST/README.md.
+    """Write a participant's starting kit: DEST/entry (baseline, if any), DEST/data, DEST/README.md
+    and DEST/challenge, the challenge's replica without its hidden data.
 
     The organizers' 2018 sample training script fits one classifier per record on 60 s
     windows: give it records of an hour or more (--seconds 3600).
@@ -87,7 +88,7 @@ def kit(
     for path in written:
         typer.echo(f"wrote {path}")
     if (dest / "entry").is_dir():
-        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
+        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {dest / 'challenge'}")
     else:
         typer.echo(f"no baseline entry: see {dest / 'README.md'} for what to upload")
 

@@ -11,6 +11,7 @@ from proctor.errors import ConfigError, UsageError
 from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver, ProtocolDriver
 from proctor.protocols.registry import driver_for
 from proctor.protocols.resolve import load_challenge
+from proctor.services.local.kit_replica import REPLICA_FOLDER, readme_section, write_replica
 from proctor.spec import CHALLENGE_FILE, Challenge
 
 KIT_README = "KIT.md"
@@ -77,7 +78,39 @@ def check_references(challenge: Challenge) -> None:
                 path=path,
                 location=f"tasks[{index}].hidden_references",
             )
+    _check_stand_ins(challenge, driver, path)
     _check_determinism_cases(challenge, driver, path)
+
+
+def _check_stand_ins(challenge: Challenge, driver: type[ProtocolDriver], path: Path) -> None:
+    """Each stand-in is shaped as its task's hidden data: cases, and a reference for each."""
+    for index, task in enumerate(challenge.tasks):
+        stand_in = task.kit.stand_in
+        if stand_in is None:
+            continue
+        where = f"tasks[{index}].kit.stand_in"
+        cases = driver.list_cases(challenge.protocol, stand_in.inputs)
+        if not cases:
+            raise ConfigError(
+                f"{stand_in.inputs} holds no case of protocol {challenge.protocol.kind!r}: lay "
+                "it out as the task's hidden inputs",
+                path=path,
+                location=f"{where}.inputs",
+            )
+        template = task.scorer_declaration.reference
+        missing = [
+            name
+            for name in (template.format(record=case) for case in cases)
+            if template
+            if not (stand_in.references / name).exists()
+        ]
+        if missing:
+            raise ConfigError(
+                f"{len(missing)} stand-in case(s) have no reference file in "
+                f"{stand_in.references}: {', '.join(missing[:5])}",
+                path=path,
+                location=f"{where}.references",
+            )
 
 
 def _check_determinism_cases(
@@ -131,14 +164,15 @@ class FreshRecords:
 
 
 def write_kit(ref: str, dest: Path) -> list[Path]:
-    """Write a participant's starting kit: ``entry/`` (the baseline), ``data/``, ``README.md``.
+    """Write a participant's starting kit: ``entry/``, ``data/``, ``challenge/``, ``README.md``.
 
     ``entry/`` is a copy of the challenge's ``baseline/`` (none when it ships none, as an
     imported bundle without ``solutions``); ``README.md`` its ``KIT.md``, or a README made
     from the challenge (:func:`generic_kit_readme`) when it ships none.
 
     Only public data is copied (once, into ``data/``, when every task shares its public
-    inputs). Refuses to write into a non-empty ``dest``.
+    inputs). ``challenge/`` is the challenge's replica (``kit_replica``): ``proctor run
+    entry --challenge challenge`` from the kit's folder. Refuses a non-empty ``dest``.
     """
     return write_kit_with(ref, dest, None)[0]
 
@@ -167,7 +201,11 @@ def write_kit_with(ref: str, dest: Path, fresh: FreshRecords | None) -> tuple[li
         written = [*entry, dest / "data"]
     else:
         written = [*entry, *_copy_data(challenge, dest)]
-    return [*written, *_copy_extras(challenge, dest)], described
+    written += _copy_extras(challenge, dest)
+    replica = write_replica(challenge, dest / REPLICA_FOLDER)
+    with (dest / "README.md").open("a", encoding="utf-8") as readme:
+        readme.write(readme_section(replica))
+    return [*written, replica.folder], described
 
 
 def _check_kit_folder(dest: Path) -> None:
