@@ -12,7 +12,7 @@ from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver, ProtocolDriver
 from proctor.protocols.registry import driver_for
 from proctor.protocols.resolve import load_challenge
 from proctor.services.local.kit_replica import REPLICA_FOLDER, readme_section, write_replica
-from proctor.spec import CHALLENGE_FILE, Challenge
+from proctor.spec import CHALLENGE_FILE, Challenge, ProtocolSettings, Task
 
 KIT_README = "KIT.md"
 BASELINE_FOLDER = "baseline"
@@ -97,13 +97,7 @@ def _check_stand_ins(challenge: Challenge, driver: type[ProtocolDriver], path: P
                 path=path,
                 location=f"{where}.inputs",
             )
-        template = task.scorer_declaration.reference
-        missing = [
-            name
-            for name in (template.format(record=case) for case in cases)
-            if template
-            if not (stand_in.references / name).exists()
-        ]
+        missing = _unreferenced(task, driver, challenge.protocol, cases)
         if missing:
             raise ConfigError(
                 f"{len(missing)} stand-in case(s) have no reference file in "
@@ -111,6 +105,33 @@ def _check_stand_ins(challenge: Challenge, driver: type[ProtocolDriver], path: P
                 path=path,
                 location=f"{where}.references",
             )
+
+
+def _unreferenced(
+    task: Task, driver: type[ProtocolDriver], protocol: ProtocolSettings, cases: list[str]
+) -> list[str]:
+    """The stand-in's cases without a reference, as the hidden cases have theirs.
+
+    By the scorer's reference template; for a scoring program (no template), where every
+    hidden case has a reference named after it, every stand-in case must too.
+    """
+    stand_in = task.kit.stand_in
+    if stand_in is None:
+        return []
+    template = task.scorer_declaration.reference
+    if template:
+        names = [template.format(record=case) for case in cases]
+        return [name for name in names if not (stand_in.references / name).exists()]
+    if task.hidden_inputs is None or task.hidden_references is None:
+        return []
+
+    def named(case: str, folder: Path) -> bool:
+        return any(item.name.startswith(case) for item in folder.iterdir())
+
+    hidden = driver.list_cases(protocol, task.hidden_inputs)
+    if not hidden or not all(named(case, task.hidden_references) for case in hidden):
+        return []
+    return [case for case in cases if not named(case, stand_in.references)]
 
 
 def _check_determinism_cases(
