@@ -70,8 +70,10 @@ def kit(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write a participant's starting kit: DEST/entry (baseline, if any), DEST/data, DEST/README.md
-    and DEST/challenge, the challenge's replica without its hidden data.
+    """Write a starting kit: DEST/entry, DEST/data, DEST/challenge (a replica), DEST/README.md.
+
+    DEST/challenge is the challenge without its hidden data: `proctor run DEST/entry
+    --challenge DEST/challenge` runs every stage and scores on the organizer's stand-in.
 
     The organizers' 2018 sample training script fits one classifier per record on 60 s
     windows: give it records of an hour or more (--seconds 3600).

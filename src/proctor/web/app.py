@@ -5,7 +5,14 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from proctor.services.platform.resources import Platform
-from proctor.web import console_routes, pages, refund_routes, team_routes, token_routes
+from proctor.web import (
+    console_routes,
+    file_routes,
+    pages,
+    refund_routes,
+    team_routes,
+    token_routes,
+)
 from proctor.web.errors import install_handlers
 from proctor.web.routes import router
 from proctor.web.security import SecurityHeaders
@@ -23,6 +30,7 @@ def create_app(platform: Platform) -> FastAPI:
     app.include_router(team_routes.router)
     app.include_router(refund_routes.router)
     app.include_router(token_routes.router)
+    app.include_router(file_routes.router)
     app.include_router(console_routes.router)
     app.include_router(pages.router)
     app.add_middleware(SecurityHeaders, trust_proxy=platform.settings.trust_proxy)

@@ -12,7 +12,7 @@ from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver, ProtocolDriver
 from proctor.protocols.registry import driver_for
 from proctor.protocols.resolve import load_challenge
 from proctor.services.local.kit_replica import REPLICA_FOLDER, readme_section, write_replica
-from proctor.spec import CHALLENGE_FILE, Challenge, ProtocolSettings, Task
+from proctor.spec import CHALLENGE_FILE, Challenge, Phase, ProtocolSettings, Task
 
 KIT_README = "KIT.md"
 BASELINE_FOLDER = "baseline"
@@ -339,6 +339,12 @@ def _copy_data(challenge: Challenge, dest: Path) -> list[Path]:
                 written.append(target)
             shutil.copytree(inputs, target, dirs_exist_ok=True)
     return written
+
+
+def copy_public_data(challenge: Challenge, phase: Phase, dest: Path) -> list[Path]:
+    """The public data of ``phase``'s tasks into ``DEST/data``, laid out as in the kit."""
+    tasks = tuple(challenge.task(name) for name in phase.tasks)
+    return _copy_data(challenge.model_copy(update={"tasks": tasks}), dest)
 
 
 def _copy_public_inputs(challenge: Challenge, dest: Path) -> list[Path]:
