@@ -10,9 +10,9 @@ import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
-import httpx
 
 from proctor.errors import ConfigError
 from proctor.protocols.resolve import load_challenge
