@@ -1,9 +1,10 @@
 """Server-rendered pages for people, one module per family, assembled into one router.
 
 ``session`` (signing in and out), ``participant`` (challenges, their own pages, boards,
-submitting), ``submission`` (a submission's page, its live status, its forms),
-``scorer_page`` (a scorer's page of a submission, sandboxed, which those pages frame), ``assets``
-(stylesheet, script, favicon); the organizer console: ``console`` (its lists, flagged,
+submitting), ``files`` (a challenge's Files page and its downloads), ``submission`` (a
+submission's page, its live status, its forms), ``scorer_page`` (a scorer's page of a
+submission, sandboxed, which those pages frame), ``assets`` (stylesheet, script, favicon);
+the organizer console: ``console`` (its lists, flagged,
 bundle upload), ``console_record`` (a submission's full record, its entry),
 ``console_rescore`` (a rescore's preview, applied or cancelled), ``console_admin`` (phase
 dates, users and teams). ``common`` holds what they share (one set of templates, rendering,
@@ -22,6 +23,7 @@ from proctor.web.pages import (
     console_admin,
     console_record,
     console_rescore,
+    files,
     participant,
     scorer_page,
     session,
@@ -33,6 +35,7 @@ router = APIRouter(include_in_schema=False)
 router.include_router(assets.router)
 router.include_router(session.router)
 router.include_router(participant.router)
+router.include_router(files.router)
 router.include_router(submission.router)
 router.include_router(scorer_page.router)
 router.include_router(console.router)

@@ -37,6 +37,7 @@ from proctor.web.pages.common import (
     signed_in,
 )
 from proctor.web.pages.figures import Numbers
+from proctor.web.pages.files import server_url
 from proctor.web.pages.navigation import challenge_nav
 from proctor.web.uploads import MinimumRate, read_upload
 
@@ -76,6 +77,7 @@ def challenge_page(
         numbers=numbers,
         metric=metric,
         charts=[mine_chart] if mine_chart else [],
+        server=server_url(request),
     )
 
 
