@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi import Request, Response
 from fastapi.responses import FileResponse
 
-from proctor.services.platform.files import ChallengeFile
+from proctor.services.platform.file_answers import ChallengeFile
 
 MEDIA_TYPES = {".gz": "application/gzip", ".tar": "application/x-tar"}
 

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from proctor.services.platform import files
+from proctor.services.platform.file_answers import FileListing
 from proctor.web.deps import MaybePrincipalDep, PlatformDep
 from proctor.web.downloads import download
 from proctor.web.errors import ERROR_RESPONSES
@@ -21,9 +22,7 @@ PUBLIC: dict[str, Any] = {"security": [{}, {"HTTPBearer": []}]}
 
 
 @router.get("", openapi_extra=PUBLIC)
-async def list_files(
-    name: str, platform: PlatformDep, principal: MaybePrincipalDep
-) -> files.FileListing:
+async def list_files(name: str, platform: PlatformDep, principal: MaybePrincipalDep) -> FileListing:
     """The challenge's files: public data, starting kit, environment images, extras.
 
     Each with name, phase, kind, size, sha256 and url; built on the first call.

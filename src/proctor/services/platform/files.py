@@ -21,10 +21,8 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import quote
-
-from pydantic import BaseModel, Field
 
 from proctor.environments.digests import declaration_digest
 from proctor.environments.oci import export_oci
@@ -33,35 +31,15 @@ from proctor.errors import NotFoundError
 from proctor.services.local.catalog import copy_public_data, write_kit
 from proctor.services.local.environments import store_of
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.file_answers import ChallengeFile, FileListing, Kind
 from proctor.services.platform.installs import current
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge
 from proctor.spec.environment import EnvironmentSpec
 from proctor.store.models import ChallengeVersion
 
-Kind = Literal["data", "kit", "environment", "other"]
 INDEX = "index.json"
 _building = threading.Lock()
-
-
-class ChallengeFile(BaseModel):
-    """One downloadable file of a challenge (the listing's row)."""
-
-    name: str = Field(description="The file's name, unique in the challenge.")
-    phase: str | None = Field(description="The phase it belongs to; null: the whole challenge.")
-    kind: Kind
-    size: int = Field(description="Bytes.")
-    sha256: str
-    url: str = Field(description="Where to download it (GET; Range and ETag honoured).")
-    title: str = ""
-
-
-class FileListing(BaseModel):
-    """The files of a challenge."""
-
-    challenge: str
-    version: int
-    files: list[ChallengeFile]
 
 
 def may_download(platform: Platform, principal: Principal | None, challenge: Challenge) -> bool:
