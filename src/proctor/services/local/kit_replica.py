@@ -111,7 +111,7 @@ def _paths(value: Any) -> Iterator[Path]:
         yield value
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
-            if name not in ("root", "kit"):
+            if name not in ("root", "kit", "files"):  # files: the Files page's, not the kit's
                 yield from _paths(getattr(value, name))
     elif isinstance(value, dict):
         for item in value.values():
