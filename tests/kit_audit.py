@@ -4,7 +4,8 @@ After each test, the folders its fixtures gave it (``tmp_path``, ``shared_dir``,
 searched for starting kits (a ``challenge/challenge.yaml`` written by ``kit_replica``) and for
 the challenges they came from (every other ``challenge.yaml`` there, and the bundled challenge
 a kit names). Every file of every kit is compared with every hidden file of those challenges
-(``kit_replica.hidden_paths``): a kit holding the bytes of one fails the test, naming both.
+(``kit_replica.hidden_paths``): a kit holding the bytes of one fails the test, naming both,
+unless the challenge publishes the same bytes as inputs too.
 Kits built by ``proctor kit`` in a subprocess are found the same way. Empty files are skipped.
 """
 
@@ -20,6 +21,7 @@ from proctor.challenges import bundled_names, bundled_root, folder_name
 from proctor.errors import ProctorError
 from proctor.protocols.resolve import load_challenge
 from proctor.services.local.kit_replica import HEADER, REPLICA_FOLDER, hidden_paths
+from proctor.spec import Challenge
 
 REPLICA_MARK = HEADER.splitlines()[0].split("{")[0]
 KITS_CHECKED: list[Path] = []
@@ -37,29 +39,57 @@ def _is_replica(yaml: Path) -> bool:
         return stream.readline().startswith(REPLICA_MARK)
 
 
-def _hidden_of(yaml: Path) -> list[Path]:
+def _folders_of(challenge: Challenge) -> tuple[list[Path], list[Path]]:
+    """The challenge's hidden folders, and the folders it publishes (its public inputs; hidden
+    inputs a protocol hands out): bytes found in both are public (eHealth-KD's references
+    hold the test texts)."""
+    hidden = hidden_paths(challenge)
+    inputs = [t.public_inputs for t in challenge.tasks] + [
+        t.hidden_inputs for t in challenge.tasks if t.hidden_inputs is not None
+    ]
+    return hidden, [folder for folder in inputs if folder.resolve() not in hidden]
+
+
+def secret_digests(challenge: Challenge) -> dict[str, Path]:
+    """The sha256 of each hidden file of ``challenge`` that it does not publish as well."""
+    hidden, published = _folders_of(challenge)
+    public = {digest for folder in published for digest, _ in _digests(folder)}
+    return {d: path for folder in hidden for d, path in _digests(folder) if d not in public}
+
+
+def _of(yaml: Path) -> tuple[list[Path], list[Path]]:
     try:
-        return hidden_paths(load_challenge(yaml.parent))
+        return _folders_of(load_challenge(yaml.parent))
     except (ProctorError, ValueError, OSError):
-        return []  # a broken challenge a test made on purpose builds no kit
+        return [], []  # a broken challenge a test made on purpose builds no kit
 
 
 def audit(roots: list[Path]) -> list[str]:
     """Kit files under ``roots`` holding a hidden file's bytes (empty when none does)."""
-    kits, hidden = [], []
+    kits, hidden, published = [], [], []
     for root in roots:
         for yaml in root.rglob("challenge.yaml"):
+            found: tuple[list[Path], list[Path]] = ([], [])
             if _is_replica(yaml):
                 if yaml.parent.name == REPLICA_FOLDER:
                     kits.append(yaml.parent.parent)
                     name = yaml.read_text(encoding="utf-8").split("name: ", 1)[-1].split()[0]
                     if name in bundled_names():
-                        hidden += hidden_paths(load_challenge(bundled_root() / folder_name(name)))
+                        bundled = load_challenge(bundled_root() / folder_name(name))
+                        found = _folders_of(bundled)
             else:
-                hidden += _hidden_of(yaml)
+                found = _of(yaml)
+            hidden += found[0]
+            published += found[1]
     if not kits:
         return []
-    secret = {digest: path for folder in hidden for digest, path in _digests(folder)}
+    public = {digest for folder in published for digest, _ in _digests(folder)}
+    secret = {
+        digest: path
+        for folder in hidden
+        for digest, path in _digests(folder)
+        if digest not in public
+    }
     KITS_CHECKED.extend(kits)
     return [
         f"{path} holds the bytes of hidden file {secret[digest]}"

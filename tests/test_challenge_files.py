@@ -14,6 +14,7 @@ import httpx
 import pytest
 import yaml
 
+from kit_audit import secret_digests
 from proctor.errors import ConfigError
 from proctor.protocols.resolve import load_challenge
 from proctor.services.local.authoring import new_challenge
@@ -196,3 +197,26 @@ def test_an_extra_file_in_the_hidden_data_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as refused:
         load_challenge(folder)
     assert "hidden data" in refused.value.message
+
+
+def test_no_listed_file_holds_a_byte_of_hidden_data(
+    seeded: Seeded, client: httpx.Client, tmp_path: Path
+) -> None:
+    """Every file of both challenges, archives unpacked: no file is a hidden file's bytes."""
+    _install(seeded, _predictions(tmp_path / "org" / "fc", files=[{"path": "KIT.md"}]))
+    for name in ("toy", "fc"):
+        secret = secret_digests(installs.current(seeded.platform, name)[1])
+        assert secret  # the check can fail: there is hidden data to find
+        found = []
+        for row in _listing(client, seeded, name):
+            body = client.get(row["url"], headers=seeded.headers("bob")).content
+            found.append((row["name"], hashlib.sha256(body).hexdigest()))
+            if row["name"].endswith(".tar.gz"):
+                with tarfile.open(fileobj=io.BytesIO(body)) as archive:
+                    for member in archive.getmembers():
+                        stream = archive.extractfile(member)
+                        if stream is not None and member.size:
+                            digest = hashlib.sha256(stream.read()).hexdigest()
+                            found.append((f"{row['name']}:{member.name}", digest))
+        leaks = [(where, secret[digest]) for where, digest in found if digest in secret]
+        assert not leaks, leaks
