@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bundle_fixtures import V2_YAML, make_v2_bundle
 from kit_audit import KITS_CHECKED, audit
 from proctor.environments.digests import declaration_digest
 from proctor.errors import ConfigError
 from proctor.protocols.resolve import load_challenge
 from proctor.services.local.authoring import check_challenge, new_challenge
+from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
@@ -133,3 +135,41 @@ def test_a_bundled_challenge_s_kit_loads_as_a_replica_without_hidden_data(tmp_pa
     assert replica.name == "physionet2017"
     assert all(task.hidden_inputs is None for task in replica.tasks)
     assert audit([tmp_path]) == []
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_an_imported_bundle_s_public_sample_is_its_kit_s_stand_in(shared_dir: Path) -> None:
+    bundle = make_v2_bundle(
+        shared_dir / "bundle",
+        yaml_text=V2_YAML.replace(
+            "    tasks: [0, 1]\n  - index: 1",
+            "    tasks: [0, 1]\n    public_data: sample\n  - index: 1",
+        ),
+    )
+    (bundle / "sample").mkdir()
+    (bundle / "sample" / "truth.txt").write_text("b\nb\nb\na\na\na\n")  # made up: 3 of 6 right
+    challenge = shared_dir / "imported"
+    result = import_challenge(bundle, challenge, "host")
+    tasks = yaml.safe_load((challenge / "challenge.yaml").read_text())["tasks"]
+    assert [task["kit"]["stand_in"]["references"] for task in tasks] == ["kit/public_data"] * 2
+    assert not any("runs prep and quiz only" in warning for warning in result.warnings)
+    kit = shared_dir / "kit"
+    write_kit(str(challenge), kit)
+    report = run_entry(
+        RunRequest(kit / "entry", str(kit / "challenge"), phase="Development Phase"),
+        Settings(work_root=shared_dir / "runs"),
+    )
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert report.scores["alpha-task"]["accuracy"] == pytest.approx(3 / 6)  # hidden: 5 / 6
+
+
+def test_an_imported_bundle_without_a_sample_says_its_replica_stops_after_the_quiz(
+    tmp_path: Path,
+) -> None:
+    challenge = tmp_path / "imported"
+    import_challenge(make_v2_bundle(tmp_path / "bundle"), challenge, "host")
+    tasks = yaml.safe_load((challenge / "challenge.yaml").read_text())["tasks"]
+    assert all("kit" not in task for task in tasks)
+    write_kit(str(challenge), tmp_path / "kit")
+    assert "run prep and quiz only" in (tmp_path / "kit" / "README.md").read_text()

@@ -29,7 +29,7 @@ from proctor.protocols.base import FilesDriver
 from proctor.protocols.registry import driver_for
 from proctor.protocols.resolve import load_challenge
 from proctor.services.untrusted_tree import copy_inside
-from proctor.spec import CHALLENGE_FILE, Challenge
+from proctor.spec import CHALLENGE_FILE, Challenge, Task
 from proctor.spec.loader import read_mapping
 
 REPLICA_FOLDER = "challenge"
@@ -228,6 +228,8 @@ def _rewrite(
         if omit and task.scoring_program is not None:
             _omit_program(raw, dest)
         stand_in = task.kit.stand_in
+        if _drop_hidden_ingestion_data(raw, task):
+            stand_in = None  # the ingestion beside scoring has no public data to run on
         if stand_in is None or (omit and task.scoring_program is not None):
             raw.pop("hidden_inputs", None)
             raw.pop("hidden_references", None)
@@ -242,6 +244,17 @@ def _rewrite(
         raw["hidden_references"] = references.as_posix()
         scored.append(task.name)
     return Replica(dest, tuple(scored), tuple(quiz_only), omit)
+
+
+def _drop_hidden_ingestion_data(raw: dict[str, Any], task: Task) -> bool:
+    """Leave out the input data of an ingestion run beside scoring (hidden); True if it had one."""
+    program = task.scoring_program
+    if program is None or program.concurrent_ingestion is None:
+        return False
+    if program.concurrent_ingestion.input_data is None:
+        return False
+    raw["scorer"]["concurrent_ingestion"].pop("input_data", None)
+    return True
 
 
 def _omit_program(raw: dict[str, Any], dest: Path) -> None:
