@@ -178,6 +178,9 @@ def test_a_file_route_serves_no_path_outside_the_published_files(
     assert any(row["name"] == "toy-kit.tar.gz" for row in _listing(client, seeded, "toy"))
     answer = client.get(f"/api/v1/challenges/toy/files/{name}", headers=seeded.headers("olga"))
     assert answer.status_code == 404, (name, answer.status_code)
+    page = client.get(f"/challenges/toy/files/{name}", headers=seeded.headers("olga"))
+    # the client resolves "files/.." to the challenge's page: no file either way
+    assert page.status_code == 404 or (name == ".." and "content-disposition" not in page.headers)
     raw = client.get(f"/api/v1/challenges/toy/files/../../{name}", headers=seeded.headers("olga"))
     assert raw.status_code == 404
 

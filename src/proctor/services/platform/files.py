@@ -121,7 +121,7 @@ def _build(challenge: Challenge, folder: Path) -> None:
     try:
         rows = list(_write_files(challenge, staging))
         (staging / INDEX).write_text(json.dumps(rows, indent=2), encoding="utf-8")
-        os.rename(staging, folder)
+        _publish(staging, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -220,6 +220,15 @@ def _export(built: BuiltEnvironment, spec: EnvironmentSpec, folder: Path, archiv
             shutil.copyfile(built.lock, lock)
             rows.append(_row(lock, None, "environment", f"Lock of environment {spec.name}"))
         (staging / INDEX).write_text(json.dumps(rows, indent=2), encoding="utf-8")
-        os.rename(staging, folder)
+        _publish(staging, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _publish(staging: Path, folder: Path) -> None:
+    """Rename the built ``staging`` to ``folder``; another process that built it first wins."""
+    try:
+        os.rename(staging, folder)
+    except OSError:
+        if not (folder / INDEX).is_file():
+            raise
