@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,10 +136,12 @@ def test_the_files_are_built_once_per_version(
     assert len(built) == 1
     cache = seeded.platform.settings.data / "files" / "once"
     assert [p.name[:3] for p in cache.iterdir()] == ["v1-"]
+    shutil.rmtree(cache)  # built again: the same bytes
+    assert _listing(client, seeded, "once") == first and len(built) == 2
     (folder / "KIT.md").write_text("# once: a new kit\n")
     _install(seeded, folder)
     second = _listing(client, seeded, "once")
-    assert len(built) == 2 and sorted(p.name[:3] for p in cache.iterdir()) == ["v1-", "v2-"]
+    assert len(built) == 3 and sorted(p.name[:3] for p in cache.iterdir()) == ["v1-", "v2-"]
     new_kit = next(row for row in second if row["kind"] == "kit")
     assert new_kit["sha256"] != kit["sha256"]
 

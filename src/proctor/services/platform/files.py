@@ -12,6 +12,7 @@ Every access decision is :func:`may_download`; a caller it refuses gets "not fou
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -167,7 +168,11 @@ def file_sha256(path: Path) -> str:
 
 
 def _tar(folder: Path, archive: Path) -> Path:
-    """A gzipped tar of ``folder``'s content (no top folder), sorted, owner and times reset."""
+    """A gzipped tar of ``folder``'s content (no top folder), the same bytes for the same files.
+
+    Members sorted, owners and times reset, the gzip header's time 0: a version's files built
+    again (another server, a cleared cache) keep their sha256.
+    """
 
     def plain(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
@@ -175,7 +180,11 @@ def _tar(folder: Path, archive: Path) -> Path:
         info.mtime = 0
         return info
 
-    with tarfile.open(archive, "w:gz", compresslevel=6) as out:
+    with (
+        archive.open("wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as packed,
+        tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as out,
+    ):
         for path in sorted(folder.rglob("*")):
             out.add(path, path.relative_to(folder).as_posix(), recursive=False, filter=plain)
     return archive
