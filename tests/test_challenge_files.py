@@ -16,11 +16,13 @@ import pytest
 import yaml
 
 from kit_audit import secret_digests
-from proctor.errors import ConfigError
+from proctor.errors import ConfigError, PlatformError
 from proctor.protocols.resolve import load_challenge
 from proctor.services.local.authoring import new_challenge
 from proctor.services.platform import files, installs
 from proctor.services.platform.accounts import authenticate
+from proctor.services.platform.client import Client
+from proctor.services.platform.file_downloads import fetch, fetch_kit
 from service_seed import Seeded, seed, served
 
 
@@ -226,3 +228,27 @@ def test_no_listed_file_holds_a_byte_of_hidden_data(
                             found.append((f"{row['name']}:{member.name}", digest))
         leaks = [(where, secret[digest]) for where, digest in found if digest in secret]
         assert not leaks, leaks
+
+
+def test_the_cli_client_resumes_a_partial_download_and_refuses_a_wrong_sha256(
+    seeded: Seeded, client: httpx.Client, tmp_path: Path
+) -> None:
+    api = Client(str(client.base_url), seeded.tokens["bob"], keep_alive=False)
+    try:
+        kit = next(row for row in api.files("toy").files if row.kind == "kit")
+        whole = client.get(kit.url, headers=seeded.headers("bob")).content
+        partial = tmp_path / "kit.tar.gz"
+        partial.write_bytes(whole[: len(whole) // 2])
+        assert fetch(api, kit, partial).path.read_bytes() == whole  # resumed with Range
+        dest = tmp_path / "unpacked"
+        assert fetch_kit(api, "toy", dest).file.sha256 == kit.sha256
+        assert (dest / "challenge" / "challenge.yaml").is_file()
+        assert not list(tmp_path.glob(".*.part"))
+        bob = authenticate(seeded.platform, seeded.tokens["bob"])
+        _, cached = files.open_file(seeded.platform, bob, "toy", kit.name)
+        cached.write_bytes(bytes(len(whole)))  # the server's copy damaged, its size kept
+        with pytest.raises(PlatformError, match="does not match its listed sha256"):
+            fetch_kit(api, "toy", tmp_path / "again")
+        assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "again").exists()
+    finally:
+        api.close()
