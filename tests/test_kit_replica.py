@@ -173,3 +173,17 @@ def test_an_imported_bundle_without_a_sample_says_its_replica_stops_after_the_qu
     assert all("kit" not in task for task in tasks)
     write_kit(str(challenge), tmp_path / "kit")
     assert "run prep and quiz only" in (tmp_path / "kit" / "README.md").read_text()
+
+
+def test_challenge_check_refuses_a_folder_the_kit_copies_that_holds_hidden_data(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "organizer"
+    new_challenge(folder, "records", name="nested")
+    shutil.move(folder / "data/reference", folder / "scoring/reference")
+    _edit(folder, {"hidden_references": "scoring/reference"})
+    problems = check_challenge(folder)
+    assert any("holds hidden data" in problem.message for problem in problems), problems
+    with pytest.raises(ConfigError, match="holds hidden data"):
+        write_kit(str(folder), tmp_path / "kit")
+    assert not (tmp_path / "kit").exists()  # refused before anything was written

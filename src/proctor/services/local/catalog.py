@@ -11,7 +11,12 @@ from proctor.errors import ConfigError, UsageError
 from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver, ProtocolDriver
 from proctor.protocols.registry import driver_for
 from proctor.protocols.resolve import load_challenge
-from proctor.services.local.kit_replica import REPLICA_FOLDER, readme_section, write_replica
+from proctor.services.local.kit_replica import (
+    REPLICA_FOLDER,
+    plan_copies,
+    readme_section,
+    write_replica,
+)
 from proctor.spec import CHALLENGE_FILE, Challenge, Phase, ProtocolSettings, Task
 
 KIT_README = "KIT.md"
@@ -211,6 +216,7 @@ def write_kit_with(ref: str, dest: Path, fresh: FreshRecords | None) -> tuple[li
             f"challenge {challenge.name!r} has no record generator: --seconds and --records "
             "apply to physionet2018 only"
         )
+    plan_copies(challenge)  # refuses a challenge whose kit would hold hidden data: before writing
     baseline = challenge.root / BASELINE_FOLDER
     _check_kit_folder(dest)
     entry = [dest / "entry"] if baseline.is_dir() else []

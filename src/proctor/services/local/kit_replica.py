@@ -156,8 +156,12 @@ def _copy(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def write_replica(challenge: Challenge, dest: Path) -> Replica:
-    """Write the replica of ``challenge`` into ``dest`` (a new folder); what it runs."""
+def plan_copies(challenge: Challenge) -> dict[Path, Path]:
+    """Each file or folder the replica copies, and its place in the replica (relative).
+
+    Raises ``ConfigError`` for one the kit cannot carry: a folder holding hidden data, or a
+    path outside the challenge folder and the folder holding it.
+    """
     root = challenge.root.resolve()
     hidden = hidden_paths(challenge)
     replaced = hidden + [
@@ -177,9 +181,16 @@ def write_replica(challenge: Challenge, dest: Path) -> Replica:
                 "data out of it",
                 path=root / CHALLENGE_FILE,
             )
-        place = _place(real, root)
+        moved[real] = _place(real, root)
+    return moved
+
+
+def write_replica(challenge: Challenge, dest: Path) -> Replica:
+    """Write the replica of ``challenge`` into ``dest`` (a new folder); what it runs."""
+    root = challenge.root.resolve()
+    moved = plan_copies(challenge)
+    for real, place in moved.items():
         _copy(real, dest / place)
-        moved[real] = place
     mapping = read_mapping(root)
     replica = _rewrite(mapping, challenge, dest, moved)
     text = HEADER.format(name=challenge.name) + yaml.safe_dump(
