@@ -47,12 +47,11 @@ def test_the_kit_of_a_new_challenge_runs_every_stage_and_scores_on_its_stand_in(
     write_kit(str(folder), kit)
     replica = load_challenge(kit / "challenge")
     original = load_challenge(folder)
-    assert replica.protocol == original.protocol.model_copy(update={})
+    assert replica.protocol == original.protocol
     assert replica.limits == original.limits
     environments = [c.environment_of("main") for c in (replica, original)]
-    assert [declaration_digest(e) for e in environments if e is not None] == [
-        declaration_digest(e) for e in environments[1:] * 2 if e is not None
-    ]
+    assert None not in environments
+    assert len({declaration_digest(e) for e in environments if e is not None}) == 1
     assert replica.tasks[0].hidden_references == (kit / "challenge/stand-in/main/references")
     report = run_entry(
         RunRequest(kit / "entry", str(kit / "challenge")), Settings(work_root=shared_dir / "runs")
