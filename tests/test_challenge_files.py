@@ -252,3 +252,30 @@ def test_the_cli_client_resumes_a_partial_download_and_refuses_a_wrong_sha256(
         assert not list(tmp_path.glob(".*.part")) and not (tmp_path / "again").exists()
     finally:
         api.close()
+
+
+def test_extra_files_never_take_a_name_already_listed(
+    seeded: Seeded, client: httpx.Client, tmp_path: Path
+) -> None:
+    folder = tmp_path / "org" / "names"
+    (folder / "more").mkdir(parents=True, exist_ok=True)
+    new_challenge(folder / "c", "predictions", name="names")
+    for name in ("index.json", "names-kit.tar.gz"):
+        (folder / "c" / name).write_text("organizer's own\n")
+        (folder / "c" / "more").mkdir(exist_ok=True)
+        (folder / "c" / "more" / name).write_text("another\n")
+    extras = [
+        {"path": path}
+        for path in ("index.json", "more/index.json", "names-kit.tar.gz", "more/names-kit.tar.gz")
+    ]
+    data = yaml.safe_load((folder / "c" / "challenge.yaml").read_text())
+    data.pop("environment")
+    data["files"] = extras
+    (folder / "c" / "challenge.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    _install(seeded, folder / "c")
+    rows = _listing(client, seeded, "names")
+    names = [row["name"] for row in rows]
+    assert len(names) == len(set(names)) == 6 and "index.json" not in names
+    for row in rows:
+        body = client.get(row["url"], headers=seeded.headers("bob")).content
+        assert hashlib.sha256(body).hexdigest() == row["sha256"]

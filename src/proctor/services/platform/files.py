@@ -141,8 +141,10 @@ def _write_files(challenge: Challenge, staging: Path) -> Iterator[dict[str, Any]
             yield _row(_tar(data, staging / name), phase.name, "data", title)
     for item in challenge.files:
         target = staging / item.path.name
-        if target.exists():
-            target = staging / f"{item.phase or 'all'}-{item.path.name}"
+        number = 1
+        while target.exists() or target.name == INDEX:  # a name taken, or the index's
+            number += 1
+            target = staging / f"{number}-{item.path.name}"
         shutil.copyfile(item.path, target)
         yield _row(target, item.phase, "other", item.title or item.path.name)
 
