@@ -15,6 +15,7 @@ out: the replica is for ``proctor run``.
 from __future__ import annotations
 
 import shutil
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,6 +210,11 @@ def write_replica(challenge: Challenge, dest: Path) -> Replica:
 
 def readme_section(replica: Replica) -> str:
     """The kit README's section on running the official evaluation on this machine."""
+    runs = textwrap.fill(
+        f"{replica.summary()} The environment is built from its lock on first use; or import "
+        "the image from the challenge's Files page first: `proctor env import IMAGE.tar`.",
+        width=92,
+    )
     return f"""
 ## Run the evaluation on your machine
 
@@ -219,8 +225,7 @@ sandbox and environment, and score:
 
     proctor run entry --challenge challenge
 
-{replica.summary()} The environment is built from its lock on first use; or import the
-image from the challenge's Files page first: `proctor env import IMAGE.tar`.
+{runs}
 """
 
 
