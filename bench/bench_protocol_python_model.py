@@ -65,7 +65,7 @@ from proctor.protocols.harness import HARNESS_DIR, HARNESS_FILE
 from proctor.protocols.model_runs import read_budgets
 from proctor.protocols.python_model import PythonModelDriver, PythonModelProtocol, state_folder
 from proctor.sandbox import case_pool
-from proctor.sandbox.base import Mount, Outcome, SandboxSession
+from proctor.sandbox.base import Mount, Outcome, RunSpec, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.scoring.autowsl import check_prediction
@@ -253,11 +253,13 @@ class Ways:
         """The same two through the driver's path: its mounts, limits, clock pipe, run_case."""
         for budget in (self.budgets.train_s, self.budgets.predict_s):
             outcome = self.session.run_case(
-                ["python3", "-I", "-S", "-c", CLOCK_ONLY],
-                mounts=driver_mounts(self.home, inputs / CASE),
-                limits=self.driver._limits(budget),
-                env=SANDBOX_ENV,
-                cwd="/entry",
+                RunSpec(
+                    ["python3", "-I", "-S", "-c", CLOCK_ONLY],
+                    mounts=driver_mounts(self.home, inputs / CASE),
+                    limits=self.driver._limits(budget),
+                    env=SANDBOX_ENV,
+                    cwd="/entry",
+                )
             )
             assert outcome.succeeded and outcome.clock_started_s is not None, outcome
 

@@ -34,11 +34,12 @@ from pathlib import Path
 
 from proctor.environments.digests import declaration_digest
 from proctor.environments.store import EnvironmentStore
-from proctor.sandbox.base import Limits, SandboxSession
+from proctor.sandbox.base import Limits, RunSpec, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.bwrap_args import bwrap_args
 from proctor.sandbox.launch import find_tool, launcher_prefix
 from proctor.sandbox.rootfs import RootFilesystem
+from proctor.sandbox.runs import RunGroup
 from proctor.services.local.catalog import resolve_challenge
 from proctor.services.local.environments import declared_environment
 from proctor.settings import Settings
@@ -57,7 +58,7 @@ def sandboxed(sandbox: BwrapSandbox, argv: list[str], limits: Limits) -> Callabl
     """Run ``argv`` through the full bwrap backend and insist that it succeeded."""
 
     def action() -> object:
-        outcome = sandbox.run(argv, mounts=[], limits=limits)
+        outcome = sandbox.run_in_group(RunGroup(), RunSpec(argv, limits=limits), slot=0)
         assert outcome.succeeded, outcome
         return outcome
 
@@ -68,7 +69,7 @@ def in_session(session: SandboxSession, argv: list[str], limits: Limits) -> Call
     """Run ``argv`` in an open session (the environment image already mounted)."""
 
     def action() -> object:
-        outcome = session.run(argv, mounts=[], limits=limits)
+        outcome = session.run(RunSpec(argv, mounts=[], limits=limits))
         assert outcome.succeeded, outcome
         return outcome
 
@@ -79,7 +80,7 @@ def on_server(session: SandboxSession, argv: list[str], limits: Limits) -> Calla
     """Run ``argv`` as a case of ``session`` (a case server when the backend has them)."""
 
     def action() -> object:
-        outcome = session.run_case(argv, mounts=[], limits=limits)
+        outcome = session.run_case(RunSpec(argv, mounts=[], limits=limits))
         assert outcome.succeeded, outcome
         return outcome
 
@@ -106,7 +107,7 @@ def job_cost(sandbox: BwrapSandbox, root: RootFilesystem, rounds: int) -> list[f
 
 def stages(argv: list[str], limits: Limits, uid: int) -> dict[str, list[str]]:
     """Partial launch chains (no cgroup, no seccomp), to attribute the overhead."""
-    inner = bwrap_args("/usr/bin/bwrap", argv, mounts=[], limits=limits, env={}, cwd="/")
+    inner = bwrap_args("/usr/bin/bwrap", RunSpec(argv, mounts=[], limits=limits, env={}, cwd="/"))
     setpriv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
     dash = launcher_prefix(
         limits, [], address_space=False, dash=find_tool("dash"), prlimit=find_tool("prlimit")

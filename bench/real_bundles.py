@@ -56,7 +56,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from bundle_direct import RefusedByDesignError, direct_scores
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.spec.model import Challenge, Task
 
 PROCTOR = Path(sys.executable).parent / "proctor"

@@ -160,8 +160,8 @@ def watched(browser: Browser) -> Iterator[Pages]:
 def sign_in(page: Page, url: str, token: str) -> None:
     """Sign in through the login form (its own button: the header's is "sign out")."""
     page.goto(f"{url}/login")
-    page.fill("form[action='/login'] input[name=token]", token)
-    page.click("form[action='/login'] button[type=submit]")
+    page.fill("#token-login input[name=token]", token)
+    page.click("#token-login button[type=submit]")
     expect(page.locator("#me")).to_be_visible()
 
 

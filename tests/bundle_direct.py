@@ -45,7 +45,7 @@ from typing import Any
 import yaml
 
 from proctor.protocols.codabench_settings import IngestionProgram, IngestionProtocol
-from proctor.spec.evalai_scorer import EvalaiScorer
+from proctor.scoring.evalai import EvalaiScorer
 from proctor.spec.model import Challenge, Task
 from proctor.spec.protocols import ProtocolSettings
 from proctor.spec.scorer import ConcurrentIngestion, ScoringProgram

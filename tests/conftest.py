@@ -6,5 +6,6 @@ pytest_plugins = [
     "db_fixtures",
     "browser_fixtures",
     "signal_fixtures",
+    "smtp_fixtures",
     "kit_audit",
 ]

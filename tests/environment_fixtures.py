@@ -55,7 +55,7 @@ def bundled_by_name(name: str, folder: Path) -> BuiltEnvironment:
 
     Named by the scorer of an imported EvalAI challenge, as organizers name it."""
     from evalai_challenge import make_evalai_challenge
-    from proctor.protocols.resolve import load_challenge
+    from proctor.resolve import load_challenge
     from proctor.services.local.bundle_import import import_challenge
 
     source = make_evalai_challenge(folder / "source")

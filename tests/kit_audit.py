@@ -19,7 +19,7 @@ import pytest
 
 from proctor.challenges import bundled_names, bundled_root, folder_name
 from proctor.errors import ProctorError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.kit_replica import HEADER, REPLICA_FOLDER, hidden_paths
 from proctor.spec import Challenge
 

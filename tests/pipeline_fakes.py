@@ -15,7 +15,7 @@ from pathlib import Path
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.store.runfolder import RunFolder

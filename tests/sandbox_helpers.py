@@ -8,8 +8,10 @@ import time
 from collections.abc import Callable, Sequence
 
 from proctor.host import process_files
-from proctor.sandbox.base import Limits, MiB, Mount, Outcome
+from proctor.sandbox.base import Limits, MiB, Mount, Outcome, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.sandbox.runs import RunGroup
+from proctor.sandbox.session import SessionSandbox
 
 FAST = Limits(
     wall_s=10.0,
@@ -24,6 +26,15 @@ SLOT_BASE = 63000
 """Explicit-slot test runs use uids a real evaluation (61000 and up) never does."""
 
 
+def run_as_slot(sandbox: SessionSandbox, spec: RunSpec, *, slot: int = 0) -> Outcome:
+    """Run ``spec`` as ``slot`` outside any session (the test holds the slot by its own means).
+
+    Proctor itself runs only in sessions (``Sandbox.session``); ``cancel_all`` does not reach
+    these runs.
+    """
+    return sandbox.run_in_group(RunGroup(), spec, slot=slot)
+
+
 def run_py(
     sandbox: BwrapSandbox,
     code: str,
@@ -34,14 +45,18 @@ def run_py(
     env: dict[str, str] | None = None,
 ) -> Outcome:
     """Run a Python snippet (dedented) with the system python inside the sandbox."""
-    return sandbox.run(
-        ["python3", "-c", textwrap.dedent(code)], mounts=mounts, limits=limits, slot=slot, env=env
+    return run_as_slot(
+        sandbox,
+        RunSpec(["python3", "-c", textwrap.dedent(code)], mounts, limits, env or {}),
+        slot=slot,
     )
 
 
 def run_sh(sandbox: BwrapSandbox, script: str, *, limits: Limits = FAST, slot: int = 0) -> Outcome:
     """Run a shell script inside the sandbox."""
-    return sandbox.run(["/bin/sh", "-c", script], mounts=(), limits=limits, slot=slot)
+    return run_as_slot(
+        sandbox, RunSpec(["/bin/sh", "-c", script], mounts=(), limits=limits), slot=slot
+    )
 
 
 def pids_of_uid(uid: int) -> list[int]:

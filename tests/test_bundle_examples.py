@@ -24,7 +24,7 @@ import yaml
 from bundle_direct import RefusedByDesignError, direct_scores, runs_entry_code
 from proctor.errors import ConfigError
 from proctor.pipeline.report import EvaluationReport
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings

@@ -29,7 +29,7 @@ from bundle_fixtures import (
     submission_zip,
 )
 from proctor.errors import ConfigError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import copy_pages, parse_date, substitute

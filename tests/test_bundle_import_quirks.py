@@ -25,7 +25,7 @@ from bundle_fixtures import (
 from evalai_challenge import make_evalai_challenge
 from proctor.cli.main import build_app
 from proctor.errors import ConfigError, UsageError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.bundle_import.common import parse_date
 from proctor.services.local.catalog import write_kit

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.authoring import check_challenge, new_challenge
 from proctor.services.local.environments import tasks_on_host
 from proctor.services.local.evaluate import RunRequest, run_entry

@@ -17,7 +17,7 @@ import yaml
 
 from kit_audit import secret_digests
 from proctor.errors import ConfigError, PlatformError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.authoring import new_challenge
 from proctor.services.platform import files, installs
 from proctor.services.platform.accounts import authenticate

@@ -25,7 +25,7 @@ from proctor.challenges.physionet2017.generate import (
 )
 from proctor.challenges.physionet2018.generate import quiet_wfdb
 from proctor.metrics.physionet_scores import parse_answer_lines, score_2017
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.spec.environment import EnvironmentSpec
 
 with quiet_wfdb():

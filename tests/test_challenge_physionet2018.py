@@ -325,7 +325,7 @@ def test_the_baseline_beats_chance_on_the_hidden_test_records(tmp_path: Path) ->
 
 
 def test_the_challenge_file_loads_with_its_folders_and_baseline() -> None:
-    from proctor.protocols.resolve import load_challenge
+    from proctor.resolve import load_challenge
 
     challenge = load_challenge(CHALLENGE_DIR)
     assert challenge.name == "physionet2018"

@@ -16,7 +16,7 @@ from proctor.errors import ConfigError
 from proctor.leaderboard.organs import best_dice_per_organ
 from proctor.protocols.command import CommandProtocol, case_argv, list_inputs
 from proctor.protocols.command_outputs import match_names
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.scoring.visceral import dashboard
 from proctor.services.local.catalog import resolve_challenge, write_kit
 from proctor.services.local.demo import demo_entries

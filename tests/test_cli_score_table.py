@@ -13,7 +13,6 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from proctor.cli.main import build_app
-from proctor.types import TABLE_METRICS
 
 RNG = np.random.default_rng(7)
 N = 60
@@ -157,12 +156,6 @@ def test_quoted_fields_are_read_with_the_csv_module(tmp_path: Path) -> None:
     solution = write(tmp_path / "s.csv", "id,target", [f'"{i}, x",{i[-1]}' for i in IDS])
     prediction = write(tmp_path / "p.csv", "id,target", [f'"{i}, x",{i[-1]}' for i in IDS])
     assert score(solution, prediction, "accuracy") == 1.0
-
-
-def test_every_declared_metric_is_computed() -> None:
-    from proctor.scoring.table_metrics import KNOWN_METRICS
-
-    assert set(TABLE_METRICS) == KNOWN_METRICS
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from bundle_fixtures import (
 )
 from proctor.pipeline import program_exec
 from proctor.protocols.codabench_settings import IngestionProtocol
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from proctor.environments.store import BuiltEnvironment
-from proctor.sandbox.base import Limits, MiB, Outcome
+from proctor.sandbox.base import Limits, MiB, Outcome, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.settings import Settings
@@ -39,14 +39,14 @@ def lock_probe(sandbox: BwrapSandbox, root: RootFilesystem | None) -> str:
     def holder() -> None:
         with sandbox.session(root) as session:
             held.set()
-            result["hold"] = session.run(["/bin/sh", "-c", HOLD], mounts=[], limits=LIMITS)
+            result["hold"] = session.run(RunSpec(["/bin/sh", "-c", HOLD], mounts=[], limits=LIMITS))
 
     thread = threading.Thread(target=holder)
     thread.start()
     held.wait(10)
     time.sleep(1.5)  # the holder has taken its lock by now
     with sandbox.session(root) as session:
-        probe = session.run(["/bin/sh", "-c", PROBE], mounts=[], limits=LIMITS)
+        probe = session.run(RunSpec(["/bin/sh", "-c", PROBE], mounts=[], limits=LIMITS))
     thread.join(30)
     assert result["hold"].succeeded, result["hold"].stderr
     return probe.stdout.strip()
@@ -116,8 +116,8 @@ def test_pages_one_job_reads_are_not_cached_for_another(
     controls = []
     for _ in range(CONTROL_TRIES):  # each in a fresh mount: its page cache starts cold
         with sandbox.session(root) as first:
-            assert first.run(["python3", "-c", writer], mounts=[], limits=LIMITS).succeeded
-            control = first.run(["python3", "-c", reader], mounts=[], limits=LIMITS)
+            assert first.run(RunSpec(["python3", "-c", writer], mounts=[], limits=LIMITS)).succeeded
+            control = first.run(RunSpec(["python3", "-c", reader], mounts=[], limits=LIMITS))
         controls.append(control.stdout.strip())
         if matches(controls[-1], pattern) >= 56:
             break
@@ -125,7 +125,7 @@ def test_pages_one_job_reads_are_not_cached_for_another(
     # blurs some timings, so the control may take a few tries; one clear read is proof)
     assert max(matches(bits, pattern) for bits in controls) >= 56, controls
     with sandbox.session(root) as second:
-        seen = second.run(["python3", "-c", reader], mounts=[], limits=LIMITS)
+        seen = second.run(RunSpec(["python3", "-c", reader], mounts=[], limits=LIMITS))
     assert seen.succeeded, seen.stderr
     # across mounts, nothing better than chance (32 of 64)
     assert matches(seen.stdout.strip(), pattern) <= 48, seen.stdout

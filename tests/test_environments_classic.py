@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.sandbox.base import Limits, MiB
+from proctor.sandbox.base import Limits, MiB, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.services.local.catalog import resolve_challenge
@@ -35,9 +35,11 @@ def test_the_classic_physionet_tools_run_in_their_environment(env_settings: Sett
     sandbox = BwrapSandbox(env_settings)
     with sandbox.session(RootFilesystem(built.rootfs, built.image)) as session:
         outcome = session.run(
-            ["/bin/sh", "-c", script],
-            mounts=[],
-            limits=Limits(wall_s=120, memory_bytes=2048 * MiB, processes=256),
+            RunSpec(
+                ["/bin/sh", "-c", script],
+                mounts=[],
+                limits=Limits(wall_s=120, memory_bytes=2048 * MiB, processes=256),
+            )
         )
     assert outcome.succeeded, outcome.stderr[-2000:]
     lines = outcome.stdout.split()

@@ -15,7 +15,7 @@ import pytest
 
 from proctor.environments.store import BuiltEnvironment
 from proctor.errors import ConfigError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.spec.bundled_environments import bundled_environment_names

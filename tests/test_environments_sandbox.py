@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from proctor.environments.store import BuiltEnvironment
-from proctor.sandbox.base import Limits, MiB, Mount, Outcome
+from proctor.sandbox.base import Limits, MiB, Mount, Outcome, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.settings import Settings
@@ -30,7 +30,7 @@ def run_in(
 ) -> Outcome:
     sandbox = BwrapSandbox(settings)
     with sandbox.session(RootFilesystem(env.rootfs, env.image)) as session:
-        return session.run(["/bin/sh", "-c", script], mounts=mounts or [], limits=LIMITS)
+        return session.run(RunSpec(["/bin/sh", "-c", script], mounts=mounts or [], limits=LIMITS))
 
 
 def test_the_scientific_python_stack_imports(

@@ -22,7 +22,7 @@ from proctor.errors import (
     EnvironmentDeclarationError,
     InputFileError,
 )
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.spec.environment import DebianSpec, EnvironmentSpec, PythonSpec
 
 LOCK = EnvironmentLock(

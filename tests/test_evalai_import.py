@@ -26,12 +26,12 @@ from evalai_challenge import (
 )
 from proctor.environments.store import BuiltEnvironment
 from proctor.errors import ConfigError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
+from proctor.scoring.evalai import EvalaiScorer
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec.evalai_scorer import EvalaiScorer
 from proctor.types import Failure, RunStatus
 
 PROCTOR = Path(sys.executable).parent / "proctor"

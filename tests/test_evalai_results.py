@@ -18,12 +18,12 @@ import pytest
 from bundle_direct import worker_split
 from evalai_challenge import SUBMISSION, evaluate_directly, make_evalai_challenge, make_upload
 from proctor.errors import ConfigError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.scoring import evalai_driver
+from proctor.scoring.evalai import EvalaiScorer
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
-from proctor.spec.evalai_scorer import EvalaiScorer
 from proctor.types import Failure, RunStatus
 
 LABELS = {"Accuracy": 0.5, "Errors": 2}

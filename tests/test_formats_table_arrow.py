@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 
 from proctor.formats.table_arrow import read_clean, read_matched
 from proctor.formats.table_csv import TableFormatError, read_table
-from proctor.scoring.table import check_prediction
+from proctor.scoring.table import TableOptions, check_prediction
 from proctor.scoring.table_metrics import score_table
-from proctor.spec.table_scorer import TableOptions
 
 FIXTURE = HealthCheck.function_scoped_fixture
 FIELD = st.text(alphabet="0123456789.-+eE_ naif", min_size=0, max_size=25).filter(

@@ -24,7 +24,7 @@ from proctor.pipeline.report import EvaluationReport, Usage
 from proctor.pipeline.submission import Submission, evaluate_submission
 from proctor.protocols.model_runs import DATA_STATUS, PROBLEM_STATUS
 from proctor.protocols.model_runs import test_rows as rows_of
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.store.runfolder import RunFolder

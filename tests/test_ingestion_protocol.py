@@ -40,7 +40,7 @@ from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.report import EvaluationReport
 from proctor.protocols.plain_copy import copy_plain
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge

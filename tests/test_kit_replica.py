@@ -13,7 +13,7 @@ from bundle_fixtures import V2_YAML, make_v2_bundle
 from kit_audit import KITS_CHECKED, audit
 from proctor.environments.digests import declaration_digest
 from proctor.errors import ConfigError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.authoring import check_challenge, new_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.catalog import write_kit

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from proctor.cli.main import build_app
 from proctor.errors import RefusedError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.services.platform.submissions import choose_phase
 from proctor.settings import Settings

@@ -157,7 +157,7 @@ def test_a_failed_task_does_not_stop_the_others(tmp_path: Path, entry: Path) -> 
         return original(request)
 
     from proctor.pipeline.submission import Submission, evaluate_submission
-    from proctor.protocols.resolve import load_challenge
+    from proctor.resolve import load_challenge
     from proctor.sandbox.fake import FakeSandbox
     from proctor.store.runfolder import RunFolder
 

@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 import yaml
 
+from plugin_install import install_plugin as install_in_group
 from proctor.errors import ConfigError
 from proctor.formats.arousal_mat import write_arousal_reference
 from proctor.pipeline.submission import Submission, evaluate_submission
 from proctor.protocols.registry import BUILTIN_DRIVERS, PLUGIN_GROUP, driver_for, drivers
-from proctor.protocols.resolve import load_challenge
 from proctor.protocols.single_file import SingleFileDriver
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.services.local.evaluate import RunRequest, run_entry
@@ -48,14 +49,7 @@ done
 
 def install_plugin(site: Path, monkeypatch: pytest.MonkeyPatch, *entries: str) -> None:
     """Install a distribution declaring ``entries`` (``NAME = MODULE:CLASS``) as protocols."""
-    info = site / "proctor_solve_plugin-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: proctor-solve-plugin\nVersion: 1.0\n"
-    )
-    lines = "\n".join(entries)
-    (info / "entry_points.txt").write_text(f"[{PLUGIN_GROUP}]\n{lines}\n")
-    monkeypatch.syspath_prepend(str(site))
+    install_in_group(site, monkeypatch, PLUGIN_GROUP, *entries)
 
 
 @pytest.fixture

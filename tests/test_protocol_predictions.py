@@ -18,7 +18,7 @@ import pytest
 from proctor.challenges import bundled_root
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from proctor.scoring import registry as scoring_registry
@@ -292,7 +292,7 @@ def scored_together(monkeypatch: pytest.MonkeyPatch) -> None:
     Each waits until all three are scoring, scores (its reader warns), and waits again before
     returning: every scenario's capture is open while every other one warns.
     """
-    real = scoring_registry.get_scorer("ehealthkd2019")
+    real = scoring_registry.scorer_for("ehealthkd2019")
     started, finished = (threading.Barrier(len(TASKS), timeout=60) for _ in range(2))
 
     def score_task(*args: Any) -> TaskScores:
@@ -302,7 +302,8 @@ def scored_together(monkeypatch: pytest.MonkeyPatch) -> None:
         return scored
 
     together = dataclasses.replace(real, score=score_task)
-    monkeypatch.setitem(scoring_registry._SCORERS, "ehealthkd2019", together)
+    builtin = tuple(together if s is real else s for s in scoring_registry.BUILTIN_SCORERS)
+    monkeypatch.setattr(scoring_registry, "BUILTIN_SCORERS", builtin)
 
 
 def test_each_scenarios_quiz_warnings_land_on_that_scenario_every_time(

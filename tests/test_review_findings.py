@@ -17,7 +17,7 @@ from proctor.pipeline.cases import run_cases
 from proctor.pipeline.report import EvaluationReport, RunStatus
 from proctor.protocols.base import CaseRun
 from proctor.protocols.outputs import remove_output
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 from proctor.services.local import catalog
 from proctor.services.local.evaluate import RunRequest, run_entry

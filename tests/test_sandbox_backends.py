@@ -11,14 +11,14 @@ import pytest
 
 from proctor.errors import PlatformError, SandboxUnavailableError, UsageError
 from proctor.sandbox import create_sandbox
-from proctor.sandbox.base import MiB, Mount
+from proctor.sandbox.base import MiB, Mount, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.bwrap_args import bwrap_args, check_target
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.process import ProcessSandbox
 from proctor.sandbox.seccomp import X86_64_DENIED, denylist_program
 from proctor.settings import Settings
-from sandbox_helpers import FAST, SLOT_BASE, run_py
+from sandbox_helpers import FAST, SLOT_BASE, run_as_slot, run_py
 
 
 def test_the_factory_builds_the_configured_backend(shared_dir: Path) -> None:
@@ -32,7 +32,7 @@ def test_the_factory_builds_the_configured_backend(shared_dir: Path) -> None:
 def test_the_process_backend_refuses_without_explicit_permission(shared_dir: Path) -> None:
     backend = ProcessSandbox(Settings(work_root=shared_dir, sandbox_backend="process"))
     with pytest.raises(SandboxUnavailableError, match="PROCTOR_ALLOW_UNSANDBOXED=1"):
-        backend.run(["true"], mounts=[], limits=FAST)
+        run_as_slot(backend, RunSpec(["true"], mounts=[], limits=FAST))
 
 
 def test_the_process_backend_runs_trusted_code_with_limits_and_translated_paths(
@@ -41,16 +41,21 @@ def test_the_process_backend_runs_trusted_code_with_limits_and_translated_paths(
     settings = Settings(work_root=shared_dir, sandbox_backend="process", allow_unsandboxed=True)
     backend = ProcessSandbox(settings)
     (shared_dir / "in.txt").write_text("hello")
-    outcome = backend.run(
-        ["sh", "-c", 'cat "$1"; echo " $MODE"; pwd', "sh", "/data/in.txt"],
-        mounts=[Mount(shared_dir, "/data")],
-        limits=FAST,
-        env={"MODE": "trusted"},
-        cwd="/data",
+    outcome = run_as_slot(
+        backend,
+        RunSpec(
+            ["sh", "-c", 'cat "$1"; echo " $MODE"; pwd', "sh", "/data/in.txt"],
+            mounts=[Mount(shared_dir, "/data")],
+            limits=FAST,
+            env={"MODE": "trusted"},
+            cwd="/data",
+        ),
     )
     assert outcome.succeeded, outcome
     assert outcome.stdout.split() == ["hello", "trusted", str(shared_dir)]
-    slow = backend.run(["sleep", "30"], mounts=[], limits=dataclasses.replace(FAST, wall_s=0.5))
+    slow = run_as_slot(
+        backend, RunSpec(["sleep", "30"], mounts=[], limits=dataclasses.replace(FAST, wall_s=0.5))
+    )
     assert slow.timed_out
     assert slow.wall_s < 2
 
@@ -59,7 +64,7 @@ def test_the_process_backend_runs_trusted_code_with_limits_and_translated_paths(
 def test_a_missing_bubblewrap_fails_closed_with_the_fix(sandbox_settings: Settings) -> None:
     backend = BwrapSandbox(sandbox_settings, bwrap="/nonexistent/bwrap")
     with pytest.raises(SandboxUnavailableError, match="apt-get install bubblewrap"):
-        backend.run(["true"], mounts=[], limits=FAST)
+        run_as_slot(backend, RunSpec(["true"], mounts=[], limits=FAST))
 
 
 @pytest.mark.sandbox
@@ -81,7 +86,7 @@ def test_an_unreachable_mount_source_is_named(sandbox: BwrapSandbox, tmp_path: P
     private = tmp_path / "private"  # pytest's folders are 0700 root
     private.mkdir()
     with pytest.raises(PlatformError, match="not reachable by the sandbox uid"):
-        sandbox.run(["true"], mounts=[Mount(private, "/data")], limits=FAST)
+        run_as_slot(sandbox, RunSpec(["true"], mounts=[Mount(private, "/data")], limits=FAST))
 
 
 @pytest.mark.parametrize("target", ["relative", "/", "/a/../etc", "/proc/x", "/dev", "/etc"])
@@ -92,7 +97,7 @@ def test_bad_mount_targets_are_rejected(target: str) -> None:
 
 def test_the_bwrap_command_line_isolates_everything() -> None:
     argv = bwrap_args(
-        "bwrap", ["true"], mounts=[], limits=FAST, env={"K": "V"}, cwd="/", seccomp_fd=9
+        "bwrap", RunSpec(["true"], mounts=[], limits=FAST, env={"K": "V"}, cwd="/"), seccomp_fd=9
     )
     joined = " ".join(argv)
     for flag in (

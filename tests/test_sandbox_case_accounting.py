@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.sandbox.base import MiB, Outcome, SandboxSession
+from proctor.sandbox.base import MiB, Outcome, RunSpec, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
 from sandbox_helpers import FAST, SLOT_BASE, is_root
@@ -32,13 +32,15 @@ GROW = "python3 -c 'b = bytearray({size} * 1024 * 1024); print(len(b))'"
 def session(shared_dir: Path) -> Iterator[SandboxSession]:
     settings = Settings(work_root=shared_dir / "work", slot_uid_base=ACCOUNTING_UID_BASE)
     with BwrapSandbox(settings).session() as opened:
-        opened.run_case(["/bin/true"], mounts=[], limits=LIMITS)  # the server boots meanwhile
+        opened.run_case(
+            RunSpec(["/bin/true"], mounts=[], limits=LIMITS)
+        )  # the server boots meanwhile
         yield opened
 
 
 def served(session: SandboxSession, script: str) -> Outcome:
     """``script`` as a case of the one configuration (on its server, from the second case)."""
-    return session.run_case(["/bin/sh", "-c", script], mounts=[], limits=LIMITS)
+    return session.run_case(RunSpec(["/bin/sh", "-c", script], mounts=[], limits=LIMITS))
 
 
 def test_a_case_after_one_over_its_cpu_budget_is_charged_only_its_own(

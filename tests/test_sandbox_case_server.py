@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from proctor.sandbox import case_pool, case_server
-from proctor.sandbox.base import MiB, Mount, Outcome, SandboxSession
+from proctor.sandbox.base import MiB, Mount, Outcome, RunSpec, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
 from sandbox_helpers import FAST, SLOT_BASE, is_root, pids_of_uid, wait_until
@@ -51,8 +51,8 @@ def case(session: SandboxSession, script: str, *, warm: bool = True, **limits: f
     """
     changed = dataclasses.replace(FAST, **limits)
     if warm:
-        session.run_case(["/bin/true"], mounts=[], limits=changed)
-    return session.run_case(["/bin/sh", "-c", script], mounts=[], limits=changed)
+        session.run_case(RunSpec(["/bin/true"], mounts=[], limits=changed))
+    return session.run_case(RunSpec(["/bin/sh", "-c", script], mounts=[], limits=changed))
 
 
 def processes(listing: str) -> dict[int, str]:
@@ -164,11 +164,13 @@ def test_a_case_sees_its_mounts_and_environment_and_writes_through_them(
     home.mkdir()
     session.give(home)
     outcome = session.run_case(
-        ["/bin/sh", "-c", 'echo "$GREETING" > out.txt; pwd'],
-        mounts=[Mount(home, "/entry", writable=True)],
-        limits=FAST,
-        env={"GREETING": "hello"},
-        cwd="/entry",
+        RunSpec(
+            ["/bin/sh", "-c", 'echo "$GREETING" > out.txt; pwd'],
+            mounts=[Mount(home, "/entry", writable=True)],
+            limits=FAST,
+            env={"GREETING": "hello"},
+            cwd="/entry",
+        )
     )
     assert outcome.succeeded and outcome.stdout == "/entry\n", outcome
     assert (home / "out.txt").read_text() == "hello\n"
@@ -220,7 +222,8 @@ def test_where_no_server_can_start_every_case_runs_in_a_sandbox_of_its_own(
     blank.write_text("")
     mounts = [Mount(blank, "/usr/bin/python3")]
     outcomes = [
-        session.run_case(["/bin/sh", "-c", "echo ok"], mounts=mounts, limits=FAST) for _ in range(4)
+        session.run_case(RunSpec(["/bin/sh", "-c", "echo ok"], mounts=mounts, limits=FAST))
+        for _ in range(4)
     ]
     assert all(o.succeeded and o.stdout == "ok\n" for o in outcomes), outcomes
     assert any(note.startswith("case server failed") for note in outcomes[1].notes), outcomes[1]
@@ -268,7 +271,7 @@ def test_configurations_used_in_turn_keep_their_own_servers(
     seen: dict[int, list[str]] = {0: [], 1: []}
     for turn in range(6):
         mounts = [Mount(folders[turn % 2], "/data")]
-        ran = session.run_case(["/bin/sh", "-c", started], mounts=mounts, limits=FAST)
+        ran = session.run_case(RunSpec(["/bin/sh", "-c", started], mounts=mounts, limits=FAST))
         assert ran.succeeded, ran
         seen[turn % 2].append(ran.stdout)
     for starts in seen.values():  # the first is a sandbox of its own, then one server each

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.sandbox.base import Limits, Outcome, SandboxSession
+from proctor.sandbox.base import Limits, Outcome, RunSpec, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.parametrize("way", ["run", "run_case"])]
@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.parametrize("way", ["run", "run_c
 def run(session: SandboxSession, way: str, argv: list[str], limits: Limits) -> Outcome:
     """``argv`` as a run of its own or as a case on the session's server (warmed first)."""
     if way == "run_case":
-        session.run_case(["/bin/true"], mounts=[], limits=limits)
-    return getattr(session, way)(argv, mounts=[], limits=limits)  # type: ignore[no-any-return]
+        session.run_case(RunSpec(["/bin/true"], mounts=[], limits=limits))
+    return getattr(session, way)(RunSpec(argv, limits=limits))  # type: ignore[no-any-return]
 
 
 START_THEN_SPIN = (

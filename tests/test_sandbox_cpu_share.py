@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.sandbox.base import Limits, MiB, Outcome
+from proctor.sandbox.base import Limits, MiB, Outcome, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
 from sandbox_helpers import SLOT_BASE
@@ -53,7 +53,7 @@ def greedy_beside_modest(
 
     def job(name: str, count: int) -> None:
         with sandbox.session() as session:
-            result[name] = session.run(spinners(count, 3), mounts=[], limits=LIMITS)
+            result[name] = session.run(RunSpec(spinners(count, 3), mounts=[], limits=LIMITS))
 
     threads = [threading.Thread(target=job, args=("greedy", 12)),
                threading.Thread(target=job, args=("modest", 1))]  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proctor.errors import PlatformError
-from proctor.sandbox.base import CANCELLED, Limits, MiB, Mount, Outcome
+from proctor.sandbox.base import CANCELLED, Limits, MiB, Mount, Outcome, RunSpec
 from proctor.sandbox.fake import FakeRequest, FakeSandbox
 from sandbox_helpers import wait_until
 
@@ -38,11 +38,13 @@ def test_a_handler_writes_into_the_mounted_home_like_an_entry(tmp_path: Path) ->
         (home / "out").mkdir()
         session.give(home)
         outcome = session.run(
-            ["./next.sh", "r01"],
-            mounts=[Mount(home, "/home", writable=True)],
-            limits=Limits(wall_s=5),
-            env={"LABEL": "A"},
-            cwd="/home",
+            RunSpec(
+                ["./next.sh", "r01"],
+                mounts=[Mount(home, "/home", writable=True)],
+                limits=Limits(wall_s=5),
+                env={"LABEL": "A"},
+                cwd="/home",
+            )
         )
         assert outcome.succeeded
         assert (home / "out" / "r01.txt").read_text() == "A"
@@ -55,11 +57,11 @@ def test_a_handler_writes_into_the_mounted_home_like_an_entry(tmp_path: Path) ->
 def test_cancel_unblocks_a_waiting_fake_run_and_later_runs_never_reach_the_handler() -> None:
     sandbox = FakeSandbox(wait_for_cancel)
     with ThreadPoolExecutor(1) as pool, sandbox.session() as session:
-        future = pool.submit(session.run, ["train"], mounts=[], limits=Limits())
+        future = pool.submit(session.run, RunSpec(["train"], limits=Limits()))
         assert wait_until(lambda: len(sandbox.requests) == 1, 5)
         session.cancel()
         assert future.result(timeout=5) == CANCELLED
-        assert session.run(["predict"], mounts=[], limits=Limits()) == CANCELLED
+        assert session.run(RunSpec(["predict"], mounts=[], limits=Limits())) == CANCELLED
     assert [r.argv for r in sandbox.requests] == [("train",)]
 
 
@@ -70,8 +72,8 @@ def test_cancelling_one_fake_session_leaves_the_other_running() -> None:
         sandbox.session() as doomed,
         sandbox.session() as survivor,
     ):
-        pool.submit(doomed.run, ["a"], mounts=[], limits=Limits())
-        pool.submit(survivor.run, ["b"], mounts=[], limits=Limits())
+        pool.submit(doomed.run, RunSpec(["a"], limits=Limits()))
+        pool.submit(survivor.run, RunSpec(["b"], limits=Limits()))
         assert wait_until(lambda: len(sandbox.requests) == 2, 5)
         doomed.cancel()
         by_slot = {r.slot: r for r in sandbox.requests}
@@ -92,16 +94,16 @@ def test_fake_sessions_get_distinct_slots_until_none_is_left() -> None:
 
 def test_cancel_all_kills_the_runs_under_way_but_not_the_later_ones() -> None:
     sandbox = FakeSandbox(wait_for_cancel)
-    with ThreadPoolExecutor(2) as pool, sandbox.session() as session:
-        in_session = pool.submit(session.run, ["a"], mounts=[], limits=Limits())
-        loose = pool.submit(sandbox.run, ["b"], mounts=[], limits=Limits(), slot=7)
+    with ThreadPoolExecutor(2) as pool, sandbox.session() as session, sandbox.session() as other:
+        in_session = pool.submit(session.run, RunSpec(["a"], limits=Limits()))
+        in_other = pool.submit(other.run, RunSpec(["b"], limits=Limits()))
         assert wait_until(lambda: len(sandbox.requests) == 2, 5)
         sandbox.cancel_all()
         assert in_session.result(timeout=5) == CANCELLED
-        assert loose.result(timeout=5) == CANCELLED
+        assert in_other.result(timeout=5) == CANCELLED
         assert not session.cancelled
         sandbox.handler = succeed
-        assert session.run(["c"], mounts=[], limits=Limits()).succeeded
+        assert session.run(RunSpec(["c"], mounts=[], limits=Limits())).succeeded
 
 
 def test_host_path_names_the_mount_that_shows_a_path(tmp_path: Path) -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from proctor.errors import SandboxUnavailableError
-from proctor.sandbox.base import MiB
+from proctor.sandbox.base import MiB, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.launch import Rlimits, find_tool, launcher_prefix, limits_mismatch
 from proctor.settings import Settings
-from sandbox_helpers import FAST, SLOT_BASE, is_root, run_py
+from sandbox_helpers import FAST, SLOT_BASE, is_root, run_as_slot, run_py
 
 ODD = dataclasses.replace(
     FAST, cpu_s=2.5, processes=21, file_size_bytes=3 * MiB, open_files=77, memory_bytes=200 * MiB
@@ -43,7 +43,9 @@ def test_every_rlimit_is_in_force_inside_the_sandbox(
     sandbox: BwrapSandbox, shared_dir: Path, cgroups: bool
 ) -> None:
     backend = sandbox if cgroups else no_cgroup_sandbox(shared_dir)
-    outcome = backend.run(["/bin/cat", "/proc/self/limits"], mounts=[], limits=ODD)
+    outcome = run_as_slot(
+        backend, RunSpec(["/bin/cat", "/proc/self/limits"], mounts=[], limits=ODD)
+    )
     assert outcome.succeeded, outcome
     shown = shown_limits(outcome.stdout)
     assert shown["Max cpu time"] == ("4", "5")  # ceil(2.5) + 1 soft, + 2 hard
@@ -63,7 +65,9 @@ def test_limits_outside_dash_units_fall_back_to_prlimit_exactly(sandbox: BwrapSa
         limits, [], address_space=False, dash=find_tool("dash"), prlimit=find_tool("prlimit")
     )
     assert prefix[0] == find_tool("prlimit")
-    outcome = sandbox.run(["/bin/cat", "/proc/self/limits"], mounts=[], limits=limits)
+    outcome = run_as_slot(
+        sandbox, RunSpec(["/bin/cat", "/proc/self/limits"], mounts=[], limits=limits)
+    )
     assert outcome.succeeded, outcome
     assert shown_limits(outcome.stdout)["Max file size"] == ("1000", "1000")
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from proctor.sandbox.base import MiB, Mount
+from proctor.sandbox.base import MiB, Mount, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.workspace import mount_tmpfs, release_stale
 from proctor.settings import Settings
-from sandbox_helpers import FAST, SLOT_BASE, pids_of_uid, run_py, run_sh, wait_until
+from sandbox_helpers import FAST, SLOT_BASE, pids_of_uid, run_as_slot, run_py, run_sh, wait_until
 
 pytestmark = pytest.mark.sandbox
 
@@ -43,11 +43,12 @@ def test_a_double_fork_daemon_dies_with_the_sandbox(sandbox: BwrapSandbox) -> No
 WORKER = """
 import sys
 from pathlib import Path
-from proctor.sandbox.base import Limits
+from proctor.sandbox.base import Limits, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
+from proctor.sandbox.runs import RunGroup
 from proctor.settings import Settings
 sandbox = BwrapSandbox(Settings(work_root=Path("/tmp"), slot_uid_base={base}))
-sandbox.run(["sleep", "60"], mounts=[], limits=Limits(wall_s=60), slot={slot})
+sandbox.run_in_group(RunGroup(), RunSpec(["sleep", "60"], limits=Limits(wall_s=60)), slot={slot})
 """
 
 
@@ -222,11 +223,18 @@ def test_a_writable_workspace_belongs_to_the_slot(sandbox: BwrapSandbox, shared_
         (home / "lib").mkdir()
         (home / "lib" / "model.py").write_text("W = 1\n")
         sandbox.give_to_slot(home, slot=4)
-        outcome = sandbox.run(
-            ["sh", "-c", "sh setup.sh && echo ok >> lib/model.py && id -u && stat -c %U done.txt"],
-            mounts=[Mount(home, "/sub", writable=True)],
-            limits=FAST,
-            cwd="/sub",
+        outcome = run_as_slot(
+            sandbox,
+            RunSpec(
+                [
+                    "sh",
+                    "-c",
+                    "sh setup.sh && echo ok >> lib/model.py && id -u && stat -c %U done.txt",
+                ],
+                mounts=[Mount(home, "/sub", writable=True)],
+                limits=FAST,
+                cwd="/sub",
+            ),
             slot=4,
         )
         assert outcome.succeeded, outcome

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from proctor.environments.store import BuiltEnvironment
-from proctor.sandbox.base import Limits, MiB, Mount
+from proctor.sandbox.base import Limits, MiB, Mount, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.sandbox.slots import claim_slot
@@ -43,10 +43,12 @@ def _mountinfo(sandbox: BwrapSandbox, root: RootFilesystem | None, folder: Path)
     with sandbox.session(root) as session:
         with session.workspace(folder / "homes" / "task", size_bytes=16 * MiB) as home:
             outcome = session.run(
-                ["/bin/sh", "-c", "cat /proc/self/mountinfo && cat /data/r01.dat"],
-                mounts=[Mount(home, "/home", writable=True), Mount(data, "/data")],
-                limits=LIMITS,
-                cwd="/home",
+                RunSpec(
+                    ["/bin/sh", "-c", "cat /proc/self/mountinfo && cat /data/r01.dat"],
+                    mounts=[Mount(home, "/home", writable=True), Mount(data, "/data")],
+                    limits=LIMITS,
+                    cwd="/home",
+                )
             )
         assert outcome.succeeded, outcome.describe()
         return outcome.stdout, session.slot

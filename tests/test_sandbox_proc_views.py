@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from proctor.sandbox.base import Mount, Outcome
+from proctor.sandbox.base import Mount, Outcome, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
 from sandbox_fixtures import ROOTS
-from sandbox_helpers import FAST, SLOT_BASE, is_root, run_py, wait_until
+from sandbox_helpers import FAST, SLOT_BASE, is_root, run_as_slot, run_py, wait_until
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -162,8 +162,8 @@ HIDDEN = {"absent", "masked", "empty", "unreadable"}
 @pytest.mark.parametrize("path", HOST_WIDE)
 def test_each_host_wide_proc_file_is_masked_or_unreadable(sandbox: BwrapSandbox, path: str) -> None:
     """Read through procfs, the file would show the whole host: the run's own stands over it."""
-    outcome = sandbox.run(
-        ["python3", "-c", SHOWN_AS, path], mounts=(), limits=FAST, slot=0, env=None
+    outcome = run_as_slot(
+        sandbox, RunSpec(["python3", "-c", SHOWN_AS, path], mounts=(), limits=FAST), slot=0
     )
     assert outcome.succeeded, outcome
     assert json.loads(outcome.stdout)[path] in HIDDEN
@@ -173,7 +173,9 @@ def test_under_a_tiny_file_size_limit_the_counters_are_masked_empty(sandbox: Bwr
     """Bubblewrap writes each synthetic file under the run's RLIMIT_FSIZE: too big, it is empty."""
     limits = dataclasses.replace(FAST, file_size_bytes=120)  # /etc/passwd (112) fits
     code = "import os; print(len(open('/proc/stat').read()), len(open('/proc/loadavg').read()))"
-    outcome = sandbox.run(["python3", "-c", code], mounts=(), limits=limits, slot=0, env=None)
+    outcome = run_as_slot(
+        sandbox, RunSpec(["python3", "-c", code], mounts=(), limits=limits), slot=0
+    )
     assert outcome.succeeded, outcome
     assert outcome.stdout.split() == ["0", "21"]
 
@@ -183,8 +185,12 @@ def test_a_served_case_gets_the_same_views(shared_dir: Path) -> None:
     """Cases run on a session's case server see the same masked ``/proc`` as a single run."""
     server = BwrapSandbox(Settings(work_root=shared_dir / "work", slot_uid_base=SLOT_BASE + 90))
     with server.session() as session:
-        session.run_case(["/bin/true"], mounts=[], limits=FAST)  # starts the configuration's server
-        outcome = session.run_case(["python3", "-c", SHOWN_AS, *HOST_WIDE], mounts=[], limits=FAST)
+        session.run_case(
+            RunSpec(["/bin/true"], mounts=[], limits=FAST)
+        )  # starts the configuration's server
+        outcome = session.run_case(
+            RunSpec(["python3", "-c", SHOWN_AS, *HOST_WIDE], mounts=[], limits=FAST)
+        )
     assert outcome.succeeded, outcome
     shown = json.loads(outcome.stdout)
     assert {path: how for path, how in shown.items() if how not in HIDDEN} == {}

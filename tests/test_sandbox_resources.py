@@ -11,10 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from proctor.sandbox.base import MiB, Mount
+from proctor.sandbox.base import MiB, Mount, RunSpec
 from proctor.sandbox.bwrap import BwrapSandbox
 from sandbox_fixtures import ROOTS
-from sandbox_helpers import FAST, SLOT_BASE, is_root, pids_of_uid, run_py, run_sh, wait_until
+from sandbox_helpers import (
+    FAST,
+    SLOT_BASE,
+    is_root,
+    pids_of_uid,
+    run_as_slot,
+    run_py,
+    run_sh,
+    wait_until,
+)
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -286,7 +295,7 @@ def test_a_run_spinning_many_processes_gets_about_one_core(sandbox: BwrapSandbox
     if os.cpu_count() == 1:
         pytest.skip("one core: nothing to share")
     script = "for i in 1 2 3 4; do (while :; do :; done) & done; sleep 2; kill 0"
-    outcome = sandbox.run(["/bin/sh", "-c", script], mounts=[], limits=dataclasses.replace(
-        FAST, wall_s=10, cpus=1.0))  # fmt: skip
+    limits = dataclasses.replace(FAST, wall_s=10, cpus=1.0)
+    outcome = run_as_slot(sandbox, RunSpec(["/bin/sh", "-c", script], limits=limits))
     assert outcome.wall_s >= 2
     assert outcome.cpu_s <= outcome.wall_s * 1.0 + 0.5, outcome  # one core's worth

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from proctor.sandbox.base import CANCELLED, MiB, Mount, Outcome, SandboxSession
+from proctor.sandbox.base import CANCELLED, MiB, Mount, Outcome, RunSpec, SandboxSession
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.sandbox.process import ProcessSandbox
 from proctor.settings import Settings
@@ -36,9 +36,11 @@ def session_sandbox(shared_dir: Path) -> BwrapSandbox:
 def sleep_marked(session: SandboxSession, home: Path, seconds: float) -> Outcome:
     """Write ``/w/started`` once the sandbox is up, then sleep ``seconds``."""
     return session.run(
-        ["sh", "-c", MARK_THEN_SLEEP, "sh", str(seconds)],
-        mounts=[Mount(home, "/w", writable=True)],
-        limits=LONG,
+        RunSpec(
+            ["sh", "-c", MARK_THEN_SLEEP, "sh", str(seconds)],
+            mounts=[Mount(home, "/w", writable=True)],
+            limits=LONG,
+        )
     )
 
 
@@ -77,7 +79,9 @@ def test_a_run_after_cancel_returns_cancelled_without_launching(
         session.cancel()
         started = time.monotonic()
         outcome = session.run(
-            ["sh", "-c", "touch /w/ran"], mounts=[Mount(home, "/w", writable=True)], limits=FAST
+            RunSpec(
+                ["sh", "-c", "touch /w/ran"], mounts=[Mount(home, "/w", writable=True)], limits=FAST
+            )
         )
         assert time.monotonic() - started < 0.1
         assert outcome == CANCELLED
@@ -90,7 +94,7 @@ def test_a_run_still_launching_when_its_session_is_cancelled_is_killed_too(
 ) -> None:
     session_sandbox.check()  # the one-time probe would otherwise take the whole delay
     with ThreadPoolExecutor(1) as pool, session_sandbox.session() as session:
-        future = pool.submit(session.run, ["sleep", "30"], mounts=[], limits=LONG)
+        future = pool.submit(session.run, RunSpec(["sleep", "30"], limits=LONG))
         time.sleep(delay_s)
         session.cancel()
         outcome = future.result(timeout=10)
@@ -111,7 +115,7 @@ def test_a_run_whose_session_is_cancelled_while_it_spawns_is_killed(
             return process
 
         monkeypatch.setattr(subprocess, "Popen", spawn_then_cancel)
-        future = pool.submit(session.run, ["sleep", "30"], mounts=[], limits=LONG)
+        future = pool.submit(session.run, RunSpec(["sleep", "30"], limits=LONG))
         outcome = future.result(timeout=10)
     assert (outcome.signal, outcome.notes) == (9, ("cancelled",)), outcome
 
@@ -143,7 +147,7 @@ def test_leaving_a_session_cancels_it(session_sandbox: BwrapSandbox) -> None:
     with session_sandbox.session() as session:
         assert not session.cancelled
     assert session.cancelled
-    assert session.run(["true"], mounts=[], limits=FAST) == CANCELLED
+    assert session.run(RunSpec(["true"], mounts=[], limits=FAST)) == CANCELLED
 
 
 def test_a_session_runs_as_its_slot_uid(session_sandbox: BwrapSandbox, shared_dir: Path) -> None:
@@ -154,10 +158,12 @@ def test_a_session_runs_as_its_slot_uid(session_sandbox: BwrapSandbox, shared_di
         (home / "given.txt").write_text("host\n")
         session.give(home)
         outcome = session.run(
-            ["sh", "-c", "echo entry >> given.txt"],
-            mounts=[Mount(home, "/w", writable=True)],
-            limits=FAST,
-            cwd="/w",
+            RunSpec(
+                ["sh", "-c", "echo entry >> given.txt"],
+                mounts=[Mount(home, "/w", writable=True)],
+                limits=FAST,
+                cwd="/w",
+            )
         )
         assert outcome.succeeded, outcome
         assert (home / "given.txt").read_text() == "host\nentry\n"
@@ -172,9 +178,9 @@ def test_the_process_backend_cancels_a_session_the_same_way(shared_dir: Path) ->
         # The process backend translates whole arguments only, not paths inside a script.
         argv = ["sh", "-c", 'touch "$1" && exec sleep 30', "sh", "/w/started"]
         mounts = [Mount(shared_dir, "/w", writable=True)]
-        future = pool.submit(session.run, argv, mounts=mounts, limits=LONG)
+        future = pool.submit(session.run, RunSpec(argv, mounts=mounts, limits=LONG))
         assert wait_until((shared_dir / "started").exists, 5), future
         session.cancel()
         outcome = future.result(timeout=10)
-        assert session.run(["true"], mounts=[], limits=FAST) == CANCELLED
+        assert session.run(RunSpec(["true"], mounts=[], limits=FAST)) == CANCELLED
     assert (outcome.signal, outcome.notes) == (9, ("cancelled",)), outcome

@@ -10,7 +10,7 @@ import yaml
 from pipeline_fakes import ScriptedEntry, evaluate
 from proctor.errors import ConfigError
 from proctor.metrics.physionet_scores import parse_answer_lines, score_2017
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Outcome
 
 TRUTH = {"A01": "N", "A02": "A", "A03": "O", "A04": "~", "A05": "N", "A06": "A"}

@@ -1,22 +1,21 @@
-"""The scorer declarations (``proctor.types``) and the registered functions agree."""
+"""The scorer table: every built-in scorer and table metric declares what it reports."""
 
 from __future__ import annotations
 
-from proctor.scoring.registry import get_scorer, registered_scorers
-from proctor.types import SCORERS
-
-
-def test_every_declared_scorer_is_registered_and_nothing_else() -> None:
-    assert set(registered_scorers()) == set(SCORERS)
-
-
-def test_each_registered_scorer_carries_its_own_declaration() -> None:
-    for name in SCORERS:
-        assert get_scorer(name).declaration is SCORERS[name]
+from proctor.scoring.registry import scorer_catalog
+from proctor.scoring.table_metrics import BUILTIN_TABLE_METRICS
 
 
 def test_every_metric_has_a_direction_and_a_meaning() -> None:
-    for declaration in SCORERS.values():
+    for declaration in scorer_catalog().named.values():
         assert declaration.metrics
         for metric in declaration.metrics:
             assert metric.summary, (declaration.name, metric.name)
+
+
+def test_every_table_metric_has_a_meaning_and_a_rankable_direction() -> None:
+    names = [metric.name for metric in BUILTIN_TABLE_METRICS]
+    assert len(names) == len(set(names))
+    for metric in BUILTIN_TABLE_METRICS:
+        assert metric.summary, metric.name
+        assert metric.declaration.rankable, metric.name

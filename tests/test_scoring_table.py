@@ -14,7 +14,7 @@ import sklearn.metrics as skm
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.types import Direction
 from table_challenge import DEV, SECRET, TEST, make_table_challenge, write_prediction
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bundle_fixtures import SCORE_JSON, V2_YAML, make_v2_bundle, submission_zip
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from test_service_e2e import Service
 

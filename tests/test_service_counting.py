@@ -25,7 +25,7 @@ from sqlalchemy import select, update
 from proctor.errors import RefusedError
 from proctor.pipeline.report import StageReport, TaskReport
 from proctor.pipeline.report_codec import to_data
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.platform import publications
 from proctor.services.platform.installs import install
 from proctor.services.platform.quota import check_quota

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from bundle_fixtures import make_v2_bundle
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.platform.accounts import add_user, authenticate
 from proctor.services.platform.installs import install

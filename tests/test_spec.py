@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 
 MINIMAL = {
     "name": "toy",

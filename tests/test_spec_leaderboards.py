@@ -10,7 +10,7 @@ import yaml
 
 from proctor.errors import ConfigError
 from proctor.leaderboard import ScoredSubmission, compute_phase_board
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.spec.leaderboards import find_board, metric_directions, phase_boards
 from proctor.types import Direction
 

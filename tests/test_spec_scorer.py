@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.spec.scorer import ScoringProgram
 from proctor.types import Direction
 

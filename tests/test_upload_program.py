@@ -33,7 +33,7 @@ from bundle_fixtures import (
 from proctor.errors import ConfigError
 from proctor.pipeline.report import EvaluationReport
 from proctor.protocols.codabench_settings import IngestionProtocol
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.catalog import write_kit

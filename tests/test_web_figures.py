@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from proctor.errors import ConfigError, NotFoundError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.scoring.visceral import dashboard
 from proctor.services.platform import installs, submissions
 from proctor.services.platform.accounts import authenticate

@@ -94,7 +94,7 @@ def test_a_wrong_token_is_refused_with_what_to_do(site: tuple[Seeded, str], watc
     watched.expect_error(page, "401 \\(Unauthorized\\)")
     page.goto(f"{url}/login")
     page.fill("input[name=token]", "not-a-token")
-    page.click("form[action='/login'] button[type=submit]")
+    page.click("#token-login button[type=submit]")
     expect(page.locator(".error")).to_contain_text("ask an organizer for a new one")
     expect(page.locator("#me")).to_have_count(0)
 
@@ -111,16 +111,16 @@ def test_signing_in_over_another_session_keeps_the_header_true(
     page.goto(f"{url}/login")
     expect(page.locator("#signed-in-note")).to_contain_text("alice")
     watched.shoot(page, "login-signed-in")
-    page.fill("form[action='/login'] input[name=token]", "not-a-token")
-    page.click("form[action='/login'] button[type=submit]")
+    page.fill("#token-login input[name=token]", "not-a-token")
+    page.click("#token-login button[type=submit]")
     expect(page.locator(".error")).to_contain_text("not valid")
     expect(page.locator("#me")).to_have_text("alice")
 
     page.goto(f"{url}/login")  # its form's token belongs to alice's session
     other_tab = page.context.new_page()
     sign_in(other_tab, url, seeded.tokens["bob"])
-    page.fill("form[action='/login'] input[name=token]", seeded.tokens["olga"])
-    page.click("form[action='/login'] button[type=submit]")
+    page.fill("#token-login input[name=token]", seeded.tokens["olga"])
+    page.click("#token-login button[type=submit]")
     expect(page.locator(".error")).to_contain_text("reload Proctor's page")
     expect(page.locator("#me")).to_have_text("bob")
 

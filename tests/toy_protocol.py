@@ -17,7 +17,7 @@ from pydantic import Field
 from proctor.entries import Manifest
 from proctor.protocols.base import CaseRun, Driver, Preparation
 from proctor.protocols.outputs import collect_output
-from proctor.sandbox.base import Limits, Mount, Outcome
+from proctor.sandbox.base import Limits, Mount, Outcome, RunSpec
 from proctor.spec.protocols import ProtocolSettings
 
 
@@ -70,10 +70,16 @@ class SolveDriver(Driver):
     ) -> CaseRun:
         limits = self.context.limits
         outcome = self.context.session.run(
-            [f"./{_settings(self.context.settings).program}", f"/in/{case}.case", f"{case}.vec"],
-            mounts=[Mount(home, "/work", writable=True), Mount(inputs, "/in")],
-            limits=Limits(wall_s=wall_s, memory_bytes=limits.memory_bytes),
-            cwd="/work",
+            RunSpec(
+                [
+                    f"./{_settings(self.context.settings).program}",
+                    f"/in/{case}.case",
+                    f"{case}.vec",
+                ],
+                mounts=[Mount(home, "/work", writable=True), Mount(inputs, "/in")],
+                limits=Limits(wall_s=wall_s, memory_bytes=limits.memory_bytes),
+                cwd="/work",
+            )
         )
         collected = collect_output(home, f"{case}.vec", max_bytes=limits.output_bytes)
         if not outcome.succeeded or collected.data is None:

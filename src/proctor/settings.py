@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
+from urllib.parse import unquote, urlsplit
 
 from proctor.errors import UsageError
 
@@ -126,6 +127,55 @@ DEFAULT_DATA = Path("proctor-data")
 DEFAULT_UPLOAD_BYTES = 256 * 1024**2
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 DEFAULT_TOKEN_DAYS = 90.0
+SignupMode = Literal["open", "approval", "closed"]
+SIGNUP_MODES: tuple[SignupMode, ...] = get_args(SignupMode)
+SMTP_SCHEMES = {"smtp": 25, "smtp+starttls": 587, "smtps": 465}
+
+
+@dataclass(frozen=True, slots=True)
+class SmtpServer:
+    """Where mail is sent (``PROCTOR_SMTP_URL``).
+
+    ``scheme``: ``smtp``, ``smtp+starttls`` or ``smtps``; the host, port and optional login.
+    """
+
+    scheme: str
+    host: str
+    port: int
+    user: str | None = None
+    password: str | None = None
+
+    @classmethod
+    def parse(cls, url: str) -> SmtpServer:
+        """``smtp://HOST:PORT``, ``smtp+starttls://USER:PASS@HOST:587``, ``smtps://...``.
+
+        Raises ``UsageError`` naming ``PROCTOR_SMTP_URL`` and the forms it takes.
+        """
+        forms = "smtp://HOST:PORT, smtp+starttls://USER:PASS@HOST:587 or smtps://USER:PASS@HOST"
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if parts.scheme not in SMTP_SCHEMES or not parts.hostname or port == -1:
+            raise UsageError(
+                f"PROCTOR_SMTP_URL={_hidden(url)!r} is not a mail server: write {forms}"
+            )
+        return cls(
+            scheme=parts.scheme,
+            host=parts.hostname,
+            port=port or SMTP_SCHEMES[parts.scheme],
+            user=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+        )
+
+
+def _hidden(url: str) -> str:
+    """``url`` without its password (for messages)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +201,11 @@ class ServiceSettings:
     ``trust_proxy``: the server sits behind a TLS proxy on this host whose
     ``X-Forwarded-Proto`` (and client address) it believes (``PROCTOR_TRUST_PROXY=1``; off by
     default): the session cookie is then ``Secure`` when the proxy says ``https``.
+    Accounts: ``signup`` is who may make an account on the web (``PROCTOR_SIGNUP``:
+    ``closed``, the default, only organizers make them; ``open``, anyone with a verified email;
+    ``approval``, those an organizer approves too). ``smtp``: the mail server
+    (``PROCTOR_SMTP_URL``), ``mail_from``: the sender (``PROCTOR_MAIL_FROM``), ``public_url``:
+    the base of every link in a mail (``PROCTOR_PUBLIC_URL``, e.g. ``https://proctor.example``).
     ``team_jobs``: jobs one team may run at once over every worker (``PROCTOR_TEAM_JOBS``,
     0 = no cap); teams take turns for free workers either way.
     Uploads: ``upload_unpacks`` are unpacked and checked at once (``PROCTOR_UPLOAD_UNPACKS``);
@@ -184,6 +239,10 @@ class ServiceSettings:
     upload_min_bytes: int = 1024
     upload_window_s: float = 30.0
     orphan_grace_s: float = 3600.0
+    signup: SignupMode = "closed"
+    smtp: SmtpServer | None = None
+    mail_from: str = "proctor@localhost"
+    public_url: str = "http://127.0.0.1:8000"
 
     @property
     def url(self) -> str:
@@ -226,11 +285,40 @@ class ServiceSettings:
             upload_min_bytes=_count(env, "PROCTOR_UPLOAD_MIN_BYTES", 1024),
             upload_window_s=_positive(env, "PROCTOR_UPLOAD_WINDOW_S", 30.0),
             orphan_grace_s=_positive(env, "PROCTOR_ORPHAN_GRACE_S", 3600.0),
+            signup=_signup(env),
+            smtp=SmtpServer.parse(env["PROCTOR_SMTP_URL"]) if env.get("PROCTOR_SMTP_URL") else None,
+            mail_from=env.get("PROCTOR_MAIL_FROM") or "proctor@localhost",
+            public_url=_public_url(env.get("PROCTOR_PUBLIC_URL") or "http://127.0.0.1:8000"),
         )
 
     def queue_of(self, challenge: str) -> str:
         """The broker queue of ``challenge``'s jobs: its route, else ``queue``."""
         return dict(self.queue_routes).get(challenge, self.queue)
+
+
+def _signup(env: Mapping[str, str]) -> SignupMode:
+    """``PROCTOR_SIGNUP`` as a mode; sign-up other than ``closed`` needs a mail server."""
+    text = env.get("PROCTOR_SIGNUP") or "closed"
+    for mode in SIGNUP_MODES:
+        if text == mode:
+            if mode != "closed" and not env.get("PROCTOR_SMTP_URL"):
+                raise UsageError(
+                    f"PROCTOR_SIGNUP={mode} needs a mail server to verify addresses: "
+                    "set PROCTOR_SMTP_URL (and PROCTOR_MAIL_FROM, PROCTOR_PUBLIC_URL)"
+                )
+            return mode
+    raise UsageError(f"PROCTOR_SIGNUP={text!r}: choose one of {', '.join(SIGNUP_MODES)}")
+
+
+def _public_url(text: str) -> str:
+    """``PROCTOR_PUBLIC_URL`` without a trailing slash; a UsageError unless http(s)://HOST."""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+        raise UsageError(
+            f"PROCTOR_PUBLIC_URL={text!r} is not a web address: write it as "
+            "https://proctor.example (the base of every link in a mail)"
+        )
+    return text.rstrip("/")
 
 
 def _routes(text: str) -> tuple[tuple[str, str], ...]:

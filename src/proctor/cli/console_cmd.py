@@ -171,14 +171,13 @@ def phase_cmd(  # noqa: PLR0917 - typer maps parameters to options
 
 
 def user_list(server: ServerOpt = None, token: TokenOpt = None, as_json: JsonOpt = False) -> None:
-    """List every user with role, team and state (organizers)."""
+    """List every user with role, team and state: active, disabled, unconfirmed, pending."""
     answer = _client(server, token).users()
     if as_json:
         _print(answer)
         return
     for user in answer.users:
-        state = "disabled" if user.disabled else "active"
-        typer.echo(plain(f"{user.user}  {user.role}  {user.team or '-'}  {state}"))
+        typer.echo(plain(f"{user.user}  {user.role}  {user.team or '-'}  {user.state}"))
 
 
 def user_disable(

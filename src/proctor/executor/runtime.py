@@ -14,7 +14,7 @@ from pathlib import Path
 
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.task import JobEnvironment
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
 from proctor.settings import ServiceSettings, Settings
 from proctor.spec import Challenge, Phase

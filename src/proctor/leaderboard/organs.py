@@ -11,7 +11,7 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from proctor.types import VISCERAL_ORGANS
+from proctor.scoring.visceral import VISCERAL_ORGANS
 
 Scores = Mapping[str, Mapping[str, Mapping[str, float]]]
 """entry → task → metric → value."""

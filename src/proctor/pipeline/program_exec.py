@@ -25,7 +25,7 @@ from pathlib import Path
 
 from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.program_results import ScoresFolder, identity, read_back
-from proctor.sandbox.base import Limits, Mount, Outcome, SandboxSession
+from proctor.sandbox.base import Limits, Mount, Outcome, RunSpec, SandboxSession
 from proctor.spec.programs import SCORES_FILE, ProgramRequest, ProgramResult
 from proctor.trees import BLOCK, copy_bytes, send_bytes
 
@@ -101,10 +101,8 @@ def _run_with_scores(
     """Run with ``mounts`` (the staged ones, then the extra ones), the scores folder between."""
     staged, extra = mounts
     if request.scores is None:
-        outcome = session.run(
-            request.argv, mounts=[*staged, *extra], limits=_limits(request), env=env,
-            cwd=request.cwd,
-        )  # fmt: skip
+        spec = RunSpec(request.argv, [*staged, *extra], _limits(request), env, request.cwd)
+        outcome = session.run(spec)
         return _result(outcome)
     folder = scratch / "scores"
     folder.mkdir()
@@ -112,13 +110,8 @@ def _run_with_scores(
         session.give(written)
         made = ScoresFolder(written, request.scores, ".", identity(written))
         writable = Mount(written, request.scores, writable=True)
-        outcome = session.run(
-            request.argv,
-            mounts=[*staged, writable, *extra],
-            limits=_limits(request),
-            env=env,
-            cwd=request.cwd,
-        )
+        shown = [*staged, writable, *extra]
+        outcome = session.run(RunSpec(request.argv, shown, _limits(request), env, request.cwd))
         name, data, problem = read_back(made, request)
     return _result(outcome, data, problem, name)
 
@@ -162,11 +155,13 @@ def _run_in_one_workspace(
             relative = posixpath.relpath(request.scores, common)
             made = ScoresFolder(tree, common, relative, identity(written))
         outcome = session.run(
-            request.argv,
-            mounts=[Mount(tree, common, writable=True), *extra],
-            limits=_limits(request),
-            env={**variables, **request.env},
-            cwd=request.cwd,
+            RunSpec(
+                request.argv,
+                mounts=[Mount(tree, common, writable=True), *extra],
+                limits=_limits(request),
+                env={**variables, **request.env},
+                cwd=request.cwd,
+            )
         )
         if made is None:
             return _result(outcome)

@@ -37,7 +37,7 @@ from proctor.protocols.base import (
 from proctor.protocols.command_outputs import collect_case, match_names, same_folders
 from proctor.protocols.output_folders import OutputFolders
 from proctor.protocols.scripts import duration, launch_problem
-from proctor.sandbox.base import Mount, Outcome
+from proctor.sandbox.base import Mount, Outcome, RunSpec
 from proctor.spec.protocols import ProtocolSettings
 
 ARGV_FIELDS = frozenset({"program", "input", "output_dir", "task_ids", "case"})
@@ -246,16 +246,18 @@ class CommandDriver(DriverWithoutAnswers):
     ) -> Outcome:
         own = {"PROCTOR_DATA": DATA, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}  # noqa: S108 - the sandbox's own /tmp
         return self.context.session.run_case(
-            argv,
-            mounts=[
-                Mount(home, HOME, writable=True),
-                Mount(inputs, DATA),
-                Mount(output, OUTPUT, writable=True),
-                *self.context.extra_mounts,
-            ],
-            limits=run_limits(self.context.limits, self.context.parallel_runs, wall_s),
-            env={**self.context.variables, **own},
-            cwd=HOME,
+            RunSpec(
+                argv,
+                mounts=[
+                    Mount(home, HOME, writable=True),
+                    Mount(inputs, DATA),
+                    Mount(output, OUTPUT, writable=True),
+                    *self.context.extra_mounts,
+                ],
+                limits=run_limits(self.context.limits, self.context.parallel_runs, wall_s),
+                env={**self.context.variables, **own},
+                cwd=HOME,
+            )
         )
 
     def _collect(self, output: Path, inputs: Path, case: str, store: Path) -> str | None:

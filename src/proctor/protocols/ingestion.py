@@ -53,7 +53,7 @@ from proctor.protocols.upload_program import (
     run_upload,
     upload_check,
 )
-from proctor.sandbox.base import Mount, Outcome
+from proctor.sandbox.base import Mount, Outcome, RunSpec
 from proctor.spec.ingestion import LAYOUT
 from proctor.spec.protocols import ProtocolSettings
 
@@ -283,18 +283,20 @@ class IngestionDriver(DriverWithoutAnswers):
         output, shared, own_program = writable
         own = {"PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
         return self.context.session.run(
-            list(program.command),
-            mounts=[
-                Mount(own_program, LAYOUT.program, writable=True),
-                Mount(inputs, LAYOUT.input_data),
-                Mount(home, LAYOUT.code, writable=True),
-                Mount(output, LAYOUT.output, writable=True),
-                Mount(shared, LAYOUT.shared, writable=True),
-                *self.context.extra_mounts,
-            ],
-            limits=run_limits(self.context.limits, self.context.parallel_runs, wall_s),
-            env={**self.context.variables, **own},
-            cwd=LAYOUT.program,
+            RunSpec(
+                list(program.command),
+                mounts=[
+                    Mount(own_program, LAYOUT.program, writable=True),
+                    Mount(inputs, LAYOUT.input_data),
+                    Mount(home, LAYOUT.code, writable=True),
+                    Mount(output, LAYOUT.output, writable=True),
+                    Mount(shared, LAYOUT.shared, writable=True),
+                    *self.context.extra_mounts,
+                ],
+                limits=run_limits(self.context.limits, self.context.parallel_runs, wall_s),
+                env={**self.context.variables, **own},
+                cwd=LAYOUT.program,
+            )
         )
 
     @staticmethod

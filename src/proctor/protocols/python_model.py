@@ -44,7 +44,7 @@ from proctor.protocols.model_runs import (
 )
 from proctor.protocols.outputs import check_record_template, collect_output_to
 from proctor.protocols.scripts import duration
-from proctor.sandbox.base import Limits, Mount, Outcome
+from proctor.sandbox.base import Limits, Mount, Outcome, RunSpec
 from proctor.spec.protocols import ProtocolSettings
 from proctor.trees import remove_tree_quietly
 
@@ -184,16 +184,18 @@ class PythonModelDriver(DriverWithoutAnswers):
         env = {**self.context.variables, **own}
         session = self.context.session
         return (session.run if mode == "check" else session.run_case)(
-            argv,
-            mounts=[
-                Mount(home, HOME, writable=True),
-                Mount(data, DATA),
-                Mount(self._harness, HARNESS),
-                *self.context.extra_mounts,
-            ],
-            limits=self._limits(budget_s),
-            env=env,
-            cwd=HOME,
+            RunSpec(
+                argv,
+                mounts=[
+                    Mount(home, HOME, writable=True),
+                    Mount(data, DATA),
+                    Mount(self._harness, HARNESS),
+                    *self.context.extra_mounts,
+                ],
+                limits=self._limits(budget_s),
+                env=env,
+                cwd=HOME,
+            )
         )
 
     def prepare(self, home: Path, public_inputs: Path) -> Preparation:

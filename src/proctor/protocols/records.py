@@ -29,7 +29,7 @@ from proctor.protocols.outputs import (
 )
 from proctor.protocols.record_files import RecordFiles, linked_into
 from proctor.protocols.scripts import duration, launch_problem
-from proctor.sandbox.base import Limits, Mount, Outcome
+from proctor.sandbox.base import Limits, Mount, Outcome, RunSpec
 from proctor.spec.protocols import ProtocolSettings
 
 
@@ -161,15 +161,17 @@ class RecordsDriver(Driver):
     ) -> Outcome:
         run = self.context.session.run_case if case else self.context.session.run
         return run(
-            argv,
-            mounts=[
-                Mount(home, HOME, writable=True),
-                Mount(inputs, DATA),
-                *self.context.extra_mounts,
-            ],
-            limits=self.sandbox_limits(wall_s),
-            env=self._env(),
-            cwd=HOME,
+            RunSpec(
+                argv,
+                mounts=[
+                    Mount(home, HOME, writable=True),
+                    Mount(inputs, DATA),
+                    *self.context.extra_mounts,
+                ],
+                limits=self.sandbox_limits(wall_s),
+                env=self._env(),
+                cwd=HOME,
+            )
         )
 
     def prepare(self, home: Path, public_inputs: Path) -> Preparation:

@@ -8,16 +8,15 @@ group :data:`PLUGIN_GROUP`, named by its kind::
     [project.entry-points."proctor.protocols"]
     echo = "echo_protocol:EchoDriver"
 
-The installed distributions are scanned once per module search path (``sys.path``); a
-plug-in cannot replace a built-in kind.
+The installed distributions are scanned once per module search path (:mod:`proctor.plugins`);
+a plug-in cannot replace a built-in kind.
 """
 
 from __future__ import annotations
 
-import sys
-from functools import lru_cache
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 
+from proctor import plugins
 from proctor.errors import ConfigError
 from proctor.protocols.base import ProtocolDriver
 from proctor.protocols.command import CommandDriver
@@ -45,11 +44,8 @@ PLUGIN_GROUP = "proctor.protocols"
 
 
 def _plugin_driver(entry: EntryPoint) -> type[ProtocolDriver]:
-    where = f"entry point {entry.name!r} = {entry.value!r} of group {PLUGIN_GROUP!r}"
-    try:
-        driver = entry.load()
-    except Exception as err:  # a plug-in's import fails in its own ways
-        raise ConfigError(f"the protocol plug-in of {where} does not load: {err}") from err
+    where = plugins.where(entry)
+    driver = plugins.load(entry, "protocol")
     if not (isinstance(driver, type) and issubclass(driver, ProtocolDriver)):
         raise ConfigError(f"{where} must name a ProtocolDriver subclass")
     if driver.kind != entry.name:
@@ -59,16 +55,10 @@ def _plugin_driver(entry: EntryPoint) -> type[ProtocolDriver]:
     return driver
 
 
-@lru_cache(maxsize=4)
-def _declared_plugins(search_path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
-    """The plug-in entry points installed on ``search_path`` (the current ``sys.path``)."""
-    return tuple(entry_points(group=PLUGIN_GROUP))
-
-
 def drivers() -> dict[str, type[ProtocolDriver]]:
     """Every protocol driver by kind: the built-in ones, then the installed plug-ins'."""
     table: dict[str, type[ProtocolDriver]] = {driver.kind: driver for driver in BUILTIN_DRIVERS}
-    for entry in _declared_plugins(tuple(sys.path)):
+    for entry in plugins.declared(PLUGIN_GROUP):
         if entry.name not in table:
             table[entry.name] = _plugin_driver(entry)
     return table

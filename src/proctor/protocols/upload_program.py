@@ -40,7 +40,7 @@ from proctor.formats.bounded_yaml import (
 )
 from proctor.protocols.base import DriverContext, run_limits
 from proctor.protocols.codabench_settings import IngestionProtocol, ResultsProtocol
-from proctor.sandbox.base import Mount, Outcome
+from proctor.sandbox.base import Mount, Outcome, RunSpec
 from proctor.spec.ingestion import LAYOUT
 from proctor.spec.protocols import ProtocolSettings
 
@@ -188,15 +188,17 @@ def run_upload(
     home, inputs, output, shared = folders
     own = {"PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
     return context.session.run(
-        argv,
-        mounts=[
-            Mount(home, LAYOUT.program, writable=True),
-            Mount(inputs, LAYOUT.input_data),
-            Mount(output, LAYOUT.output, writable=True),
-            Mount(shared, LAYOUT.shared, writable=True),
-            *context.extra_mounts,
-        ],
-        limits=run_limits(context.limits, context.parallel_runs, wall_s),
-        env={**context.variables, **own},
-        cwd=LAYOUT.program,
+        RunSpec(
+            argv,
+            mounts=[
+                Mount(home, LAYOUT.program, writable=True),
+                Mount(inputs, LAYOUT.input_data),
+                Mount(output, LAYOUT.output, writable=True),
+                Mount(shared, LAYOUT.shared, writable=True),
+                *context.extra_mounts,
+            ],
+            limits=run_limits(context.limits, context.parallel_runs, wall_s),
+            env={**context.variables, **own},
+            cwd=LAYOUT.program,
+        )
     )

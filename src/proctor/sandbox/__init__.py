@@ -12,6 +12,7 @@ from proctor.sandbox.base import (
     MiB,
     Mount,
     Outcome,
+    RunSpec,
     Sandbox,
     SandboxSession,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "MiB",
     "Mount",
     "Outcome",
+    "RunSpec",
     "Sandbox",
     "SandboxSession",
     "create_sandbox",

@@ -10,8 +10,9 @@ workspaces use it, ``cancel()`` kills only that session's runs, and leaving rele
     with sandbox.session() as session, session.workspace(home, size_bytes=64 * MiB) as path:
         (path / "setup.sh").write_text("...")
         session.give(path)
-        outcome = session.run(["sh", "setup.sh"], mounts=[Mount(path, "/home", writable=True)],
-                              limits=Limits(wall_s=60), cwd="/home")
+        setup = RunSpec(["sh", "setup.sh"], mounts=[Mount(path, "/home", writable=True)],
+                        limits=Limits(wall_s=60), cwd="/home")
+        outcome = session.run(setup)
 """
 
 from __future__ import annotations
@@ -87,6 +88,26 @@ class Limits:
 
 
 @dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One run in the sandbox: its argv, what it sees (mounts, env, cwd) and its limits.
+
+    ``argv`` and ``mounts`` are kept as tuples and ``env`` as a copy, so a spec never changes
+    once made. ``env`` adds to the sandbox's own variables (``PATH``, ``HOME``, ...).
+    """
+
+    argv: Sequence[str]
+    mounts: Sequence[Mount] = ()
+    limits: Limits = field(default_factory=Limits)
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    cwd: str = "/"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "argv", tuple(self.argv))
+        object.__setattr__(self, "mounts", tuple(self.mounts))
+        object.__setattr__(self, "env", dict(self.env))
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What one sandboxed run did. Seconds and bytes; ``stdout``/``stderr`` are capped."""
 
@@ -150,30 +171,14 @@ class SandboxSession(ABC):
     """True when the session's root filesystem is mounted for it alone (no shared page cache)."""
 
     @abstractmethod
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-    ) -> Outcome:
-        """Run ``argv`` inside the sandbox as this session's slot; wait for it or its limits.
+    def run(self, spec: RunSpec) -> Outcome:
+        """Run ``spec`` inside the sandbox as this session's slot; wait for it or its limits.
 
         Once the session is cancelled, returns ``CANCELLED`` at once without starting anything;
         a run under way when ``cancel()`` is called ends killed (signal 9, note ``cancelled``).
         """
 
-    def run_case(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-    ) -> Outcome:
+    def run_case(self, spec: RunSpec) -> Outcome:
         """``run`` for one of many short, similar cases of this session (same mounts, env, cwd).
 
         A backend may start such cases from a case server it keeps per configuration for the
@@ -181,19 +186,11 @@ class SandboxSession(ABC):
         but the cases of one server share its network namespace and its ``/tmp`` (emptied
         before each case). Default: ``run``.
         """
-        return self.run(argv, mounts=mounts, limits=limits, env=env, cwd=cwd)
+        return self.run(spec)
 
     @abstractmethod
-    def run_interactive(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-    ) -> Outcome:
-        """Run ``argv`` attached to this terminal (a person's shell, never an entry under test).
+    def run_interactive(self, spec: RunSpec) -> Outcome:
+        """Run ``spec`` attached to this terminal (a person's shell, never an entry under test).
 
         Backends that cannot attach a terminal raise ``UsageError``.
         """
@@ -202,14 +199,15 @@ class SandboxSession(ABC):
     def workspace(self, path: Path, *, size_bytes: int) -> contextlib.AbstractContextManager[Path]:
         """A writable folder at ``path`` of ``size_bytes`` at most, for this session's runs.
 
-        See ``Sandbox.workspace``: leaving the context removes it, so copy out what you keep.
+        Leaving the context releases it (unmounts a host tmpfs where one was used); the files
+        are gone afterwards, so copy out what you keep.
         """
 
     @abstractmethod
     def give(self, path: Path) -> None:
         """Make host files under ``path`` writable by this session's runs.
 
-        For files the host copied in (see ``Sandbox.give_to_slot``).
+        For files the host copied in (the backend re-owns them to the slot's uid).
         """
 
     @abstractmethod
@@ -229,9 +227,8 @@ class SandboxSession(ABC):
 class Sandbox(ABC):
     """An isolation backend.
 
-    Jobs use ``session()``. ``run``, ``workspace`` and ``give_to_slot`` take an explicit
-    ``slot`` (the unprivileged identity of the run) for callers that hold one by other means;
-    those runs belong to no session and only ``cancel_all`` stops them.
+    Jobs use ``session()``: every run, workspace and cancel goes through a session, which
+    holds the slot (the unprivileged identity its runs get) for as long as the job lasts.
     """
 
     name: str = "abstract"
@@ -247,37 +244,8 @@ class Sandbox(ABC):
         ``PlatformError`` when every slot is busy.
         """
 
-    @abstractmethod
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-        slot: int = 0,
-    ) -> Outcome:
-        """Run ``argv`` inside the sandbox and wait for it (or its limits) to end."""
-
-    @abstractmethod
-    def workspace(
-        self, path: Path, *, size_bytes: int, slot: int = 0
-    ) -> contextlib.AbstractContextManager[Path]:
-        """A size-capped writable folder at ``path`` that runs of ``slot`` may write.
-
-        Leaving the context releases it (unmounts a host tmpfs where one was used); the files
-        are gone afterwards, so callers copy out what they keep.
-        """
-
-    def give_to_slot(self, path: Path, slot: int = 0) -> None:  # noqa: B027 (optional hook)
-        """Make host files under ``path`` (copied in by the host) writable by runs of ``slot``.
-
-        Backends without per-slot identities leave the files as they are.
-        """
-
     def cancel_all(self) -> None:  # noqa: B027 (optional hook)
-        """Kill every run of this sandbox under way now, in every session and outside them.
+        """Kill every run of this sandbox under way now, in every session.
 
         They end as killed; later runs start as usual. Prefer ``SandboxSession.cancel``.
         """

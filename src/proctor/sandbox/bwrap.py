@@ -24,15 +24,16 @@ names the folder that blocks.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 from proctor.errors import SandboxUnavailableError, UsageError
-from proctor.sandbox.base import Limits, Mount, Outcome, plain_workspace
+from proctor.sandbox.base import Limits, Outcome, RunSpec, plain_workspace
 from proctor.sandbox.bwrap_args import (
     bwrap_args,
     check_reachable,
@@ -117,11 +118,7 @@ class BwrapSandbox(SessionSandbox):
             if self.bwrap is not None and not os.access(self.bwrap, os.X_OK):
                 raise SandboxUnavailableError(f"{self.bwrap} is not executable; {HOST_FIXES}")
             outcome = self._launch(
-                ["/bin/cat", "/proc/self/limits"],
-                mounts=[],
-                limits=PROBE_LIMITS,
-                env={},
-                cwd="/",
+                RunSpec(["/bin/cat", "/proc/self/limits"], limits=PROBE_LIMITS),
                 slot=0,
                 runs=RunGroup(),  # the probe belongs to no session: nothing cancels it
             )
@@ -180,51 +177,30 @@ class BwrapSandbox(SessionSandbox):
         return claim_slot(self.settings.slot_locks, uid_of=lambda slot: self.slot_ids(slot)[0])
 
     def run_in_group(
-        self,
-        runs: RunGroup,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None,
-        cwd: str,
-        slot: int,
-        root_dir: Path | None = None,
+        self, runs: RunGroup, spec: RunSpec, *, slot: int, root_dir: Path | None = None
     ) -> Outcome:
-        """Run ``argv`` in a fresh sandbox of ``slot``, as a member of ``runs``, and wait."""
-        if not argv:
+        """Run ``spec`` in a fresh sandbox of ``slot``, as a member of ``runs``, and wait."""
+        if not spec.argv:
             raise UsageError("argv must name a command to run")
         uid, gid = self.slot_ids(slot)
-        for mount in mounts:
+        for mount in spec.mounts:
             check_reachable(mount, uid, gid)
-        if cwd != "/":
-            cwd = check_target(cwd, what="cwd")
+        if spec.cwd != "/":
+            spec = dataclasses.replace(spec, cwd=check_target(spec.cwd, what="cwd"))
         self.check()
-        return self._launch(
-            list(argv),
-            mounts=list(mounts),
-            limits=limits,
-            env=dict(env or {}),
-            cwd=cwd,
-            slot=slot,
-            runs=runs,
-            root_dir=root_dir,
-        )
+        return self._launch(spec, slot=slot, runs=runs, root_dir=root_dir)
 
     def _launch(
         self,
-        argv: list[str],
+        spec: RunSpec,
         *,
-        mounts: list[Mount],
-        limits: Limits,
-        env: dict[str, str],
-        cwd: str,
         slot: int,
         runs: RunGroup,
         root_dir: Path | None = None,
         interactive: bool = False,
     ) -> Outcome:
         fds: list[int] = []
+        limits = spec.limits
         with contextlib.ExitStack() as stack:
             cgroup = stack.enter_context(
                 run_cgroup(self.cgroups, limits, enabled=self.is_root, slot=slot)
@@ -232,18 +208,8 @@ class BwrapSandbox(SessionSandbox):
             clock = stack.enter_context(ClockPipe.open(limits))
             stack.callback(_close_all, fds)
             if clock is not None:
-                env = {**env, **clock.env()}
-            launcher = self.launcher(
-                argv,
-                mounts=mounts,
-                limits=limits,
-                env=env,
-                cwd=cwd,
-                slot=slot,
-                root_dir=root_dir,
-                cgroup=cgroup,
-                fds=fds,
-            )
+                spec = dataclasses.replace(spec, env={**spec.env, **clock.env()})
+            launcher = self.launcher(spec, slot=slot, root_dir=root_dir, cgroup=cgroup, fds=fds)
             if interactive:
                 return _attended(launcher, fds)
             passed = [*fds, clock.write_fd] if clock is not None else fds
@@ -253,12 +219,8 @@ class BwrapSandbox(SessionSandbox):
 
     def launcher(
         self,
-        argv: list[str],
+        spec: RunSpec,
         *,
-        mounts: list[Mount],
-        limits: Limits,
-        env: dict[str, str],
-        cwd: str,
         slot: int,
         root_dir: Path | None,
         cgroup: Cgroup | None,
@@ -268,21 +230,17 @@ class BwrapSandbox(SessionSandbox):
 
         The caller passes ``fds`` to the launcher and closes them once it has started.
         """
-        synthetic = [*synthetic_etc(), *synthetic_proc(limits)]
+        synthetic = [*synthetic_etc(), *synthetic_proc(spec.limits)]
         data_fds = [(_memfd(f.content, fds), f.target) for f in synthetic]
         seccomp_fd = _memfd(self._seccomp, fds) if self._seccomp else None
         inner = bwrap_args(
             self.bwrap or _tool("bwrap"),
-            argv,
-            mounts=mounts,
-            limits=limits,
-            env=env,
-            cwd=cwd,
+            spec,
             data_fds=data_fds,
             seccomp_fd=seccomp_fd,
             root_dir=root_dir,
         )
-        return [*limits_prefix(limits, cgroup), *self._drop_privileges(slot), *inner]
+        return [*limits_prefix(spec.limits, cgroup), *self._drop_privileges(slot), *inner]
 
     def case_pool(self, slot: int, runs: RunGroup, root_dir: Path | None) -> CasePool | None:
         """Case servers for a session of ``slot`` (root with cgroups only, else None)."""
@@ -294,25 +252,13 @@ class BwrapSandbox(SessionSandbox):
         self.check()
         return CasePool(self, slot, runs, root_dir)
 
-    def run_interactive(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None,
-        cwd: str,
-        slot: int,
-        root_dir: Path | None = None,
-    ) -> Outcome:
-        """Run ``argv`` with this terminal as its stdin/stdout/stderr (``proctor env shell``)."""
+    def run_interactive(self, spec: RunSpec, *, slot: int, root_dir: Path | None = None) -> Outcome:
+        """Run ``spec`` with this terminal as its stdin/stdout/stderr (``proctor env shell``)."""
         uid, gid = self.slot_ids(slot)
-        for mount in mounts:
+        for mount in spec.mounts:
             check_reachable(mount, uid, gid)
         self.check()
-        return self._launch(list(argv), mounts=list(mounts), limits=limits, env=dict(env or {}),
-                            cwd=cwd, slot=slot, runs=RunGroup(), root_dir=root_dir,
-                            interactive=True)  # fmt: skip
+        return self._launch(spec, slot=slot, runs=RunGroup(), root_dir=root_dir, interactive=True)
 
     def _drop_privileges(self, slot: int) -> list[str]:
         """``setpriv`` to the slot uid (root only).
@@ -336,7 +282,7 @@ class BwrapSandbox(SessionSandbox):
         ]
 
     def workspace(
-        self, path: Path, *, size_bytes: int, slot: int = 0
+        self, path: Path, *, size_bytes: int, slot: int
     ) -> contextlib.AbstractContextManager[Path]:
         """A tmpfs of ``size_bytes`` owned by the slot uid (root), else an uncapped folder."""
         uid, gid = self.slot_ids(slot)
@@ -344,7 +290,7 @@ class BwrapSandbox(SessionSandbox):
             return plain_workspace(path)
         return tmpfs_workspace(path, size_bytes=size_bytes, uid=uid, gid=gid)
 
-    def give_to_slot(self, path: Path, slot: int = 0) -> None:
+    def give_to_slot(self, path: Path, slot: int) -> None:
         """Re-own ``path`` recursively to the slot uid (root only; links never followed)."""
         uid, gid = self.slot_ids(slot)
         if self.is_root:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from proctor.errors import PlatformError, UsageError
-from proctor.sandbox.base import Limits, Mount
+from proctor.sandbox.base import Mount, RunSpec
 from proctor.sandbox.proc_views import DataFile, hidden_dirs
 
 SANDBOX_UID = 1000
@@ -90,7 +90,7 @@ def check_reachable(mount: Mount, uid: int, gid: int) -> None:
         if path == chain[-1] and path.is_dir():
             wanted |= os.X_OK
         if not _allowed(path, uid, gid, wanted):
-            fix = "give_to_slot()/workspace()" if mount.writable else "chmod o+rx on it"
+            fix = "session.give()/session.workspace()" if mount.writable else "chmod o+rx on it"
             raise PlatformError(
                 f"mount source {source} is not reachable by the sandbox uid {uid}: {path} "
                 f"lacks permission; use {fix} or a folder outside root-only trees such as /root"
@@ -111,12 +111,8 @@ def _allowed(path: Path, uid: int, gid: int, wanted: int) -> bool:
 
 def bwrap_args(
     bwrap: str,
-    argv: Sequence[str],
+    spec: RunSpec,
     *,
-    mounts: Sequence[Mount],
-    limits: Limits,
-    env: Mapping[str, str],
-    cwd: str,
     data_fds: Sequence[tuple[int, str]] = (),
     seccomp_fd: int | None = None,
     root_dir: Path | None = None,
@@ -126,20 +122,21 @@ def bwrap_args(
     ``root_dir``: a root filesystem tree whose ``usr``, ``etc`` and ``opt`` are shown instead
     of the host's (None: the host's ``/usr`` and a curated part of its ``/etc``).
     """
+    limits = spec.limits
     args = [bwrap, *ISOLATION_ARGS, *root_args(root_dir), *_system_args(data_fds)]
     args += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
     args += ["--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
-    for mount in mounts:
+    for mount in spec.mounts:
         target = check_target(mount.target, what="mount target")
         kind = "--bind" if mount.writable else "--ro-bind"
         args += [kind, str(mount.source), target]
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
-    args += ["--chdir", cwd, "--clearenv"]
-    for key, value in sandbox_env(env).items():
+    args += ["--chdir", spec.cwd, "--clearenv"]
+    for key, value in sandbox_env(spec.env).items():
         args += ["--setenv", key, value]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    return [*args, "--", *argv]
+    return [*args, "--", *spec.argv]
 
 
 ISOLATION_ARGS = (

@@ -25,11 +25,11 @@ import dataclasses
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from concurrent import futures
 from pathlib import Path
 
-from proctor.sandbox.base import Limits, Mount, Outcome
+from proctor.sandbox.base import Limits, Mount, Outcome, RunSpec
 from proctor.sandbox.case_server import CaseServer, Launching
 from proctor.sandbox.case_watch import ServerBrokenError
 from proctor.sandbox.runs import RunGroup
@@ -73,26 +73,17 @@ class CasePool:
         self._starting: dict[Key, _Start] = {}
         self._closing: list[threading.Thread] = []
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str],
-        cwd: str,
-        fallback: Fallback,
-    ) -> Outcome:
+    def run(self, spec: RunSpec, *, fallback: Fallback) -> Outcome:
         """Run one case on a server of its configuration (``fallback`` if a server breaks)."""
         key: Key = (
-            tuple(mounts),
-            tuple(sorted(env.items())),
-            cwd,
-            dataclasses.replace(limits, wall_s=0.0, cpu_s=None, start_s=None),
+            tuple(spec.mounts),
+            tuple(sorted(spec.env.items())),
+            spec.cwd,
+            dataclasses.replace(spec.limits, wall_s=0.0, cpu_s=None, start_s=None),
         )
         if self._unusable:
             return fallback()
-        server, start = self._take(key, mounts, limits, env, cwd)
+        server, start = self._take(key, spec)
         if server is None:
             try:
                 return fallback()  # while the configuration's server boots
@@ -100,7 +91,7 @@ class CasePool:
                 if start is not None:
                     start.go.set()
         try:
-            outcome = server.run(argv, limits=limits, runs=self._runs)
+            outcome = server.run(spec, runs=self._runs)
         except (ServerBrokenError, OSError) as error:
             if not server.served:
                 # a server that breaks on its first case (a root without python3, say) would
@@ -112,14 +103,7 @@ class CasePool:
         self._give_back(key, server)
         return outcome
 
-    def _take(
-        self,
-        key: Key,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str],
-        cwd: str,
-    ) -> tuple[CaseServer | None, _Start | None]:
+    def _take(self, key: Key, spec: RunSpec) -> tuple[CaseServer | None, _Start | None]:
         """An idle server of ``key``; else None, and a start of one (unless one is under way).
 
         A start that is under way (the host's side of it: cgroups, the launch, a few
@@ -137,33 +121,17 @@ class CasePool:
             if self._closed or self._unusable or key in self._starting:
                 return None, None
             start = _Start(time.monotonic() + START_DELAY_S)
-            start.future = self._starter.submit(self._start, key, start, mounts, limits, env, cwd)
+            start.future = self._starter.submit(self._start, key, start, spec)
             self._starting[key] = start
         return None, start
 
-    def _start(  # noqa: PLR0917 - a configuration and its start
-        self,
-        key: Key,
-        start: _Start,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str],
-        cwd: str,
-    ) -> None:
-        """Start a server of ``key`` and keep it idle (on the starter thread)."""
+    def _start(self, key: Key, start: _Start, spec: RunSpec) -> None:
+        """Start a server of ``key`` (``spec``'s configuration), idle, on the starter thread."""
         start.go.wait(max(0.0, start.not_before - time.monotonic()))
         start.go.set()
         server = None
         try:
-            server = CaseServer(
-                self._backend,
-                mounts=mounts,
-                limits=limits,
-                env=env,
-                cwd=cwd,
-                slot=self._slot,
-                root_dir=self._root_dir,
-            )
+            server = CaseServer(self._backend, spec, slot=self._slot, root_dir=self._root_dir)
             self._give_back(key, server)
         except Exception:
             # on this thread nobody would see it, and whatever stops one server (no cgroup, no

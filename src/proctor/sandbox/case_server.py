@@ -46,12 +46,12 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from proctor.sandbox import case_server_inner
-from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome
+from proctor.sandbox.base import CANCELLED, Limits, Outcome, RunSpec
 from proctor.sandbox.bwrap_args import sandbox_env
 from proctor.sandbox.case_watch import (
     ServedCase,
@@ -82,18 +82,14 @@ class Launching(Protocol):
 
     def launcher(
         self,
-        argv: list[str],
+        spec: RunSpec,
         *,
-        mounts: list[Mount],
-        limits: Limits,
-        env: dict[str, str],
-        cwd: str,
         slot: int,
         root_dir: Path | None,
         cgroup: Cgroup | None,
         fds: list[int],
     ) -> list[str]:
-        """The launch chain of one sandbox running ``argv``."""
+        """The launch chain of one sandbox running ``spec``."""
         ...
 
 
@@ -127,32 +123,23 @@ def case_rlimits(limits: Limits, cgroup: Cgroup) -> list[tuple[int, int, int]]:
     return rows
 
 
-def _launch(  # noqa: PLR0917 - the launch parameters of one sandbox
-    backend: Launching,
-    mounts: Sequence[Mount],
-    limits: Limits,
-    env: Mapping[str, str],
-    cwd: str,
-    slot: int,
-    root_dir: Path | None,
-    cgroup: Cgroup,
+def _launch(
+    backend: Launching, configuration: RunSpec, slot: int, root_dir: Path | None, cgroup: Cgroup
 ) -> tuple[subprocess.Popen[bytes], socket.socket]:
-    """Start a server's sandbox; its launcher process and the host's end of its socket."""
+    """Start a server's sandbox; its launcher process and the host's end of its socket.
+
+    ``configuration``: the mounts, env, cwd and (server) limits; its argv is not used.
+    """
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     fds: list[int] = []
     try:
         variable = {case_server_inner.FD_VARIABLE: str(theirs.fileno())}
-        launcher = backend.launcher(
-            [PYTHON, "-I", "-S", "-c", _source()],
-            mounts=list(mounts),
-            limits=limits,
-            env={**env, **variable},
-            cwd=cwd,
-            slot=slot,
-            root_dir=root_dir,
-            cgroup=cgroup,
-            fds=fds,
+        server = dataclasses.replace(
+            configuration,
+            argv=[PYTHON, "-I", "-S", "-c", _source()],
+            env={**configuration.env, **variable},
         )
+        launcher = backend.launcher(server, slot=slot, root_dir=root_dir, cgroup=cgroup, fds=fds)
         proc, out_r, err_r = spawn(launcher, env=None, cwd="/", pass_fds=[*fds, theirs.fileno()])
     except BaseException:
         mine.close()
@@ -170,20 +157,14 @@ class CaseServer:
     """One sandbox that runs the cases of one configuration, one at a time."""
 
     def __init__(
-        self,
-        backend: Launching,
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str],
-        cwd: str,
-        slot: int,
-        root_dir: Path | None,
+        self, backend: Launching, configuration: RunSpec, *, slot: int, root_dir: Path | None
     ) -> None:
+        """Start a server for the cases of ``configuration`` (its argv is not used)."""
         self._host = backend.cgroups
+        limits = configuration.limits
         self._limits = limits
-        self._env = sandbox_env(env)
-        self._cwd = cwd
+        self._env = sandbox_env(configuration.env)
+        self._cwd = configuration.cwd
         server_limits = dataclasses.replace(
             limits, wall_s=SERVER_LIFETIME_S, cpu_s=None, start_s=None
         )
@@ -193,9 +174,8 @@ class CaseServer:
         self._baseline: tuple[float, int] | None = None  # the case cgroup's CPU s, OOM kills
         try:
             self._joins = _open_joins(self._cases)
-            self._proc, self._ctl = _launch(
-                backend, mounts, server_limits, env, cwd, slot, root_dir, self._control
-            )
+            server = dataclasses.replace(configuration, limits=server_limits)
+            self._proc, self._ctl = _launch(backend, server, slot, root_dir, self._control)
         except BaseException:
             self._remove_cgroups()
             raise
@@ -204,17 +184,18 @@ class CaseServer:
         self.broken = False
         self.served = False  # True once a case has run to its end here
 
-    def run(self, argv: Sequence[str], *, limits: Limits, runs: RunGroup) -> Outcome:
+    def run(self, case_spec: RunSpec, *, runs: RunGroup) -> Outcome:
         """Run one case to its end: this server's configuration, the case's own clock.
 
-        ``limits`` gives the case's ``wall_s``, ``cpu_s`` and ``start_s``; the rest of it must
-        be the configuration the server was started with. Raises ``ServerBrokenError`` (the
-        server is killed) when the server misbehaves.
+        ``case_spec`` gives the argv and the case's ``wall_s``, ``cpu_s`` and ``start_s``; the
+        rest of it must be the configuration the server was started with. Raises
+        ``ServerBrokenError`` (the server is killed) when the server misbehaves.
         """
         if runs.cancelled:
             return CANCELLED
+        limits = case_spec.limits
         try:
-            case = self._start(list(argv), limits)
+            case = self._start(list(case_spec.argv), limits)
         except BaseException:
             self.close()
             raise

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import PlatformError
-from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome, plain_workspace
+from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome, RunSpec, plain_workspace
 from proctor.sandbox.runs import RunGroup
 from proctor.sandbox.session import SessionSandbox
 from proctor.sandbox.slots import SLOT_COUNT
@@ -101,21 +101,14 @@ class FakeSandbox(SessionSandbox):
                 self._held.discard(free[0])
 
     def run_in_group(
-        self,
-        runs: RunGroup,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None,
-        cwd: str,
-        slot: int,
-        root_dir: Path | None = None,
+        self, runs: RunGroup, spec: RunSpec, *, slot: int, root_dir: Path | None = None
     ) -> Outcome:
         """Call the handler as a member of ``runs``; ``CANCELLED`` if the run was killed."""
         if runs.cancelled:
             return CANCELLED
-        request = FakeRequest(tuple(argv), tuple(mounts), limits, dict(env or {}), cwd, slot)
+        request = FakeRequest(
+            tuple(spec.argv), tuple(spec.mounts), spec.limits, dict(spec.env), spec.cwd, slot
+        )
         with self._lock:
             self.requests.append(request)
         runs.join(request.cancelled.set)
@@ -126,7 +119,7 @@ class FakeSandbox(SessionSandbox):
         return CANCELLED if request.cancelled.is_set() else outcome
 
     def workspace(
-        self, path: Path, *, size_bytes: int, slot: int = 0
+        self, path: Path, *, size_bytes: int, slot: int
     ) -> contextlib.AbstractContextManager[Path]:
         """A plain folder (``size_bytes`` is not enforced), removed on leaving."""
         return plain_workspace(path)

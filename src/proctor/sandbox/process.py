@@ -11,11 +11,11 @@ that leave the process group (``setsid``) escape the wall clock unless a cgroup 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from proctor.errors import SandboxUnavailableError, UsageError
-from proctor.sandbox.base import Limits, Mount, Outcome, plain_workspace
+from proctor.sandbox.base import Mount, Outcome, RunSpec, plain_workspace
 from proctor.sandbox.cgroups import CgroupHost
 from proctor.sandbox.launch import limits_prefix, run_cgroup
 from proctor.sandbox.runs import RunGroup
@@ -60,46 +60,39 @@ class ProcessSandbox(SessionSandbox):
         return claim_slot(self.settings.slot_locks)
 
     def run_in_group(
-        self,
-        runs: RunGroup,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None,
-        cwd: str,
-        slot: int,
-        root_dir: Path | None = None,
+        self, runs: RunGroup, spec: RunSpec, *, slot: int, root_dir: Path | None = None
     ) -> Outcome:
-        """Run ``argv`` on the host (paths translated through ``mounts``) as part of ``runs``.
+        """Run ``spec`` on the host (paths translated through its mounts) as part of ``runs``.
 
         ``slot`` is ignored: every run is the caller's own uid.
         """
         self.check()
-        if not argv:
+        if not spec.argv:
             raise UsageError("argv must name a command to run")
+        mounts, limits = spec.mounts, spec.limits
         # trusted code only, on the host: the caller's mounts override these defaults
         scratch = "/tmp"  # noqa: S108
-        full_env = {"PATH": DEFAULT_PATH, "HOME": scratch, "TMPDIR": scratch, **(env or {})}
+        full_env = {"PATH": DEFAULT_PATH, "HOME": scratch, "TMPDIR": scratch, **spec.env}
         full_env = {key: _translate(value, mounts) for key, value in full_env.items()}
         with (
             run_cgroup(self.cgroups, limits, enabled=self.settings.is_root, slot=slot) as cgroup,
             ClockPipe.open(limits) as clock,
         ):
-            launcher = [*limits_prefix(limits, cgroup), *[_translate(a, mounts) for a in argv]]
+            argv = [_translate(a, mounts) for a in spec.argv]
+            launcher = [*limits_prefix(limits, cgroup), *argv]
             return supervise(
                 launcher,
                 limits=limits,
                 cgroup=cgroup,
                 env={**full_env, **(clock.env() if clock is not None else {})},
-                cwd=_translate(cwd, mounts),
+                cwd=_translate(spec.cwd, mounts),
                 pass_fds=(clock.write_fd,) if clock is not None else (),
                 runs=runs,
                 clock=clock,
             )
 
     def workspace(
-        self, path: Path, *, size_bytes: int, slot: int = 0
+        self, path: Path, *, size_bytes: int, slot: int
     ) -> contextlib.AbstractContextManager[Path]:
         """A plain, uncapped folder (no isolation means no per-run filesystem either)."""
         return plain_workspace(path)

@@ -1,21 +1,22 @@
 """Sessions built from two backend primitives: holding a slot and running as part of a group.
 
-A ``SessionSandbox`` backend implements ``hold_slot`` (claim a slot no other session holds) and
-``run_in_group`` (one run as a member of a ``RunGroup``). Each session gets a slot and a group of
-its own, so cancelling one session kills only its runs; runs made with an explicit ``slot=``
-share one group of session-less runs. ``cancel_all`` reaches every group.
+A ``SessionSandbox`` backend implements ``hold_slot`` (claim a slot no other session holds),
+``run_in_group`` (one run as a member of a ``RunGroup``) and ``workspace`` (a capped folder a
+slot may write). Each session gets a slot and a group of its own, so cancelling one session
+kills only its runs; ``cancel_all`` reaches every group.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 from proctor.errors import UsageError
-from proctor.sandbox.base import CANCELLED, Limits, Mount, Outcome, Sandbox, SandboxSession
+from proctor.sandbox.base import CANCELLED, Outcome, RunSpec, Sandbox, SandboxSession
 from proctor.sandbox.case_pool import CasePool
 from proctor.sandbox.rootfs import AttachedRoot, RootFilesystem, attach_root
 from proctor.sandbox.runs import RunGroup
@@ -26,7 +27,6 @@ class SessionSandbox(Sandbox):
     """A backend whose sessions are a held slot plus a run group."""
 
     def __init__(self) -> None:
-        self._loose_runs = RunGroup()  # runs given an explicit slot, outside any session
         self._groups_lock = threading.Lock()
         self._session_runs: set[RunGroup] = set()
 
@@ -36,37 +36,25 @@ class SessionSandbox(Sandbox):
 
     @abstractmethod
     def run_in_group(
-        self,
-        runs: RunGroup,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None,
-        cwd: str,
-        slot: int,
-        root_dir: Path | None = None,
+        self, runs: RunGroup, spec: RunSpec, *, slot: int, root_dir: Path | None = None
     ) -> Outcome:
-        """Run ``argv`` as ``slot`` and as a member of ``runs``, and wait for it.
+        """Run ``spec`` as ``slot`` and as a member of ``runs``, and wait for it.
 
         Returns ``CANCELLED`` without starting anything when ``runs`` is cancelled already;
         registers the run with ``runs.join`` as soon as it can be killed.
         """
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-        slot: int = 0,
-    ) -> Outcome:
-        """Run ``argv`` as ``slot``, outside any session, and wait for it or its limits."""
-        return self.run_in_group(
-            self._loose_runs, argv, mounts=mounts, limits=limits, env=env, cwd=cwd, slot=slot
-        )
+    @abstractmethod
+    def workspace(
+        self, path: Path, *, size_bytes: int, slot: int
+    ) -> contextlib.AbstractContextManager[Path]:
+        """A size-capped writable folder at ``path`` that runs of ``slot`` may write."""
+
+    def give_to_slot(self, path: Path, slot: int) -> None:
+        """Make host files under ``path`` (copied in by the host) writable by runs of ``slot``.
+
+        Backends without per-slot identities leave the files as they are.
+        """
 
     def attach_root(
         self, root: RootFilesystem, slot: int
@@ -102,24 +90,14 @@ class SessionSandbox(Sandbox):
                 with self._groups_lock:
                     self._session_runs.discard(runs)
 
-    def run_interactive(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None,
-        cwd: str,
-        slot: int,
-        root_dir: Path | None = None,
-    ) -> Outcome:
-        """Run ``argv`` attached to this terminal; backends that cannot, refuse."""
+    def run_interactive(self, spec: RunSpec, *, slot: int, root_dir: Path | None = None) -> Outcome:
+        """Run ``spec`` attached to this terminal; backends that cannot, refuse."""
         raise UsageError(f"the {self.name} sandbox cannot open an interactive shell: use bwrap")
 
     def cancel_all(self) -> None:
         """Kill every run under way now, in every session and outside them."""
         with self._groups_lock:
-            groups = [self._loose_runs, *self._session_runs]
+            groups = list(self._session_runs)
         for runs in groups:
             runs.kill_running()
 
@@ -145,78 +123,42 @@ class GroupSession(SandboxSession):
         self._pool = pool
         self.private_root = root is not None and root.private
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-    ) -> Outcome:
-        """Run ``argv`` as this session's slot; ``CANCELLED`` at once after ``cancel()``."""
+    def run(self, spec: RunSpec) -> Outcome:
+        """Run ``spec`` as this session's slot; ``CANCELLED`` at once after ``cancel()``."""
         if self._runs.cancelled:
             return CANCELLED
         return self._sandbox.run_in_group(
-            self._runs,
-            argv,
-            mounts=self._views.view(mounts),
-            limits=limits,
-            env=env,
-            cwd=cwd,
-            slot=self.slot,
-            root_dir=self._root.folder if self._root is not None else None,
+            self._runs, self._viewed(spec), slot=self.slot, root_dir=self._root_dir()
         )
 
-    def run_case(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-    ) -> Outcome:
+    def run_case(self, spec: RunSpec) -> Outcome:
         """Run one of many similar short runs, on a case server when the backend has them."""
         if self._pool is None:
-            return self.run(argv, mounts=mounts, limits=limits, env=env, cwd=cwd)
+            return self.run(spec)
         if self._runs.cancelled:
             return CANCELLED
-        return self._pool.run(
-            argv,
-            mounts=self._views.view(mounts),  # the same private views a run of its own binds
-            limits=limits,
-            env=dict(env or {}),
-            cwd=cwd,
-            fallback=lambda: self.run(argv, mounts=mounts, limits=limits, env=env, cwd=cwd),
+        # the same private views a run of its own binds
+        return self._pool.run(self._viewed(spec), fallback=lambda: self.run(spec))
+
+    def run_interactive(self, spec: RunSpec) -> Outcome:
+        """Run ``spec`` attached to this terminal (for people, never for entries under test)."""
+        return self._sandbox.run_interactive(
+            self._viewed(spec), slot=self.slot, root_dir=self._root_dir()
         )
 
-    def run_interactive(
-        self,
-        argv: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        cwd: str = "/",
-    ) -> Outcome:
-        """Run ``argv`` attached to this terminal (for people, never for entries under test)."""
-        return self._sandbox.run_interactive(
-            argv,
-            mounts=self._views.view(mounts),
-            limits=limits,
-            env=env,
-            cwd=cwd,
-            slot=self.slot,
-            root_dir=self._root.folder if self._root is not None else None,
-        )
+    def _viewed(self, spec: RunSpec) -> RunSpec:
+        """``spec`` with its read-only mounts shown through this session's views."""
+        return dataclasses.replace(spec, mounts=self._views.view(spec.mounts))
+
+    def _root_dir(self) -> Path | None:
+        return self._root.folder if self._root is not None else None
 
     def workspace(self, path: Path, *, size_bytes: int) -> contextlib.AbstractContextManager[Path]:
         """The backend's workspace for this session's slot."""
         return self._sandbox.workspace(path, size_bytes=size_bytes, slot=self.slot)
 
     def give(self, path: Path) -> None:
-        """Hand ``path`` to this session's slot (``Sandbox.give_to_slot``)."""
+        """Hand ``path`` to this session's slot (``SessionSandbox.give_to_slot``)."""
         self._sandbox.give_to_slot(path, self.slot)
 
     def cancel(self) -> None:

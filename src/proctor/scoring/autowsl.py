@@ -19,7 +19,9 @@ from proctor.errors import InputFileError
 from proctor.formats.label_csv import read_label_column
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 from proctor.metrics.classification import roc_auc_score
-from proctor.scoring.base import TaskScores
+from proctor.scoring.base import Scorer, TaskScores
+from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.types import Direction
 
 FAILED_AUC = 0.0
 
@@ -73,3 +75,20 @@ def score_task(
         "datasets_failed": float(len(failed)),
     }
     return TaskScores(summary, per_dataset, tuple(failed))
+
+
+SCORER = Scorer(
+    ScorerDeclaration(
+        name="autowsl",
+        summary="AutoWSL 2019: ROC AUC of each dataset's prediction (label column)",
+        reference="{record}.solution",
+        metrics=metric_declarations(
+            ("auc", Direction.HIGHER, "area under the ROC curve of the dataset's prediction"),
+            ("datasets", Direction.NEUTRAL, "hidden datasets scored"),
+            ("datasets_failed", Direction.NEUTRAL, "datasets without a usable prediction"),
+        ),
+    ),
+    score_task,
+    check_prediction,
+)
+"""The ``autowsl`` scorer: what it reports, how it scores, how one output is checked."""

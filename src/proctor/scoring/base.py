@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from proctor.types import ScorerDeclaration
+from proctor.spec.programs import ProgramRunner
+from proctor.spec.scorer import ScorerDeclaration, ScorerSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +38,38 @@ OutputCheck = Callable[[Path], "str | None"]
 
 @dataclass(frozen=True, slots=True)
 class Scorer:
-    """A registered scorer: its declaration (metrics, directions, references) and functions."""
+    """A scorer: its declaration (metrics, directions, references) and its functions.
+
+    A named scorer's module declares one (``physionet2018.SCORER``); a scorer kind makes one
+    per ``scorer:`` mapping (:class:`ScorerKind`).
+    """
 
     declaration: ScorerDeclaration
     score: ScoreFunction
     check_output: OutputCheck
+
+    @property
+    def name(self) -> str:
+        """The name a task's ``scorer`` gives (``program`` for a scoring program)."""
+        return self.declaration.name
+
+
+ScorerFactory = Callable[[Any, "ProgramRunner | None", "ProgramRunner | None"], Scorer]
+"""``(settings, runner, check_runner) -> Scorer``: the scorer of one ``scorer:`` mapping.
+
+``runner`` runs an organizer's program in the sandbox (None where no sandbox was given),
+``check_runner`` its output check."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerKind:
+    """A scorer kind: a ``scorer:`` mapping validated by ``settings_model``, scored by ``make``.
+
+    The module implementing the kind declares it (``scoring.table.KIND``); ``kind`` is the
+    name a mapping gives (``kind: table``, or its one key ``table:``).
+    """
+
+    kind: str
+    settings_model: type[ScorerSettings]
+    make: ScorerFactory
+    summary: str

@@ -26,7 +26,9 @@ from proctor.formats.brat import (
 )
 from proctor.metrics.extraction import Scenario, ScenarioScore, Sentence, score_scenario
 from proctor.metrics.warning_capture import captured_warnings
-from proctor.scoring.base import TaskScores
+from proctor.scoring.base import Scorer, TaskScores
+from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.types import Direction
 
 Record = dict[str, float | str]
 """One scenario's official result: eight counts, recall, precision, f1 and ``submit``."""
@@ -176,3 +178,28 @@ def score_task(
         result = score_scenario(gold, submitted, scenario=scenario)
         per_case[case] = {key.lower(): float(value) for key, value in result.as_dict().items()}
     return TaskScores(dict(per_case[cases[0]]), per_case)
+
+
+SCORER = Scorer(
+    ScorerDeclaration(
+        name="ehealthkd2019",
+        summary="eHealth-KD 2019: the official F1 of one scenario (keyphrases and relations)",
+        reference="{record}",
+        metrics=metric_declarations(
+            ("f1", Direction.HIGHER, "the scenario's official F1"),
+            ("precision", Direction.HIGHER, "(correct + partial/2) / submitted items"),
+            ("recall", Direction.HIGHER, "(correct + partial/2) / gold items"),
+            ("correct_a", Direction.NEUTRAL, "keyphrases with the gold spans and label"),
+            ("incorrect_a", Direction.NEUTRAL, "keyphrases with the gold spans, another label"),
+            ("partial_a", Direction.NEUTRAL, "keyphrases overlapping a gold one"),
+            ("missing_a", Direction.NEUTRAL, "gold keyphrases not found"),
+            ("spurious_a", Direction.NEUTRAL, "submitted keyphrases matching none"),
+            ("correct_b", Direction.NEUTRAL, "relations matching a gold one"),
+            ("missing_b", Direction.NEUTRAL, "gold relations not found"),
+            ("spurious_b", Direction.NEUTRAL, "submitted relations matching none"),
+        ),
+    ),
+    score_task,
+    check_scenario_output,
+)
+"""The ``ehealthkd2019`` scorer: what it reports, how it scores, how one output is checked."""

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 from proctor.metrics.physionet_scores import LABELS_2017, parse_answer_lines, score_2017
-from proctor.scoring.base import TaskScores
+from proctor.scoring.base import Scorer, TaskScores
+from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.types import Direction
 
 REFERENCE = "REFERENCE.csv"
 MAX_OUTPUT_BYTES = 1024
@@ -74,3 +76,24 @@ def score_task(
         "records_zero_filled": float(len(zero_filled)),
     }
     return TaskScores(summary, {}, tuple(zero_filled))
+
+
+SCORER = Scorer(
+    ScorerDeclaration(
+        name="physionet2017",
+        summary="PhysioNet/CinC 2017 AF classification: mean F1 of N, A, O",
+        reference=REFERENCE,
+        metrics=metric_declarations(
+            ("score", Direction.HIGHER, "mean F1 of normal, AF and other rhythm"),
+            ("f1_normal", Direction.HIGHER, "F1 of normal rhythm (N)"),
+            ("f1_af", Direction.HIGHER, "F1 of atrial fibrillation (A)"),
+            ("f1_other", Direction.HIGHER, "F1 of other rhythm (O)"),
+            ("f1_noisy", Direction.HIGHER, "F1 of noisy recordings (~), not in the score"),
+            ("records", Direction.NEUTRAL, "hidden records scored"),
+            ("records_zero_filled", Direction.NEUTRAL, "records answered as noise (no output)"),
+        ),
+    ),
+    score_task,
+    check_label_output,
+)
+"""The ``physionet2017`` scorer: what it reports, how it scores, how one output is checked."""

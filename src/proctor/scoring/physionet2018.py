@@ -27,7 +27,9 @@ from proctor.metrics.physionet2018 import (
     class_histograms,
 )
 from proctor.metrics.physionet2018_bootstrap import bootstrap_gross_auprc
-from proctor.scoring.base import TaskScores
+from proctor.scoring.base import Scorer, TaskScores
+from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.types import Direction
 
 
 def _prediction(outputs: Path, name: str, length: int) -> tuple[np.ndarray, bool]:
@@ -151,3 +153,25 @@ def check_vec_output(path: Path) -> str | None:
     except VecFormatError as err:
         return str(err).removeprefix(f"{err.path}, ").removeprefix(f"{err.path}: ")
     return None
+
+
+SCORER = Scorer(
+    ScorerDeclaration(
+        name="physionet2018",
+        summary="PhysioNet/CinC 2018 arousals: gross AUPRC over every hidden record",
+        reference="{record}-arousal.mat",
+        metrics=metric_declarations(
+            ("auprc", Direction.HIGHER, "gross area under the precision-recall curve"),
+            ("auroc", Direction.HIGHER, "gross area under the ROC curve"),
+            ("brier", Direction.LOWER, "Brier score over every scored sample"),
+            ("ece", Direction.LOWER, "expected calibration error (10 equal-width bins)"),
+            ("auprc_ci95_low", Direction.HIGHER, "bootstrap 95% interval of the AUPRC: low"),
+            ("auprc_ci95_high", Direction.HIGHER, "bootstrap 95% interval of the AUPRC: high"),
+            ("records", Direction.NEUTRAL, "hidden records scored"),
+            ("records_zero_filled", Direction.NEUTRAL, "records scored as zeros (no output)"),
+        ),
+    ),
+    score_task,
+    check_vec_output,
+)
+"""The ``physionet2018`` scorer: what it reports, how it scores, how one output is checked."""

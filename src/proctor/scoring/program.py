@@ -30,13 +30,20 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from proctor.scoring.base import Scorer, TaskScores
+from proctor.errors import ConfigError
+from proctor.scoring.base import Scorer, ScorerKind, TaskScores
 from proctor.scoring.concurrent_ingestion import beside_request, judge_beside
 from proctor.scoring.program_scores import ScoringProgramError, judge
 from proctor.spec.programs import ProgramRequest, ProgramRunner
-from proctor.spec.scorer import ScoringProgram
+from proctor.spec.scorer import PROGRAM_SCORER, ScoringProgram
 
-__all__ = ["ScoringProgramError", "program_scorer", "run_scoring_program", "score_request"]
+__all__ = [
+    "KIND",
+    "ScoringProgramError",
+    "program_scorer",
+    "run_scoring_program",
+    "score_request",
+]
 
 CHECK_LIMIT_S = 60.0
 CHECK_MESSAGE_CHARS = 300
@@ -190,3 +197,15 @@ def program_scorer(
         return run_output_check(spec, checker, output)
 
     return Scorer(spec.declaration, score, check)
+
+
+def _make(
+    settings: ScoringProgram, runner: ProgramRunner | None, check_runner: ProgramRunner | None
+) -> Scorer:
+    if runner is None:
+        raise ConfigError("a scoring program runs in the sandbox: no sandbox was given to run it")
+    return program_scorer(settings, runner, check_runner)
+
+
+KIND = ScorerKind(PROGRAM_SCORER, ScoringProgram, _make, "the organizer's scoring program")
+"""The scoring-program kind: a ``scorer:`` mapping with program, command and metrics."""

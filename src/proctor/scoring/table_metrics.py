@@ -1,16 +1,28 @@
-"""One table metric of a prediction CSV against its solution CSV, rows matched by id.
+"""The table metrics: one catalog, and one metric of a prediction CSV against its solution CSV.
 
-The kinds of metric read the files differently:
+:data:`BUILTIN_TABLE_METRICS` is the one table of the metrics the ``table`` scorer offers (as
+scikit-learn's ``_SCORERS``): each :class:`TableMetric` carries its name, its function (a pure
+one of :mod:`proctor.metrics`), its kind, its direction and a one-line summary. A plug-in adds
+one without touching Proctor: a distribution names a :class:`TableMetric` as an entry point of
+the group :data:`PLUGIN_GROUP`, under the metric's name::
+
+    [project.entry-points."proctor.table_metrics"]
+    hits = "hits_metric:HITS"
+
+The kind says how both files are read and how the function is called:
 
 - labels (accuracy, f1_macro, ...): the prediction's ``target`` column holds labels.
   Labels compare as numbers when every label of both files is a number (``1`` = ``1.0``),
-  else as text.
-- scores (roc_auc, average_precision, log_loss): one value column other than the id is the
-  positive class's score (``positive``, default the greater solution label); several are
-  per-class probabilities, each named after its class (every solution class needs one).
+  else as text. ``function(y_true, y_pred)``.
+- scores (roc_auc, average_precision) and probabilities (log_loss): one value column other
+  than the id is the positive class's score (``positive``, default the greater solution
+  label); several are per-class probabilities, each named after its class (every solution
+  class needs one). ``function(y_true, y_score, labels=None)``: ``labels`` the sorted classes
+  of the columns. Of two class columns a scores metric reads the positive class's alone.
 - values (rmse, mae, r2, mape, rmsle, pearson, spearman): the ``target`` column holds numbers.
+  ``function(y_true, y_pred)``.
 - lists (map_at_k): the ``target`` columns hold space-separated items (relevant ones in the
-  solution, ranked predictions in the prediction).
+  solution, ranked predictions in the prediction). ``function(actual, predicted, k=k)``.
 
 Every refusal is a ``TableFormatError`` naming the file; a metric's own refusal (a
 probability above 1) names the prediction.
@@ -18,13 +30,18 @@ probability above 1) names the prediction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
+from importlib.metadata import EntryPoint
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from proctor import plugins
+from proctor.errors import ConfigError
 from proctor.formats._numbers import parse_floats
 from proctor.formats.table_arrow import MatchedTables, read_matched
 from proctor.formats.table_csv import CsvTable, TableFormatError, match_rows, read_table
@@ -33,34 +50,151 @@ from proctor.metrics import tabular_probabilities as scores
 from proctor.metrics import tabular_regression as values
 from proctor.metrics._validation import MetricInputError
 from proctor.metrics.tabular_ranking import mean_average_precision_at_k
-from proctor.spec.table_scorer import TableOptions
+from proctor.spec.scorer import MetricDeclaration
+from proctor.types import Direction
 
-LabelMetric = Callable[[np.ndarray, np.ndarray], float]
+if TYPE_CHECKING:
+    from proctor.scoring.table import TableOptions
 
-LABEL_METRICS: dict[str, LabelMetric] = {
-    "accuracy": labels.accuracy_score,
-    "balanced_accuracy": labels.balanced_accuracy_score,
-    "f1_macro": labels.f1_macro_score,
-    "f1_micro": labels.f1_micro_score,
-    "f1_weighted": labels.f1_weighted_score,
-    "precision_macro": labels.precision_macro_score,
-    "recall_macro": labels.recall_macro_score,
-    "cohen_kappa": labels.cohen_kappa_score,
-    "quadratic_weighted_kappa": labels.quadratic_weighted_kappa_score,
-    "mcc": labels.matthews_corrcoef_score,
-}
-VALUE_METRICS: dict[str, LabelMetric] = {
-    "rmse": values.root_mean_squared_error,
-    "mae": values.mean_absolute_error,
-    "r2": values.r2_score,
-    "mape": values.mean_absolute_percentage_error,
-    "rmsle": values.root_mean_squared_log_error,
-    "pearson": values.pearson_correlation,
-    "spearman": values.spearman_correlation,
-}
-SCORE_METRICS = ("roc_auc", "average_precision", "log_loss")
-LIST_METRICS = ("map_at_k",)
-KNOWN_METRICS = frozenset({*LABEL_METRICS, *VALUE_METRICS, *SCORE_METRICS, *LIST_METRICS})
+
+class MetricKind(StrEnum):
+    """How a table metric reads both files and is called (see the module docstring)."""
+
+    LABELS = "labels"
+    SCORES = "scores"
+    PROBABILITIES = "probabilities"
+    VALUES = "values"
+    LISTS = "lists"
+
+
+SCORED_KINDS = frozenset({MetricKind.SCORES, MetricKind.PROBABILITIES})
+"""The kinds read from score or probability columns: the ones ``positive`` applies to."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableMetric:
+    """One metric of the ``table`` scorer: ``function`` called as its ``kind`` says."""
+
+    name: str
+    function: Callable[..., float]
+    kind: MetricKind
+    direction: Direction
+    summary: str
+
+    @property
+    def declaration(self) -> MetricDeclaration:
+        """The metric as a scorer reports it: name, direction (boards rank by it), summary."""
+        return MetricDeclaration(self.name, self.direction, self.summary)
+
+
+def _metric(
+    name: str,
+    function: Callable[..., float],
+    kind: MetricKind,
+    summary: str,
+    *,
+    lower: bool = False,
+) -> TableMetric:
+    direction = Direction.LOWER if lower else Direction.HIGHER
+    return TableMetric(name, function, kind, direction, summary)
+
+
+_L, _S, _P = MetricKind.LABELS, MetricKind.SCORES, MetricKind.PROBABILITIES
+_V, _R = MetricKind.VALUES, MetricKind.LISTS
+
+BUILTIN_TABLE_METRICS: tuple[TableMetric, ...] = (
+    _metric("accuracy", labels.accuracy_score, _L, "share of rows with the true label"),
+    _metric(
+        "balanced_accuracy", labels.balanced_accuracy_score, _L, "mean recall over the true classes"
+    ),
+    _metric("f1_macro", labels.f1_macro_score, _L, "unweighted mean of the classes' F1"),
+    _metric("f1_micro", labels.f1_micro_score, _L, "F1 of the pooled counts"),
+    _metric(
+        "f1_weighted", labels.f1_weighted_score, _L, "mean of the classes' F1 weighted by support"
+    ),
+    _metric(
+        "precision_macro",
+        labels.precision_macro_score,
+        _L,
+        "unweighted mean of the classes' precision",
+    ),
+    _metric(
+        "recall_macro", labels.recall_macro_score, _L, "unweighted mean of the classes' recall"
+    ),
+    _metric("cohen_kappa", labels.cohen_kappa_score, _L, "Cohen's kappa"),
+    _metric(
+        "quadratic_weighted_kappa",
+        labels.quadratic_weighted_kappa_score,
+        _L,
+        "Cohen's kappa, quadratic weights",
+    ),
+    _metric("mcc", labels.matthews_corrcoef_score, _L, "Matthews correlation coefficient"),
+    _metric(
+        "roc_auc", scores.roc_auc_ovr_score, _S, "area under the ROC curve (one-vs-rest macro)"
+    ),
+    _metric(
+        "average_precision",
+        scores.average_precision_macro_score,
+        _S,
+        "average precision (macro over classes)",
+    ),
+    _metric(
+        "log_loss",
+        scores.log_loss,
+        _P,
+        "mean negative log-likelihood of the true class",
+        lower=True,
+    ),
+    _metric("rmse", values.root_mean_squared_error, _V, "root mean squared error", lower=True),
+    _metric("mae", values.mean_absolute_error, _V, "mean absolute error", lower=True),
+    _metric("r2", values.r2_score, _V, "coefficient of determination"),
+    _metric(
+        "mape",
+        values.mean_absolute_percentage_error,
+        _V,
+        "mean absolute percentage error (a fraction)",
+        lower=True,
+    ),
+    _metric(
+        "rmsle",
+        values.root_mean_squared_log_error,
+        _V,
+        "root mean squared error of log(1 + value)",
+        lower=True,
+    ),
+    _metric("pearson", values.pearson_correlation, _V, "Pearson's correlation coefficient"),
+    _metric("spearman", values.spearman_correlation, _V, "Spearman's rank correlation"),
+    _metric(
+        "map_at_k", mean_average_precision_at_k, _R, "mean average precision at k of ranked lists"
+    ),
+)
+"""The table metrics Proctor ships, in the order ``proctor score table --help`` lists them."""
+
+PLUGIN_GROUP = "proctor.table_metrics"
+"""The entry-point group through which an installed distribution adds table metrics."""
+
+
+def _plugin_metric(entry: EntryPoint) -> TableMetric:
+    metric = plugins.load(entry, "table metric")
+    if not isinstance(metric, TableMetric):
+        raise ConfigError(f"{plugins.where(entry)} must name a TableMetric")
+    if metric.name != entry.name:
+        raise ConfigError(
+            f"{plugins.where(entry)} names a metric called {metric.name!r}: name it alike"
+        )
+    return metric
+
+
+def table_metrics() -> Mapping[str, TableMetric]:
+    """Every table metric by name: the built-in ones, then the installed plug-ins'.
+
+    A plug-in cannot replace a built-in metric.
+    """
+    table = {metric.name: metric for metric in BUILTIN_TABLE_METRICS}
+    for entry in plugins.declared(PLUGIN_GROUP):
+        if entry.name not in table:
+            table[entry.name] = _plugin_metric(entry)
+    return table
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +212,10 @@ def score_table(solution: Path, prediction: Path, options: TableOptions) -> Tabl
     Clean files take the fast path (:mod:`proctor.formats.table_arrow`); anything it does not
     take, and every problem, goes through the careful reader, which names the file and line.
     """
+    metric = table_metrics()[options.metric]
     matched = read_matched(solution, prediction, options.id)
     if matched is not None:
-        fast = _fast_compute(matched, options)
+        fast = _fast_compute(matched, metric, options)
         if fast is not None:
             return TableScore(options.metric, fast, matched.rows)
     truth = read_table(solution)
@@ -88,7 +223,7 @@ def score_table(solution: Path, prediction: Path, options: TableOptions) -> Tabl
     truth.column(options.target, "target")
     order = match_rows(truth, given, options.id)
     try:
-        value = _compute(truth, given, order, options)
+        value = _compute(truth, given, order, metric, options)
     except TableFormatError:
         raise
     except MetricInputError as err:
@@ -101,52 +236,60 @@ def _ordered(fields: list[bytes], order: npt.NDArray[np.int64] | None) -> list[b
 
 
 def _compute(
-    truth: CsvTable, given: CsvTable, order: npt.NDArray[np.int64] | None, options: TableOptions
+    truth: CsvTable,
+    given: CsvTable,
+    order: npt.NDArray[np.int64] | None,
+    metric: TableMetric,
+    options: TableOptions,
 ) -> float:
-    metric = options.metric
-    if metric in SCORE_METRICS:
-        return _score_metric(truth, given, order, options)
+    if metric.kind in SCORED_KINDS:
+        return _score_metric(truth, given, order, metric, options)
     expected = truth.column(options.target, "target")
     predicted = _ordered(given.column(options.target, "target"), order)
-    if metric in LABEL_METRICS:
-        pair = _label_arrays(truth, expected, given, predicted)
-        return LABEL_METRICS[metric](*pair)
-    if metric in VALUE_METRICS:
-        pair = truth.floats(options.target), given.floats(options.target, predicted)
-        return VALUE_METRICS[metric](*pair)
+    if metric.kind is MetricKind.LABELS:
+        return metric.function(*_label_arrays(truth, expected, given, predicted))
+    if metric.kind is MetricKind.VALUES:
+        return metric.function(
+            truth.floats(options.target), given.floats(options.target, predicted)
+        )
     if options.k is None:
-        raise ValueError("map_at_k needs k")
-    return mean_average_precision_at_k(
+        raise ValueError(f"{metric.name} needs k")
+    return metric.function(
         [_text(field).split() for field in expected],
         [_text(field).split() for field in predicted],
         k=options.k,
     )
 
 
-def _fast_compute(matched: MatchedTables, options: TableOptions) -> float | None:
+def _fast_compute(
+    matched: MatchedTables, metric: TableMetric, options: TableOptions
+) -> float | None:
     """The metric of two tables the fast path read; None: let the careful path decide."""
     truth, given, order = matched.truth, matched.given, matched.order
-    metric = options.metric
     try:
-        if metric in LABEL_METRICS:
+        if metric.kind is MetricKind.LABELS:
             expected = truth.codes(options.target)
             predicted = given.codes(options.target, order)
             if expected is None or predicted is None:
                 return None
             (y_true, y_pred), _ = _labels_of([expected, predicted])
-            return LABEL_METRICS[metric](y_true, y_pred)
-        if metric in VALUE_METRICS:
+            return metric.function(y_true, y_pred)
+        if metric.kind is MetricKind.VALUES:
             true_values = truth.floats(options.target)
             given_values = given.floats(options.target, order)
             if true_values is None or given_values is None:
                 return None
-            return VALUE_METRICS[metric](true_values, given_values)
-        return _fast_binary_score(matched, options) if metric in SCORE_METRICS else None
+            return metric.function(true_values, given_values)
+        if metric.kind in SCORED_KINDS:
+            return _fast_binary_score(matched, metric, options)
+        return None
     except (TableFormatError, MetricInputError):
         return None
 
 
-def _fast_binary_score(matched: MatchedTables, options: TableOptions) -> float | None:
+def _fast_binary_score(
+    matched: MatchedTables, metric: TableMetric, options: TableOptions
+) -> float | None:
     """A score metric of a prediction with one score column, or None (any other layout)."""
     names = [name for name in matched.given.header if name != options.id]
     expected = matched.truth.codes(options.target)
@@ -158,7 +301,7 @@ def _fast_binary_score(matched: MatchedTables, options: TableOptions) -> float |
     keys, codes = expected
     (labels,), numeric = _labels_of([(keys, np.arange(len(keys)))])  # each distinct label once
     positive = _positive(np.unique(labels), numeric, options, matched.truth.path)
-    return _binary(options.metric, (labels == positive)[codes], scores_given)
+    return float(metric.function((labels == positive)[codes], scores_given))
 
 
 def _text(field: bytes) -> str:
@@ -212,7 +355,11 @@ def _label_of(text: str, numeric: bool) -> float | str:
 
 
 def _score_metric(
-    truth: CsvTable, given: CsvTable, order: npt.NDArray[np.int64] | None, options: TableOptions
+    truth: CsvTable,
+    given: CsvTable,
+    order: npt.NDArray[np.int64] | None,
+    metric: TableMetric,
+    options: TableOptions,
 ) -> float:
     y_true, numeric = _classes(truth, truth.column(options.target, "target"))
     classes = np.unique(y_true)
@@ -223,9 +370,9 @@ def _score_metric(
     if len(names) == 1:
         positive = _positive(classes, numeric, options, truth.path)
         column = given.floats(names[0], _ordered(given.column(names[0], "target"), order))
-        return _binary(options.metric, y_true == positive, column)
+        return float(metric.function(y_true == positive, column))
     return _multiclass(
-        y_true, classes, given, numeric=numeric, names=names, order=order, options=options
+        y_true, classes, given, metric, numeric=numeric, names=names, order=order, options=options
     )
 
 
@@ -256,14 +403,6 @@ def _positive(classes: np.ndarray, numeric: bool, options: TableOptions, path: P
     return positive
 
 
-def _binary(metric: str, positive: np.ndarray, column: np.ndarray) -> float:
-    if metric == "roc_auc":
-        return scores.roc_auc_ovr_score(positive, column)
-    if metric == "average_precision":
-        return scores.average_precision_macro_score(positive, column)
-    return scores.log_loss(positive, column)
-
-
 def _columns_by_label(given: CsvTable, names: list[str], numeric: bool) -> dict[float | str, str]:
     found: dict[float | str, str] = {}
     for name in names:
@@ -283,6 +422,7 @@ def _multiclass(
     y_true: np.ndarray,
     classes: np.ndarray,
     given: CsvTable,
+    metric: TableMetric,
     *,
     numeric: bool,
     names: list[str],
@@ -307,14 +447,10 @@ def _multiclass(
         ]
     )
     label_array = np.array(labels_sorted)
-    if len(labels_sorted) == 2 and options.metric != "log_loss":
+    if len(labels_sorted) == 2 and metric.kind is MetricKind.SCORES:
         positive = _positive(classes, numeric, options, given.path)
         column = matrix[:, labels_sorted.index(positive)] if positive in by_label else None
         if column is None:
             raise given.error(None, f"no column for the positive class {positive!r}")
-        return _binary(options.metric, y_true == positive, column)
-    if options.metric == "roc_auc":
-        return scores.roc_auc_ovr_score(y_true, matrix, labels=label_array)
-    if options.metric == "average_precision":
-        return scores.average_precision_macro_score(y_true, matrix, labels=label_array)
-    return scores.log_loss(y_true, matrix, labels=label_array)
+        return float(metric.function(y_true == positive, column))
+    return float(metric.function(y_true, matrix, labels=label_array))

@@ -19,14 +19,67 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from proctor.formats.nifti_masks import read_label_map, read_mask
 from proctor.metrics.segmentation_compat import ToolEvaluation, tool_bytes
-from proctor.scoring.base import TaskScores
-from proctor.types import VISCERAL_METRICS, VISCERAL_ORGANS, Organ
+from proctor.scoring.base import Scorer, TaskScores
+from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.types import Direction
+
+
+@dataclass(frozen=True, slots=True)
+class Organ:
+    """One organ of the VISCERAL Anatomy benchmarks: its RadLex ID, metric key and name."""
+
+    radlex: int
+    key: str
+    title: str
+
+
+VISCERAL_ORGANS: tuple[Organ, ...] = (
+    Organ(29663, "kidney_left", "left kidney"),
+    Organ(29662, "kidney_right", "right kidney"),
+    Organ(86, "spleen", "spleen"),
+    Organ(58, "liver", "liver"),
+    Organ(1326, "lung_left", "left lung"),
+    Organ(1302, "lung_right", "right lung"),
+    Organ(237, "urinary_bladder", "urinary bladder"),
+    Organ(40358, "rectus_left", "left rectus abdominis"),
+    Organ(40357, "rectus_right", "right rectus abdominis"),
+    Organ(29193, "lumbar_vertebra_1", "lumbar vertebra 1"),
+    Organ(7578, "thyroid", "thyroid"),
+    Organ(170, "pancreas", "pancreas"),
+    Organ(32248, "psoas_left", "left psoas major"),
+    Organ(32249, "psoas_right", "right psoas major"),
+    Organ(187, "gallbladder", "gallbladder"),
+    Organ(2473, "sternum", "sternum"),
+    Organ(480, "aorta", "aorta"),
+    Organ(1247, "trachea", "trachea"),
+    Organ(30325, "adrenal_left", "left adrenal gland"),
+    Organ(30324, "adrenal_right", "right adrenal gland"),
+)
+"""The Anatomy3 organ table. The guidelines print 32249 for both psoas muscles; here the left
+one has RadLex's own 32248 (each organ needs its own ID)."""
+
+VISCERAL_METRICS: tuple[tuple[str, str, Direction], ...] = (
+    ("dice", "DICE", Direction.HIGHER),
+    ("avgdist", "AVGDIST", Direction.LOWER),
+    ("adjrind", "ADJRIND", Direction.HIGHER),
+    ("iccorr", "ICCORR", Direction.HIGHER),
+)
+"""(metric prefix, EvaluateSegmentation code, direction) of the benchmark's four metrics."""
+
+
+def _organ_metrics(organ: Organ) -> tuple[tuple[str, Direction, str], ...]:
+    return tuple(
+        (f"{prefix}_{organ.key}", direction, f"{code} of the {organ.title} (mean over volumes)")
+        for prefix, code, direction in VISCERAL_METRICS
+    )
+
 
 MASK_SUFFIX = ".nii.gz"
 STATISTICS = ("empty", "count", "min", "max", "median", "mean")
@@ -156,3 +209,22 @@ def dashboard(
             zip(STATISTICS, (float(empty), float(data.size), *stats), strict=True)
         )
     return board
+
+
+SCORER = Scorer(
+    ScorerDeclaration(
+        name="visceral",
+        summary="VISCERAL Anatomy3: EvaluateSegmentation's Dice, AVGDIST, ARI and ICC per organ",
+        reference="{record}.nii.gz",
+        metrics=metric_declarations(
+            ("organs_dice", Direction.HIGHER, "mean Dice over the annotated organs (0 if none)"),
+            *(row for organ in VISCERAL_ORGANS for row in _organ_metrics(organ)),
+            ("organs_segmented", Direction.NEUTRAL, "organs with output in some volume"),
+            ("records", Direction.NEUTRAL, "hidden volumes scored"),
+            ("records_zero_filled", Direction.NEUTRAL, "volumes with no usable output"),
+        ),
+    ),
+    score_task,
+    check_organ_folder,
+)
+"""The ``visceral`` scorer: what it reports, how it scores, how one output is checked."""

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from proctor.spec.protocols import LocatedError, Strict
-from proctor.types import Direction, ScorerDeclaration
+from proctor.spec.scorer import ScorerDeclaration
+from proctor.types import Direction
 
 if TYPE_CHECKING:
     from proctor.spec.model import Challenge, Phase

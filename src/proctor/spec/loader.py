@@ -26,7 +26,7 @@ from proctor.spec.protocols import (
     describe_error,
     is_other_branch,
 )
-from proctor.spec.scorer import ConcurrentIngestion, ScoringProgram
+from proctor.spec.scorer import SCORER_CATALOG, ConcurrentIngestion, ScorerCatalog, ScoringProgram
 
 CHALLENGE_FILE = "challenge.yaml"
 
@@ -286,18 +286,20 @@ def _resolve_ingestion(
     return ingestion.model_copy(update=update)
 
 
-def load_challenge(location: Path, protocols: ProtocolModels) -> Challenge:
+def load_challenge(location: Path, protocols: ProtocolModels, scorers: ScorerCatalog) -> Challenge:
     """Parse ``location`` (a challenge folder or its ``challenge.yaml``) into a ``Challenge``.
 
     ``protocols`` gives the settings model of each protocol kind that may be named (the driver
-    table's: ``protocols.resolve.load_challenge`` passes it). Paths in the result are absolute.
+    table's), ``scorers`` the scorers and scorer kinds a task may name (the scorer table's):
+    ``proctor.resolve.load_challenge`` passes both. Paths in the result are absolute.
     Raises ``ConfigError`` naming the file and the YAML path of the first problem.
     """
     path = location / CHALLENGE_FILE if location.is_dir() else location
     root = path.parent.resolve()
     data = _read_yaml(path)
     try:
-        challenge = Challenge.model_validate(data, context={PROTOCOL_MODELS: protocols})
+        context = {PROTOCOL_MODELS: protocols, SCORER_CATALOG: scorers}
+        challenge = Challenge.model_validate(data, context=context)
     except ValidationError as err:
         raise _all_errors(err, path) from None
     checked: list[Task] = []

@@ -2,10 +2,9 @@
 
 Every model forbids unknown keys, so a typo is an error that names its YAML path instead of a
 setting silently left at its default. Paths are relative to the challenge folder until
-``loader.load_challenge`` resolves them. Scorer names, their metrics and each metric's
-direction come from :mod:`proctor.types`, so every ``Challenge`` object is valid whoever built
-it; the protocol block is validated by its kind's model, from the table of protocol models
-the loader is given (``spec.protocols.parse_protocol``).
+``loader.load_challenge`` resolves them. Scorer names, scorer kinds and protocol kinds are
+validated against the tables the loader is given (``proctor.resolve`` hands in the scorer
+table's and the driver table's), so a ``Challenge`` only exists validated.
 """
 
 from __future__ import annotations
@@ -14,12 +13,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, ValidationInfo, field_validator, model_validator
-
-from proctor.spec import (
-    evalai_scorer,  # noqa: F401 (declares the `evalai` scorer kind)
-    table_scorer,  # noqa: F401 (declares the `table` scorer kind)
+from pydantic import (
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
 )
+
 from proctor.spec.display import DEFAULT_PRECISION, PageName, check_page_path, check_precision
 from proctor.spec.environment import HOST, Environment, EnvironmentSpec
 from proctor.spec.leaderboards import BoardSpec, check_boards
@@ -30,8 +32,16 @@ from proctor.spec.protocols import (
     Strict,
     parse_protocol,
 )
-from proctor.spec.scorer import ScorerSpec, ScoringProgram, parse_scorer, scorer_declaration
-from proctor.types import Direction, Disclosure, ScorerDeclaration
+from proctor.spec.scorer import (
+    SCORER_CATALOG,
+    ScorerCatalog,
+    ScorerDeclaration,
+    ScorerSpec,
+    ScoringProgram,
+    parse_scorer,
+    scorer_declaration,
+)
+from proctor.types import Direction, Disclosure
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 TIME_LIMITS = ("setup_s", "case_s", "stage_s")
@@ -72,9 +82,9 @@ class PublishedFile(Strict):
 class Task(Strict):
     """One dataset: public inputs (quiz), hidden inputs (exam) and hidden references (score).
 
-    ``scorer`` names a built-in scorer (``proctor.types.SCORERS``) or is the organizer's
-    scoring program (``spec.scorer``); ``metrics`` the subset of its metrics to report (all
-    when empty).
+    ``scorer`` names a built-in scorer or is a scorer kind's mapping (the organizer's scoring
+    program, ``spec.scorer``), from the :class:`ScorerCatalog` the load is given; ``metrics``
+    the subset of its metrics to report (all when empty).
     """
 
     name: Identifier
@@ -86,14 +96,16 @@ class Task(Strict):
     title: str = ""
     environment: Environment | None = None
     kit: TaskKit = TaskKit()
+    _declaration: ScorerDeclaration = PrivateAttr()
 
     @field_validator("scorer", mode="before")
     @classmethod
-    def _known_scorer(cls, value: Any) -> ScorerSpec:
-        return parse_scorer(value)
+    def _known_scorer(cls, value: Any, info: ValidationInfo) -> ScorerSpec:
+        return parse_scorer(value, _catalog(info))
 
     @model_validator(mode="after")
-    def _known_metrics(self) -> Task:
+    def _known_metrics(self, info: ValidationInfo) -> Task:
+        self._declaration = scorer_declaration(self.scorer, _catalog(info))
         offered = self.scorer_declaration.metric_names
         for position, metric in enumerate(self.metrics):
             if metric not in offered:
@@ -107,7 +119,7 @@ class Task(Strict):
     @property
     def scorer_declaration(self) -> ScorerDeclaration:
         """The declaration of this task's scorer (its metrics and their directions)."""
-        return scorer_declaration(self.scorer)
+        return self._declaration
 
     @property
     def scorer_name(self) -> str:
@@ -123,6 +135,14 @@ class Task(Strict):
     def reported_metrics(self) -> tuple[str, ...]:
         """The metrics this task reports, in order."""
         return self.metrics or self.scorer_declaration.metric_names
+
+
+def _catalog(info: ValidationInfo) -> ScorerCatalog:
+    context = info.context or {}
+    if SCORER_CATALOG not in context:
+        raise TypeError(f"validate a Challenge with the {SCORER_CATALOG!r} context")
+    catalog: ScorerCatalog = context[SCORER_CATALOG]
+    return catalog
 
 
 class ResourceLimits(Strict):

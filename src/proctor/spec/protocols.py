@@ -4,7 +4,7 @@
 block, a :class:`ProtocolSettings` with its own time limits (a fit/predict budget is not a
 ``setup_s``/``case_s``); resource limits shared by every protocol stay under ``limits``.
 :func:`parse_protocol` validates a block with the model the caller's table gives its kind
-(``protocols.resolve`` hands in the driver table's); a kind with no model there is refused.
+(``proctor.resolve`` hands in the driver table's); a kind with no model there is refused.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""A task's ``scorer:`` block: a built-in scorer's name, or the organizer's own scoring program.
+"""A task's ``scorer:`` block: a name plus a mapping, and what a scorer declares it reports.
+
+A task's ``scorer`` is a built-in scorer's name or a scorer kind's mapping; which names and
+kinds exist is the scorer table's (``scoring.registry``), handed to a load as a
+:class:`ScorerCatalog` by ``proctor.resolve``. Every scorer declares its metrics, each with its
+direction (:class:`ScorerDeclaration`). The organizer's own scoring program is the kind whose
+shape this module holds, since the loader resolves its folders and environment:
 
 ::
 
@@ -34,6 +40,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +49,53 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from proctor.spec.environment import Environment
 from proctor.spec.protocols import LocatedError, Strict, describe_error
-from proctor.types import SCORERS, Direction, MetricDeclaration, ScorerDeclaration
+from proctor.types import Direction
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDeclaration:
+    """One metric a scorer reports: its name, direction and a one-line meaning."""
+
+    name: str
+    direction: Direction
+    summary: str = ""
+
+    @property
+    def rankable(self) -> bool:
+        """True when a leaderboard may order entries by this metric."""
+        return self.direction is not Direction.NEUTRAL
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerDeclaration:
+    """What a scorer reports: its metrics (in report order) and the reference file of a case.
+
+    ``reference`` is a template with ``{record}``: the file every hidden case needs among the
+    task's hidden references, checked when a challenge is installed (empty: none is named).
+    """
+
+    name: str
+    metrics: tuple[MetricDeclaration, ...]
+    reference: str
+    summary: str = ""
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """The names of the metrics, in report order."""
+        return tuple(metric.name for metric in self.metrics)
+
+    def metric(self, name: str) -> MetricDeclaration:
+        """The declaration of metric ``name`` (``KeyError`` when the scorer has none)."""
+        for metric in self.metrics:
+            if metric.name == name:
+                return metric
+        raise KeyError(name)
+
+
+def metric_declarations(*rows: tuple[str, Direction, str]) -> tuple[MetricDeclaration, ...]:
+    """``(name, direction, summary)`` rows as the metrics a scorer declares, in report order."""
+    return tuple(MetricDeclaration(name, direction, summary) for name, direction, summary in rows)
+
 
 PROGRAM_SCORER = "program"
 """The name a scoring program's declaration carries (it is no built-in scorer's name)."""
@@ -137,9 +191,9 @@ class ProgramMounts(Strict):
 class ScorerSettings(Strict):
     """Base of a scorer kind's settings (a ``scorer:`` mapping): it declares its metrics.
 
-    A kind is named by the mapping's ``kind`` key (a mapping with ``program`` and no ``kind``
-    is a scoring program); :func:`declare_scorer_kind` adds one, and the scorer registry
-    (``scoring.registry.register_scorer_kind``) gives its functions.
+    A kind is named by the mapping's ``kind`` key, or by its one key naming a kind
+    (``table: {...}``); a mapping with ``program`` and no ``kind`` is a scoring program. The
+    scorer table (``scoring.registry``) gives each kind its settings model and its functions.
     """
 
     @property
@@ -300,23 +354,32 @@ class ScoringProgram(ScorerSettings):
 ScorerSpec = str | ScorerSettings
 """A task's ``scorer``: a built-in scorer's name, or a mapping (a scoring program...)."""
 
-_KINDS: dict[str, type[ScorerSettings]] = {"program": ScoringProgram}
+
+@dataclass(frozen=True, slots=True)
+class ScorerCatalog:
+    """What a task's ``scorer`` may be: what a load is given (``proctor.resolve``).
+
+    ``named``: the built-in scorers' declarations, by the name a task gives; ``kinds``: the
+    settings model of each scorer kind (a ``scorer:`` mapping), by kind.
+    """
+
+    named: Mapping[str, ScorerDeclaration]
+    kinds: Mapping[str, type[ScorerSettings]]
 
 
-def declare_scorer_kind(kind: str, model: type[ScorerSettings]) -> None:
-    """Let ``scorer: {kind: KIND, ...}`` mappings be validated by ``model``."""
-    _KINDS[kind] = model
+SCORER_CATALOG = "scorer_catalog"
+"""The key of the validation context holding the :class:`ScorerCatalog` of a load."""
 
 
-def parse_scorer(value: Any) -> ScorerSpec:
+def parse_scorer(value: Any, catalog: ScorerCatalog) -> ScorerSpec:
     """Validate a ``scorer:`` value: a known built-in name or a scorer kind's mapping."""
     if isinstance(value, ScorerSettings):
         return value
     if isinstance(value, str):
-        if value not in SCORERS:
+        if value not in catalog.named:
             raise LocatedError(
-                f"unknown scorer {value!r}: use one of {', '.join(sorted(SCORERS))}, a table "
-                "metric ({table: {metric: NAME}}), or a scoring program (a mapping with "
+                f"unknown scorer {value!r}: use one of {', '.join(sorted(catalog.named))}, a "
+                "table metric ({table: {metric: NAME}}), or a scoring program (a mapping with "
                 "program, command and metrics)",
                 "",
             )
@@ -325,10 +388,11 @@ def parse_scorer(value: Any) -> ScorerSpec:
         raise LocatedError(
             "must be a built-in scorer's name or a mapping with program, command and metrics", ""
         )
-    kind = value.get("kind") or _kind_by_key(value)
-    model = _KINDS.get(kind) if isinstance(kind, str) else None
+    kind = value.get("kind") or _kind_by_key(value, catalog.kinds)
+    model = catalog.kinds.get(kind) if isinstance(kind, str) else None
     if model is None:
-        raise LocatedError(f"unknown scorer kind {kind!r}: use one of {', '.join(_KINDS)}", "kind")
+        known = ", ".join(catalog.kinds)
+        raise LocatedError(f"unknown scorer kind {kind!r}: use one of {known}", "kind")
     try:
         return model.model_validate(value)
     except ValidationError as err:
@@ -336,14 +400,14 @@ def parse_scorer(value: Any) -> ScorerSpec:
         raise LocatedError(message, location) from None
 
 
-def _kind_by_key(value: dict[str, Any]) -> str:
+def _kind_by_key(value: dict[str, Any], kinds: Mapping[str, type[ScorerSettings]]) -> str:
     """Without ``kind``: the one key naming a kind (``table``, ``evalai``), else a program."""
-    named = [key for key in value if key != PROGRAM_SCORER and key in _KINDS]
+    named = [key for key in value if key != PROGRAM_SCORER and key in kinds]
     if len(named) == 1 and PROGRAM_SCORER not in value:
         return str(named[0])
     return PROGRAM_SCORER
 
 
-def scorer_declaration(scorer: ScorerSpec) -> ScorerDeclaration:
+def scorer_declaration(scorer: ScorerSpec, catalog: ScorerCatalog) -> ScorerDeclaration:
     """The declaration (metrics and directions) of a task's scorer."""
-    return scorer.declaration if isinstance(scorer, ScorerSettings) else SCORERS[scorer]
+    return scorer.declaration if isinstance(scorer, ScorerSettings) else catalog.named[scorer]

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -44,6 +45,53 @@ class User(Base):
     created: Mapped[float] = mapped_column(Float)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """A disabled user's tokens are refused (``users_admin.disable``)."""
+    email: Mapped[str | None] = mapped_column(String(254), unique=True)
+    """Set for an account made on the web (``signup``), lower case."""
+    email_verified: Mapped[float | None] = mapped_column(Float)
+    """When the email was confirmed; an account with an email but no confirmation can't sign in."""
+    approval: Mapped[str | None] = mapped_column(String(16))
+    """``pending`` | ``approved`` | ``denied`` under ``PROCTOR_SIGNUP=approval``; else None."""
+    notify_finished: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    """Email this person when a submission of theirs finishes (switched on the account page)."""
+
+
+class WebSession(Base):
+    """A browser signed in with a password; its cookie's secret is stored as its sha256.
+
+    It ends on sign-out, a password reset, or when the user is disabled
+    (``sessions``); it expires ``sessions.SESSION_DAYS`` after it was made.
+    """
+
+    __tablename__ = "web_sessions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    created: Mapped[float] = mapped_column(Float)
+    ended: Mapped[float | None] = mapped_column(Float)
+
+
+class MailLink(Base):
+    """A link sent by mail (``verify`` an email, ``reset`` a password), used at most once.
+
+    ``digest``: the sha256 of the link's nonce; ``used``: when it was used (or replaced).
+    """
+
+    __tablename__ = "mail_links"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    purpose: Mapped[str] = mapped_column(String(16))
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    created: Mapped[float] = mapped_column(Float)
+    used: Mapped[float | None] = mapped_column(Float)
+
+
+class ServerKey(Base):
+    """A secret of the server made on first use (the key that signs mail links)."""
+
+    __tablename__ = "server_keys"
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))
+    created: Mapped[float] = mapped_column(Float)
 
 
 class ApiToken(Base):

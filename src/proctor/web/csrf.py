@@ -1,18 +1,18 @@
 """CSRF protection of the pages' forms: a token per browser and session, and the origin.
 
-A browser gets a random nonce in the ``proctor_csrf`` cookie (``HttpOnly``,
-``SameSite=Strict``) the first time a page is shown to it. Every form carries the field
-``csrf``: the HMAC-SHA256 of that nonce keyed by the browser's session cookie (the API token,
-or nothing before signing in). Another site can neither read the cookie nor compute the HMAC,
-and a nonce planted in the victim's browser is useless without the victim's session, so a
+A browser gets a random nonce in the ``proctor_csrf`` cookie (``HttpOnly``, ``SameSite=Lax`` as
+the session cookie) the first time a page is shown to it. Every form carries the field ``csrf``:
+the HMAC-SHA256 of that nonce keyed by the browser's session cookie (the session's secret or API
+token, or nothing before signing in). Another site can neither read the cookie nor compute the
+HMAC, and a nonce planted in the victim's browser is useless without the victim's session, so a
 form it makes the browser send has no valid token. A form is refused (403) when:
 
 - its ``Origin`` is ``null`` (Chromium sends it after a cross-origin redirect) or another
   host, or ``Sec-Fetch-Site`` says another site sent it;
 - its ``csrf`` field is missing or is not the token of this browser and session.
 
-A form with the right token and no ``Origin`` (older browsers) is taken. Signing in (login
-CSRF would sign the victim in as the attacker) and signing out are forms like the others.
+A form with the right token and no ``Origin`` (older browsers) is taken. Signing in (login CSRF
+would sign the victim in as the attacker) and signing out are forms like the others.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def form_token(request: Request) -> tuple[str, str | None]:
 def keep_nonce(response: Response, nonce: str | None, secure: bool) -> None:
     """Set the browser's new nonce cookie (for a session: no ``Max-Age``)."""
     if nonce is not None:
-        response.set_cookie(NONCE_COOKIE, nonce, httponly=True, samesite="strict", secure=secure)
+        response.set_cookie(NONCE_COOKIE, nonce, httponly=True, samesite="lax", secure=secure)
 
 
 def check_origin(request: Request) -> None:

@@ -29,6 +29,7 @@ from proctor.errors import (
     RefusedError,
     UsageError,
 )
+from proctor.services.platform.throttle import TooManyAttemptsError
 from proctor.services.platform.uploads import (
     ArtifactTooLargeError,
     UploadsBusyError,
@@ -48,6 +49,7 @@ HTTP_STATUSES: Mapping[type[BaseException], int] = MappingProxyType(
         RefusedError: 409,
         ArtifactTooLargeError: 413,
         UploadTypeError: 415,
+        TooManyAttemptsError: 429,
         EntryError: 422,
         UnsafeTreeError: 422,
         ArchiveError: 422,

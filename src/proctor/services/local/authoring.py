@@ -16,8 +16,8 @@ from pathlib import Path
 from proctor.challenges import bundled_root
 from proctor.errors import ConfigError, UsageError
 from proctor.protocols.codabench_settings import IngestionProtocol
-from proctor.protocols.resolve import load_challenge
 from proctor.protocols.upload_program import CODE_MARKERS, command_problem
+from proctor.resolve import load_challenge
 from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
 from proctor.services.local.catalog import check_references
 from proctor.services.local.kit_replica import plan_copies

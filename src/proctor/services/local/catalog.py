@@ -10,7 +10,7 @@ from proctor.challenges import bundled_names, bundled_root, folder_name, trainin
 from proctor.errors import ConfigError, UsageError
 from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver, ProtocolDriver
 from proctor.protocols.registry import driver_for
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.kit_replica import (
     REPLICA_FOLDER,
     plan_copies,

@@ -27,7 +27,7 @@ from proctor.pipeline.report import EnvironmentInfo
 from proctor.pipeline.task import JobEnvironment, scorer_environment_key
 from proctor.protocols.registry import driver_for
 from proctor.sandbox import create_sandbox
-from proctor.sandbox.base import Limits, Mount
+from proctor.sandbox.base import Limits, Mount, RunSpec
 from proctor.sandbox.rootfs import RootFilesystem
 from proctor.settings import Settings
 from proctor.spec import Challenge, Phase
@@ -276,11 +276,11 @@ def open_shell(
             data = stage_inputs(chosen.public_inputs, Path(tmp) / "data")  # never the install
             mounts = [Mount(home, "/entry", writable=True), Mount(data, "/data")]
             variables = {**environment.variables, "PROCTOR_DATA": "/data", "HOME": "/entry"}
+            bash = (environment.root.tree / "usr/bin/bash").exists()
+            shell = ["/bin/bash", "-i"] if bash else ["/bin/sh", "-i"]
             outcome = session.run_interactive(
-                ["/bin/bash", "-i"] if (environment.root.tree / "usr/bin/bash").exists()
-                else ["/bin/sh", "-i"],
-                mounts=mounts, limits=SHELL_LIMITS, env=variables, cwd="/entry",
-            )  # fmt: skip
+                RunSpec(shell, mounts=mounts, limits=SHELL_LIMITS, env=variables, cwd="/entry")
+            )
     return outcome.exit_status if outcome.exit_status is not None else 128 + (outcome.signal or 0)
 
 

@@ -28,7 +28,7 @@ from proctor.challenges import bundled_root
 from proctor.errors import ConfigError
 from proctor.protocols.base import FilesDriver
 from proctor.protocols.registry import driver_for
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.untrusted_tree import copy_inside
 from proctor.spec import CHALLENGE_FILE, Challenge, Task
 from proctor.spec.loader import read_mapping

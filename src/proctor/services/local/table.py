@@ -15,12 +15,14 @@ from pydantic import ValidationError
 
 from proctor.errors import InputFileError, UsageError
 from proctor.metrics._validation import UndefinedMetricWarning
-from proctor.scoring.table_metrics import TableScore, score_table
+from proctor.scoring.table import TableOptions
+from proctor.scoring.table_metrics import BUILTIN_TABLE_METRICS, TableScore, score_table
 from proctor.services.local.input_errors import input_errors_as
-from proctor.spec.table_scorer import TableOptions
-from proctor.types import TABLE_METRICS
 
 __all__ = ["TABLE_METRICS", "TableScore", "score_table_files"]
+
+TABLE_METRICS = tuple(metric.name for metric in BUILTIN_TABLE_METRICS)
+"""The built-in table metrics' names (installed plug-ins add theirs)."""
 
 
 def table_options(

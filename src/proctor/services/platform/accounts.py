@@ -57,7 +57,8 @@ def digest_of(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _check_name(kind: str, name: str) -> None:
+def check_name(kind: str, name: str) -> None:
+    """Refuse (``UsageError``) a user or team name outside ``NAME``."""
     if not NAME.match(name):
         raise UsageError(
             f"{kind} name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '-'"
@@ -70,7 +71,7 @@ def team_with_room(session: Session, name: str, size: int) -> Team:
     The team's row stays locked until the session's transaction ends, so the member added
     next is counted by any other join waiting for the lock.
     """
-    _check_name("team", name)
+    check_name("team", name)
     team = session.scalar(select(Team).where(Team.name == name))
     if team is None:
         team = Team(name=name, created=time.time())
@@ -96,7 +97,7 @@ def add_user(
     Users added at once are each checked in one transaction; one that lost a race to create
     the same user or team is tried again, and then sees the other's row.
     """
-    _check_name("user", name)
+    check_name("user", name)
     token = secrets.token_urlsafe(32)
     password_hash = _hasher.hash(password) if password else None
     for attempt in range(CREATE_TRIES):

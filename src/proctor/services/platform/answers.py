@@ -93,6 +93,11 @@ class UserRow(Answer):
     team: str | None
     disabled: bool
     created: str
+    email: str | None = Field(default=None, description="set for an account made on the web")
+    state: str = Field(
+        default="active",
+        description="active | disabled | unconfirmed (email not confirmed) | pending (approval)",
+    )
 
 
 class TeamRow(Answer):

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from proctor.challenges import bundled_root
 from proctor.entries import unpack_entry
 from proctor.errors import ForbiddenError, NotFoundError, UsageError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.catalog import resolve_challenge
 from proctor.services.local.environments import tasks_on_host
 from proctor.services.platform.accounts import Principal

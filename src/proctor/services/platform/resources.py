@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from proctor.services.platform.throttle import Throttle
 from proctor.settings import ServiceSettings, Settings
 from proctor.store.artifacts import ArtifactStore
 from proctor.store.db import dispose, open_database
@@ -23,7 +24,8 @@ class Platform:
     """What every service use case works on; ``notify`` wakes the executor on new jobs.
 
     ``unpacking``: the slots of uploads being unpacked and checked at once
-    (``upload_unpacks``), shared by every request of the process.
+    (``upload_unpacks``), shared by every request of the process. ``throttle``: the rate
+    limits of signing in, signing up and password resets (this process's counters).
     """
 
     settings: ServiceSettings
@@ -32,6 +34,7 @@ class Platform:
     artifacts: ArtifactStore
     notify: Callable[[], None] = field(default=_nothing)
     unpacking: threading.BoundedSemaphore = field(init=False)
+    throttle: Throttle = field(default_factory=Throttle)
 
     def __post_init__(self) -> None:
         self.unpacking = threading.BoundedSemaphore(self.settings.upload_unpacks)

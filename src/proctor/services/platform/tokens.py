@@ -1,10 +1,11 @@
 """API tokens: issue one, list a user's (with their last use), revoke them.
 
-A user lists and revokes their own tokens; an organizer anyone's. Revoking takes every token
-of the user at once (a token that leaked may have been used to make no other, but the user
-cannot tell which one leaked). A new token comes from ``proctor token new USER`` on the data
-folder (as ``user add``) or from an organizer through REST; it is shown once and stored only
-as its sha256. Every token expires ``token_days`` after it was issued.
+A user lists and revokes their own tokens; an organizer anyone's. Revoking takes every token of
+the user at once (a token that leaked may have been used to make no other, but the user cannot
+tell which one leaked); the account page's ``revoke_one`` takes one. A new token comes from
+``proctor token new USER`` on the data folder (as ``user add``) or from an organizer through
+REST; it is shown once and stored only as its sha256. Every token expires ``token_days`` after
+it was issued.
 """
 
 from __future__ import annotations
@@ -76,6 +77,26 @@ def revoke(platform: Platform, principal: Principal, user: str | None = None) ->
         count = int(getattr(done, "rowcount", 0))
     platform.audit(principal.name, "token.revoke", name, f"tokens={count}")
     return Revoked(user=name, revoked=count)
+
+
+def revoke_one(platform: Platform, principal: Principal, token_id: int) -> Revoked:
+    """Revoke one token of the caller's own (the account page's "revoke"); 404 for another's."""
+    with platform.db.begin() as session:
+        done = session.execute(
+            update(ApiToken)
+            .where(
+                ApiToken.id == token_id,
+                ApiToken.user_id == principal.user_id,
+                ApiToken.revoked.is_(False),
+            )
+            .values(revoked=True)
+            .execution_options(synchronize_session=False)
+        )
+        count = int(getattr(done, "rowcount", 0))
+    if count == 0:
+        raise NotFoundError(f"you have no token {token_id} that works: reload the page")
+    platform.audit(principal.name, "token.revoke", principal.name, f"token={token_id}")
+    return Revoked(user=principal.name, revoked=count)
 
 
 def listing(platform: Platform, principal: Principal, user: str | None = None) -> TokenList:

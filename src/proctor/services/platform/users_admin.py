@@ -1,10 +1,11 @@
 """The organizer's users and teams: list them, add or disable a user, move a member, quotas.
 
-Organizers only (``console.organizers_only``). A disabled user's tokens are refused at once
-(``accounts.authenticate``). Moving a member locks the new team's row while its members are
-counted (``accounts.team_with_room``), as a join does. A team's quota override is read by
-``quota.check_quota`` inside the submission's transaction that holds the team's lock, so a
-change applies to the next check.
+Organizers only (``console.organizers_only``). Disabling a user revokes their API tokens and
+ends their browser sessions in the same transaction (and a disabled user is refused at once in
+any case: ``accounts.authenticate``, ``sessions.who``). Moving a member locks the new team's row
+while its members are counted (``accounts.team_with_room``), as a join does. A team's quota
+override is read by ``quota.check_quota`` inside the submission's transaction that holds the
+team's lock, so a change applies to the next check.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
 from proctor.errors import NotFoundError, UsageError
 from proctor.services.platform.accounts import ORGANIZER, Principal, add_user, team_with_room
@@ -31,7 +32,7 @@ from proctor.services.platform.console import organizers_only
 from proctor.services.platform.quota import QUOTA_LIMITS, iso
 from proctor.services.platform.resources import Platform
 from proctor.store.locks import lock_row
-from proctor.store.models import Membership, Team, TeamQuota, User
+from proctor.store.models import ApiToken, Membership, Team, TeamQuota, User, WebSession
 
 
 def users_and_teams(platform: Platform, principal: Principal) -> UsersAndTeams:
@@ -64,10 +65,21 @@ def users_and_teams(platform: Platform, principal: Principal) -> UsersAndTeams:
             team=team,
             disabled=user.disabled,
             created=iso(user.created),
+            email=user.email,
+            state=_state(user),
         )
         for user, team in rows
     ]
     return UsersAndTeams(users=users, teams=teams)
+
+
+def _state(user: User) -> str:
+    """What the user may do now: active, disabled, unconfirmed or pending (approval)."""
+    if user.disabled:
+        return "disabled"
+    if user.email is not None and user.email_verified is None:
+        return "unconfirmed"
+    return "pending" if user.approval == "pending" else "active"
 
 
 def _quota(row: TeamQuota | None) -> TeamQuotaLimits | None:
@@ -89,7 +101,7 @@ def create_user(
 
 
 def disable(platform: Platform, principal: Principal, name: str) -> Disabled:
-    """Disable user ``name``: every token of theirs is refused from now on."""
+    """Disable user ``name``: their tokens are revoked and their browser sessions end."""
     organizers_only(principal)
     if name == principal.name:
         raise UsageError("you cannot disable yourself: ask another organizer")
@@ -98,6 +110,17 @@ def disable(platform: Platform, principal: Principal, name: str) -> Disabled:
         if user is None:
             raise NotFoundError(f"no user {name!r}")
         user.disabled = True
+        now = time.time()
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.user_id == user.id, ApiToken.revoked.is_(False))
+            .values(revoked=True)
+        )
+        session.execute(
+            update(WebSession)
+            .where(WebSession.user_id == user.id, WebSession.ended.is_(None))
+            .values(ended=now)
+        )
     platform.audit(principal.name, "user.disable", name)
     return Disabled(user=name, disabled=True)
 

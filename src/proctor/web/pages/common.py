@@ -1,7 +1,8 @@
 """What every page family shares: the templates, the signed-in user, rendering, errors, forms.
 
-Signing in takes an API token (``proctor user add`` prints it) and keeps it in a cookie that is
-``HttpOnly``, ``SameSite=Strict`` and, over TLS, ``Secure``. Every form carries a CSRF token
+Signing in takes a name or email and password (a session, ``sessions``) or an API token
+(``proctor user add`` prints it), kept in a cookie that is ``HttpOnly``, ``SameSite=Lax`` (so
+a link from a mail arrives signed in) and, over TLS, ``Secure``. Every form carries a CSRF token
 and is refused (403) without it or when another site sent it (``web.csrf``).
 
 A page or form is for a *role*: ``member`` (anyone signed in) or ``organizer`` (the console:
@@ -25,7 +26,8 @@ from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import AuthenticationError, ProctorError
-from proctor.services.platform.accounts import Principal, authenticate
+from proctor.services.platform import sessions
+from proctor.services.platform.accounts import Principal
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.resources import Platform
 from proctor.web import csrf
@@ -41,6 +43,29 @@ templates = Jinja2Templates(directory=WEB / "templates")
 TokenCookie = Annotated[str | None, Cookie(alias=COOKIE)]
 CsrfField = Annotated[str, Form(alias=csrf.FIELD)]
 Role = Literal["member", "organizer"]
+SIGN_IN_FIRST = "sign in first (at /login, with your password or API token)"
+
+
+def keep_session(answer: Response, request: Request, value: str) -> None:
+    """Set the session cookie: ``HttpOnly``, ``SameSite=Lax``, ``Secure`` over TLS."""
+    answer.set_cookie(
+        COOKIE,
+        value,
+        max_age=COOKIE_DAYS * 86400,
+        httponly=True,
+        samesite="lax",
+        secure=secure(request),
+    )
+
+
+def drop_session(answer: Response, request: Request) -> None:
+    """Remove the session cookie from this browser."""
+    answer.delete_cookie(COOKIE, httponly=True, samesite="lax", secure=secure(request))
+
+
+def client_address(request: Request) -> str:
+    """The client's address (a trusted proxy's ``X-Forwarded-For``: ``PROCTOR_TRUST_PROXY``)."""
+    return request.client.host if request.client else "unknown"
 
 
 def principal_of(platform: Platform, token: str | None) -> Principal | None:
@@ -48,7 +73,7 @@ def principal_of(platform: Platform, token: str | None) -> Principal | None:
     if not token:
         return None
     try:
-        return authenticate(platform, token)
+        return sessions.who(platform, token)
     except AuthenticationError:
         return None
 
@@ -56,9 +81,9 @@ def principal_of(platform: Platform, token: str | None) -> Principal | None:
 def signed_in_as(platform: Platform, token: str | None, role: Role) -> Principal:
     """The signed-in user allowed in ``role``: 401 for nobody, 404 for a participant (console)."""
     if not token:
-        raise AuthenticationError("sign in with your API token first (proctor user add prints it)")
+        raise AuthenticationError(SIGN_IN_FIRST)
     try:
-        principal = authenticate(platform, token)
+        principal = sessions.who(platform, token)
     except AuthenticationError as error:
         raise AuthenticationError(f"sign in again: {error}") from None
     return organizers_only(principal) if role == "organizer" else principal
@@ -73,11 +98,14 @@ def secure(request: Request) -> bool:
 def render(
     request: Request, name: str, principal: Principal | None, status: int = 200, **context: Any
 ) -> HTMLResponse:
-    """The template with the signed-in user and the CSRF token its forms carry."""
+    """The template with the signed-in user and the CSRF token its forms carry.
+
+    ``signup_open``: whether people may sign up (the header then links the sign-up page).
+    """
     token, fresh = csrf.form_token(request)
-    answer = templates.TemplateResponse(
-        request, name, {"me": principal, "csrf": token, **context}, status_code=status
-    )
+    platform: Platform = request.app.state.platform
+    shared = {"me": principal, "csrf": token, "signup_open": platform.settings.signup != "closed"}
+    answer = templates.TemplateResponse(request, name, {**shared, **context}, status_code=status)
     csrf.keep_nonce(answer, fresh, secure(request))
     return answer
 
@@ -90,7 +118,7 @@ def error_page(request: Request, principal: Principal | None, error: ProctorErro
 def signed_in(principal: Principal | None) -> Principal:
     """``principal``, or the refusal that says to sign in first."""
     if principal is None:
-        raise AuthenticationError("sign in with your API token first (proctor user add prints it)")
+        raise AuthenticationError(SIGN_IN_FIRST)
     return principal
 
 

@@ -1,7 +1,10 @@
-"""Signing in (an API token kept in the session cookie) and out (the cookie dropped).
+"""Signing in (a password, or an API token for scripts) and out.
 
-Signing out drops the cookie in this browser and revokes nothing: the token still works for
-the CLI until ``proctor token revoke``.
+The sign-in form takes ``login`` (a name or email) and ``password``, which opens a browser
+session (``signin``, rate-limited, one answer for every wrong login); or ``token``, an API
+token kept in the session cookie as before. Signing out ends a password session; with a
+token it drops the cookie in this browser and revokes nothing: the token still works for
+the CLI until it is revoked on the account page or with ``proctor token revoke``.
 """
 
 from __future__ import annotations
@@ -12,59 +15,85 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from proctor.errors import ProctorError
-from proctor.services.platform.accounts import authenticate
+from proctor.services.platform import sessions, signin
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
 from proctor.web.pages.common import (
-    COOKIE,
-    COOKIE_DAYS,
     CsrfField,
     TokenCookie,
+    client_address,
+    drop_session,
     error_page,
+    keep_session,
     principal_of,
     render,
-    secure,
 )
 
 router = APIRouter(include_in_schema=False)
+FormText = Annotated[str, Form()]
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_page(request: Request, platform: PlatformDep, token: TokenCookie = None) -> Response:
-    """The sign-in form."""
-    return render(request, "login.html", principal_of(platform, token))
+def login_page(
+    request: Request, platform: PlatformDep, token: TokenCookie = None, done: str = ""
+) -> Response:
+    """The sign-in form (``done``: a word on what just happened, e.g. an email confirmed)."""
+    notes = {
+        "confirmed": "Your email is confirmed: sign in with your name or email and password.",
+        "waiting": "Your email is confirmed. An organizer approves new accounts: "
+        "you will get a mail when yours is.",
+        "reset": "Your new password is set: sign in with it.",
+    }
+    return render(
+        request,
+        "login.html",
+        principal_of(platform, token),
+        note=notes.get(done),
+        signup=platform.settings.signup != "closed",
+    )
 
 
 @router.post("/login", response_class=HTMLResponse)
 def login(
     request: Request,
     platform: PlatformDep,
-    token: Annotated[str, Form()] = "",
+    *,
+    login: FormText = "",
+    password: FormText = "",
+    token: FormText = "",
     sent: CsrfField = "",
     session: TokenCookie = None,
 ) -> Response:
-    """Check the API token and keep it in the session cookie (the form's CSRF token first).
+    """Sign in with ``login`` and ``password``, or with an API ``token`` (the CSRF token first).
 
-    The new token replaces the session of whoever was signed in; a refused one changes
-    nothing, and the page says who is still signed in.
+    The new session replaces the one of whoever was signed in; a refusal changes nothing,
+    and the page says who is still signed in.
     """
     try:
         csrf.check_form(request, sent)
-        principal = authenticate(platform, token.strip())
+        if token.strip():
+            principal = sessions.who(platform, token.strip())
+            cookie, name = token.strip(), principal.name
+            platform.audit(name, "web.login", name, "token")
+        else:
+            signed = signin.sign_in(platform, login, password, client_address(request))
+            cookie, name = signed.cookie, signed.user
     except ProctorError as error:
         still = principal_of(platform, session)
-        return render(request, "login.html", still, http_status(error), message=str(error))
+        return render(
+            request,
+            "login.html",
+            still,
+            http_status(error),
+            message=str(error),
+            login=login,
+            signup=platform.settings.signup != "closed",
+        )
+    if session != cookie:
+        sessions.end(platform, session)
     answer = RedirectResponse("/", status_code=303)
-    answer.set_cookie(
-        COOKIE,
-        token.strip(),
-        max_age=COOKIE_DAYS * 86400,
-        httponly=True,
-        samesite="strict",
-        secure=secure(request),
-    )
-    platform.audit(principal.name, "web.login", principal.name)
+    keep_session(answer, request, cookie)
     return answer
 
 
@@ -72,11 +101,12 @@ def login(
 def logout(
     request: Request, platform: PlatformDep, token: TokenCookie = None, sent: CsrfField = ""
 ) -> Response:
-    """Drop the session cookie in this browser (the token is not revoked: the CLI keeps it)."""
+    """End this browser's session (a token is not revoked: the CLI keeps it)."""
     try:
         csrf.check_form(request, sent)
     except ProctorError as error:
         return error_page(request, principal_of(platform, token), error)
+    sessions.end(platform, token)
     answer = RedirectResponse("/", status_code=303)
-    answer.delete_cookie(COOKIE, httponly=True, samesite="strict", secure=secure(request))
+    drop_session(answer, request)
     return answer

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError, UsageError
-from proctor.protocols.resolve import load_challenge
+from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import codabench, codalab, evalai
 from proctor.services.local.bundle_import.common import (
     BundleRefusedError,

@@ -1,0 +1,155 @@
+"""Making an account and getting back into one: sign-up, its confirmation, password reset.
+
+``/signup`` (fields ``name``, ``email``, ``password``) and ``/password-reset`` (``email``)
+answer every request the same way, whatever accounts exist (``signup``, ``signin``). A link
+from a mail opens a page whose button uses it (``/signup/verify``, ``/password-reset/new``):
+a mail scanner that fetches the link does not use it up. Every form carries its CSRF token;
+nobody needs to be signed in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, Response
+
+from proctor.errors import ProctorError
+from proctor.services.platform import signin, signup
+from proctor.web import csrf
+from proctor.web.deps import PlatformDep
+from proctor.web.errors import http_status
+from proctor.web.pages.common import (
+    CsrfField,
+    PageRoute,
+    Visitor,
+    client_address,
+    render,
+    see_next,
+)
+
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
+FormText = Annotated[str, Form()]
+
+
+@router.get("/signup", response_class=HTMLResponse)
+def signup_page(request: Request, platform: PlatformDep, me: Visitor) -> Response:
+    """The sign-up form (or why there is none: sign-up is closed on this server)."""
+    return render(request, "signup.html", me, mode=platform.settings.signup)
+
+
+@router.post("/signup", response_class=HTMLResponse)
+def signup_form(
+    request: Request,
+    platform: PlatformDep,
+    me: Visitor,
+    *,
+    name: FormText = "",
+    email: FormText = "",
+    password: FormText = "",
+    sent: CsrfField = "",
+) -> Response:
+    """Sign up; the same answer whatever accounts exist (a refusal says what to change)."""
+    try:
+        csrf.check_form(request, sent)
+        answer = signup.sign_up(platform, name, email, password, client_address(request))
+    except ProctorError as error:
+        return render(
+            request,
+            "signup.html",
+            me,
+            http_status(error),
+            mode=platform.settings.signup,
+            message=str(error),
+            user_name=name,
+            email=email,
+        )
+    return render(request, "mail_sent.html", me, title="Check your mail", message=answer.message)
+
+
+@router.get("/signup/verify", response_class=HTMLResponse)
+def confirm_page(request: Request, platform: PlatformDep, me: Visitor, t: str = "") -> Response:
+    """The page a confirmation link opens: whose account, and the button that confirms it."""
+    user = signup.account_of_link(platform, t)
+    return render(request, "confirm.html", me, user=user, link=t)
+
+
+@router.post("/signup/verify", response_class=HTMLResponse)
+def confirm_form(
+    request: Request, platform: PlatformDep, *, t: FormText = "", sent: CsrfField = ""
+) -> Response:
+    """Confirm the email (the link is used up), then the sign-in page says what comes next."""
+    csrf.check_form(request, sent)
+    done = signup.confirm(platform, t)
+    return see_next("/login?done=waiting" if done.waits_for_approval else "/login?done=confirmed")
+
+
+@router.get("/password-reset", response_class=HTMLResponse)
+def reset_page(request: Request, me: Visitor) -> Response:
+    """The form that asks for a password reset link."""
+    return render(request, "password_reset.html", me)
+
+
+@router.post("/password-reset", response_class=HTMLResponse)
+def reset_form(
+    request: Request,
+    platform: PlatformDep,
+    me: Visitor,
+    *,
+    email: FormText = "",
+    sent: CsrfField = "",
+) -> Response:
+    """Mail a reset link; the same answer whether or not an account has the address."""
+    try:
+        csrf.check_form(request, sent)
+        answer = signin.request_reset(platform, email, client_address(request))
+    except ProctorError as error:
+        return render(
+            request,
+            "password_reset.html",
+            me,
+            http_status(error),
+            message=str(error),
+            email=email,
+        )
+    return render(request, "mail_sent.html", me, title="Check your mail", message=answer.message)
+
+
+@router.get("/password-reset/new", response_class=HTMLResponse)
+def new_password_page(
+    request: Request, platform: PlatformDep, me: Visitor, t: str = ""
+) -> Response:
+    """The page a reset link opens: the new password's form."""
+    user = signin.account_of_link(platform, t)
+    return render(request, "password_new.html", me, user=user, link=t)
+
+
+@router.post("/password-reset/new", response_class=HTMLResponse)
+def new_password_form(
+    request: Request,
+    platform: PlatformDep,
+    me: Visitor,
+    *,
+    t: FormText = "",
+    password: FormText = "",
+    sent: CsrfField = "",
+) -> Response:
+    """Set the new password (the link is used up; the account's browser sessions end)."""
+    try:
+        csrf.check_form(request, sent)
+        signin.reset(platform, t, password)
+    except ProctorError as error:
+        user = None
+        with contextlib.suppress(ProctorError):
+            user = signin.account_of_link(platform, t)
+        return render(
+            request,
+            "password_new.html",
+            me,
+            http_status(error),
+            message=str(error),
+            user=user,
+            link=t,
+        )
+    return see_next("/login?done=reset")
