@@ -12,8 +12,8 @@ participant) and ``organizer``.
   team's submission);
 - ``console``: the organizer console, organizers only (anonymous → 401, every participant,
   the owning team's included, → 404);
-- ``files``: a challenge's files, for its participants (``files.may_download``: today anyone
-  signed in; anonymous → 404, as for someone not registered).
+- ``files``: a challenge's files, for its participants (``files.may_download``: the walk's
+  challenge asks for no registration, so anyone signed in; anonymous → 404).
 
 Whatever the status, no answer may hold a string of the role's forbidden list (another team's
 report, a hidden stage's logs and case names, a hidden reference's content or path).
@@ -61,6 +61,14 @@ ACCESS: Mapping[str, str] = {
     "GET /api/v1/flagged": "console",
     "POST /api/v1/teams/invites": "user",
     "POST /api/v1/teams/join": "user",
+    "POST /api/v1/teams": "user",
+    "POST /api/v1/teams/leave": "user",
+    "GET /api/v1/challenges/{name}/registration": "public",
+    "POST /api/v1/challenges/{name}/registration": "user",
+    "GET /api/v1/challenges/{name}/registrations": "console",
+    "GET /api/v1/challenges/{name}/registrations.csv": "console",
+    "POST /api/v1/challenges/{name}/registrations/{user}/{decision}": "console",
+    "POST /api/v1/challenges/{name}/invitations": "console",
     "GET /api/v1/tokens": "user",
     "GET /api/v1/challenges/{name}/files": "files",
     "GET /api/v1/challenges/{name}/files/{file}": "files",
@@ -94,6 +102,8 @@ def _request(client: httpx.Client, method: str, url: str, target: Target) -> htt
         "/tokens": {"user": "nobody"},
         "/users": {"user": "walked"},
         "/members": {"user": "nobody"},
+        "/invitations": {"people": ["nobody"]},
+        "/registration": {"accept_terms": True},
     }
     body = next((b for suffix, b in bodies.items() if url.endswith(suffix)), None)
     if method in ("PATCH", "PUT"):

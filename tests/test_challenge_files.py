@@ -19,7 +19,7 @@ from kit_audit import secret_digests
 from proctor.errors import ConfigError, PlatformError
 from proctor.resolve import load_challenge
 from proctor.services.local.authoring import new_challenge
-from proctor.services.platform import files, installs
+from proctor.services.platform import files, installs, registration_admin, registrations
 from proctor.services.platform.accounts import authenticate
 from proctor.services.platform.client import Client
 from proctor.services.platform.file_downloads import fetch, fetch_kit
@@ -279,3 +279,22 @@ def test_extra_files_never_take_a_name_already_listed(
     for row in rows:
         body = client.get(row["url"], headers=seeded.headers("bob")).content
         assert hashlib.sha256(body).hexdigest() == row["sha256"]
+
+
+def test_files_wait_for_an_approved_registration(
+    seeded: Seeded, client: httpx.Client, tmp_path: Path
+) -> None:
+    _install(seeded, _predictions(tmp_path / "org" / "gated", registration={"mode": "approval"}))
+    olga = authenticate(seeded.platform, seeded.tokens["olga"])
+    bob = authenticate(seeded.platform, seeded.tokens["bob"])
+    rows = _listing(client, seeded, "gated", user="olga")  # organizers always may
+    url = next(row["url"] for row in rows if row["kind"] == "kit")
+    for user in ("bob", "alice"):
+        assert client.get(url, headers=seeded.headers(user)).status_code == 404
+        listed = client.get("/api/v1/challenges/gated/files", headers=seeded.headers(user))
+        assert listed.status_code == 404
+    registrations.register(seeded.platform, bob, "gated", None)
+    assert client.get(url, headers=seeded.headers("bob")).status_code == 404  # pending
+    registration_admin.decide(seeded.platform, olga, "gated", "bob", "approve")
+    assert client.get(url, headers=seeded.headers("bob")).status_code == 200
+    assert client.get(url, headers=seeded.headers("alice")).status_code == 404

@@ -30,6 +30,7 @@ REGISTERS = (
     "segeval_cmd",
     "service_cmd",
     "team_cmd",
+    "registration_cmd",
     "token_cmd",
     "console_cmd",
     "worker_cmd",
@@ -58,6 +59,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("flagged", "refund"), ("team_cmd",)),
     "team": ("team_cmd", "console_cmd"),
     "token": ("token_cmd",),
+    **dict.fromkeys(("register", "registrations"), ("registration_cmd",)),
     **dict.fromkeys(("submissions", "logs", "entry", "phase"), _CONSOLE),
     "worker": ("worker_cmd",),
 }

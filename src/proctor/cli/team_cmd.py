@@ -1,4 +1,4 @@
-"""Teams and the organizer's refunds: ``team invite``, ``team join``, ``flagged``, ``refund``.
+"""Teams and the organizer's refunds: ``team create|invite|join|leave``, ``flagged``, ``refund``.
 
 Client commands like the other service commands: ``--server`` (``PROCTOR_SERVER``) and
 ``--token`` (``PROCTOR_TOKEN``), ``--json`` for one JSON object on stdout.
@@ -58,6 +58,26 @@ def join_cmd(
     )
 
 
+def create_cmd(
+    name: Annotated[str, typer.Argument(help="The new team's name.")],
+    server: ServerOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a team with you as its first member (you are in no team yet)."""
+    answer = _client(server, token).create_team(name)
+    _print(answer) if as_json else typer.echo(
+        f"{plain(answer.user)} created team {plain(answer.team)}"
+    )
+
+
+def leave_cmd(server: ServerOpt = None, token: TokenOpt = None, as_json: JsonOpt = False) -> None:
+    """Leave your team while it has no submission (the last member removes it)."""
+    answer = _client(server, token).leave_team()
+    shown = f"{plain(answer.user)} left team {plain(answer.team)}"
+    _print(answer) if as_json else typer.echo(shown)
+
+
 def flagged_cmd(server: ServerOpt = None, token: TokenOpt = None, as_json: JsonOpt = False) -> None:
     """List the submissions whose worker was lost 3 times (organizers)."""
     answer = _client(server, token).flagged()
@@ -88,11 +108,15 @@ def refund_cmd(
 
 
 def register(app: typer.Typer, score: typer.Typer) -> None:
-    """Add ``team invite``, ``team join``, ``flagged`` and ``refund``."""
+    """Add ``team create|invite|join|leave``, ``flagged`` and ``refund``."""
     del score
-    team = typer.Typer(help="Teams: invite a user, join with a code.", no_args_is_help=True)
+    team = typer.Typer(
+        help="Teams: create one, invite a user, join with a code, leave.", no_args_is_help=True
+    )
+    team.command("create")(create_cmd)
     team.command("invite")(invite_cmd)
     team.command("join")(join_cmd)
+    team.command("leave")(leave_cmd)
     app.add_typer(team, name="team")
     app.command("flagged")(flagged_cmd)
     app.command("refund")(refund_cmd)

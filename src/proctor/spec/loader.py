@@ -311,6 +311,7 @@ def load_challenge(location: Path, protocols: ProtocolModels, scorers: ScorerCat
             problems.append(err)
     if problems:
         raise _combined(problems, path)
+    _check_terms(challenge, root, path)
     tasks = tuple(checked)
     tasks = tuple(
         task.model_copy(
@@ -328,6 +329,21 @@ def load_challenge(location: Path, protocols: ProtocolModels, scorers: ScorerCat
     update = {"tasks": tasks, "root": root, "environment": environment, "protocol": protocol}
     resolved = challenge.model_copy(update=update)
     return resolved.model_copy(update={"files": _resolve_files(resolved, root, path)})
+
+
+def _check_terms(challenge: Challenge, root: Path, path: Path) -> None:
+    """Refuse ``registration.terms`` naming no file inside the challenge folder."""
+    registration = challenge.registration
+    if registration is None or registration.terms is None:
+        return
+    found = (root / registration.terms).resolve()
+    if not found.is_relative_to(root) or not found.is_file():
+        raise ConfigError(
+            f"{registration.terms} is no file of the challenge folder: write the terms there "
+            "(e.g. pages/terms.md) or fix the path",
+            path=path,
+            location="registration.terms",
+        )
 
 
 def _resolve_environment(

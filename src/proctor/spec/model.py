@@ -32,6 +32,7 @@ from proctor.spec.protocols import (
     Strict,
     parse_protocol,
 )
+from proctor.spec.registration import RegistrationSpec
 from proctor.spec.scorer import (
     SCORER_CATALOG,
     ScorerCatalog,
@@ -296,6 +297,7 @@ class Challenge(Strict):
     kit: ChallengeKit = ChallengeKit()
     files: tuple[PublishedFile, ...] = ()
     files_public: bool = False
+    registration: RegistrationSpec | None = None  # spec.registration
     root: Path = Field(default=Path("."), exclude=True)
 
     @field_validator("protocol", mode="before")
@@ -380,6 +382,13 @@ class Challenge(Strict):
         for name, path in self.pages.items():
             check_page_path(name, path)
         return self
+
+    @property
+    def terms_page(self) -> str | None:
+        """The terms file (relative to the folder): ``registration.terms``, else ``pages.terms``."""
+        if self.registration is not None and self.registration.terms is not None:
+            return self.registration.terms
+        return self.pages.get("terms")
 
     def digits(self, metric: str) -> int | None:
         """Digits shown after the point for ``metric``; None for a count (an integer)."""

@@ -351,3 +351,34 @@ class RescorePreview(Base):
     answer: Mapped[str] = mapped_column(Text)
     created: Mapped[float] = mapped_column(Float)
     created_by: Mapped[str] = mapped_column(String(64))
+
+
+class Registration(Base):
+    """A person's registration to a challenge (by name): the terms accepted, and its state.
+
+    ``state``: ``pending`` (waiting for an organizer, ``approval`` mode), ``approved`` or
+    ``denied``; ``terms_version`` is the sha256 of the terms file accepted ("" for none).
+    """
+
+    __tablename__ = "registrations"
+    __table_args__ = (UniqueConstraint("challenge", "user_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    challenge: Mapped[str] = mapped_column(String(64), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    state: Mapped[str] = mapped_column(String(16))
+    terms_version: Mapped[str] = mapped_column(String(64))
+    registered: Mapped[float] = mapped_column(Float)
+    decided: Mapped[float | None] = mapped_column(Float)
+    decided_by: Mapped[str | None] = mapped_column(String(64))
+
+
+class ChallengeInvite(Base):
+    """A person an organizer invited to an ``invite``-mode challenge: a user name or an email."""
+
+    __tablename__ = "challenge_invites"
+    __table_args__ = (UniqueConstraint("challenge", "invitee"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    challenge: Mapped[str] = mapped_column(String(64))
+    invitee: Mapped[str] = mapped_column(String(255))
+    created: Mapped[float] = mapped_column(Float)
+    created_by: Mapped[str] = mapped_column(String(64))

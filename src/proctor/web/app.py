@@ -10,6 +10,7 @@ from proctor.web import (
     file_routes,
     pages,
     refund_routes,
+    registration_routes,
     team_routes,
     token_routes,
 )
@@ -28,6 +29,7 @@ def create_app(platform: Platform) -> FastAPI:
     install_handlers(app)
     app.include_router(router)
     app.include_router(team_routes.router)
+    app.include_router(registration_routes.router)
     app.include_router(refund_routes.router)
     app.include_router(token_routes.router)
     app.include_router(file_routes.router)

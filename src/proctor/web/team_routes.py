@@ -1,4 +1,4 @@
-"""Team routes under ``/api/v1/teams``: invite to a team, join one with a code."""
+"""Team routes under ``/api/v1/teams``: create a team, invite to it, join one with a code, leave."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ class InviteRequest(BaseModel):
     )
 
 
+class CreateRequest(BaseModel):
+    name: str = Field(description="The new team's name (1-64 letters, digits, '_', '.', '-').")
+
+
 class JoinRequest(BaseModel):
     code: str = Field(description="The invitation code a member of the team was given.")
 
@@ -34,3 +38,15 @@ def invite(
 def join(body: JoinRequest, platform: PlatformDep, principal: PrincipalDep) -> answers.Joined:
     """Join the team an invitation code names: ``{"user", "team"}``."""
     return teams.join(platform, principal, body.code)
+
+
+@router.post("")
+def create(body: CreateRequest, platform: PlatformDep, principal: PrincipalDep) -> answers.Joined:
+    """Create a team with the caller (in no team) as its member: ``{"user", "team"}``."""
+    return teams.create(platform, principal, body.name)
+
+
+@router.post("/leave")
+def leave(platform: PlatformDep, principal: PrincipalDep) -> answers.Joined:
+    """Leave the caller's team while it has no submission: ``{"user", "team"}`` (the team left)."""
+    return teams.leave(platform, principal)

@@ -47,6 +47,12 @@ from proctor.services.platform.answers import (
     UsersAndTeams,
 )
 from proctor.services.platform.file_answers import FileListing
+from proctor.services.platform.registration_answers import (
+    Decision,
+    Invited,
+    RegistrationList,
+    RegistrationStatus,
+)
 from proctor.store.artifacts import ArtifactTooLargeError
 
 REMOTE_ERRORS = (ArtifactTooLargeError,)
@@ -155,6 +161,45 @@ class Client:
     def join(self, code: str) -> Joined:
         """Join the team invitation ``code`` names."""
         return Joined.model_validate(self._call("POST", "/teams/join", json={"code": code}))
+
+    def create_team(self, name: str) -> Joined:
+        """Create team ``name`` with the caller in it."""
+        return Joined.model_validate(self._call("POST", "/teams", json={"name": name}))
+
+    def leave_team(self) -> Joined:
+        """Leave the caller's team (while it has no submission)."""
+        return Joined.model_validate(self._call("POST", "/teams/leave", json={}))
+
+    def registration(self, challenge: str) -> RegistrationStatus:
+        """The caller's registration to ``challenge``."""
+        answer = self._call("GET", f"/challenges/{challenge}/registration")
+        return RegistrationStatus.model_validate(answer)
+
+    def register(self, challenge: str, terms_version: str) -> RegistrationStatus:
+        """Register to ``challenge``, accepting the terms of ``terms_version``."""
+        body = {"accept_terms": True, "terms_version": terms_version}
+        answer = self._call("POST", f"/challenges/{challenge}/registration", json=body)
+        return RegistrationStatus.model_validate(answer)
+
+    def registrations(self, challenge: str) -> RegistrationList:
+        """The challenge's registrations (organizers)."""
+        answer = self._call("GET", f"/challenges/{challenge}/registrations")
+        return RegistrationList.model_validate(answer)
+
+    def participants_csv(self, challenge: str) -> str:
+        """The challenge's participants as CSV text (organizers)."""
+        path = f"/challenges/{challenge}/registrations.csv"
+        return str(self._call("GET", path, as_text=True))
+
+    def decide(self, challenge: str, user: str, decision: str) -> Decision:
+        """Approve or deny ``user``'s registration (organizers)."""
+        path = f"/challenges/{challenge}/registrations/{user}/{decision}"
+        return Decision.model_validate(self._call("POST", path, json={}))
+
+    def invite_people(self, challenge: str, people: list[str]) -> Invited:
+        """Invite user names to an ``invite``-mode challenge (organizers)."""
+        path = f"/challenges/{challenge}/invitations"
+        return Invited.model_validate(self._call("POST", path, json={"people": people}))
 
     def tokens(self, user: str | None) -> TokenList:
         """The tokens of ``user`` (the caller's own when None)."""

@@ -34,6 +34,7 @@ from proctor.services.local.environments import store_of
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.file_answers import ChallengeFile, FileListing, Kind
 from proctor.services.platform.installs import current
+from proctor.services.platform.registrations import may_participate
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge
 from proctor.spec.environment import EnvironmentSpec
@@ -46,13 +47,11 @@ _building = threading.Lock()
 def may_download(platform: Platform, principal: Principal | None, challenge: Challenge) -> bool:
     """Whether ``principal`` may list and download ``challenge``'s files.
 
-    Organizers and any signed-in person may; anyone when the challenge says
-    ``files_public: true``. (Registration per challenge narrows "signed-in" to registered.)
+    Anyone when the challenge says ``files_public: true``; otherwise whoever may take part
+    (``registrations.may_participate``: organizers, and registered, approved participants,
+    or anyone signed in where the challenge asks for no registration).
     """
-    del platform  # registration will be read from the platform's database
-    if challenge.files_public:
-        return True
-    return principal is not None
+    return challenge.files_public or may_participate(platform, principal, challenge)
 
 
 def listing(platform: Platform, principal: Principal | None, name: str) -> FileListing:

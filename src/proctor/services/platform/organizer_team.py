@@ -19,7 +19,10 @@ from proctor.services.platform.resources import Platform
 from proctor.store.models import Team
 
 ORGANIZER_TEAM = "organizers"
-NO_TEAM = "you are in no team: an organizer adds you to one (user add --team)"
+NO_TEAM = (
+    "you are in no team: create one or join one with an invitation on the Team page (/team), "
+    "or `proctor team create NAME`"
+)
 
 
 def submitter(platform: Platform, principal: Principal) -> Principal:

@@ -36,6 +36,7 @@ from proctor.services.platform.ladder_view import laddered_report
 from proctor.services.platform.organizer_team import NO_TEAM, submitter
 from proctor.services.platform.phase_times import check_open, no_open_phase
 from proctor.services.platform.quota import WITHHELD, check_quota, submission_counts, why_free
+from proctor.services.platform.registrations import require_participation
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import HIDDEN_STAGE, live_view
 from proctor.services.platform.uploads import unpacking_slot
@@ -110,9 +111,10 @@ def _checked_upload(platform: Platform, challenge: Challenge, upload: BinaryIO) 
 
 
 def check_submitter(platform: Platform, principal: Principal, challenge_name: str) -> None:
-    """Refuse a caller in no team, or an unknown challenge, before the upload is read."""
+    """Refuse a caller in no team, not registered, or an unknown challenge, before the upload."""
+    _, challenge = current(platform, challenge_name)
+    require_participation(platform, principal, challenge)
     submitter(platform, principal)
-    current(platform, challenge_name)
 
 
 def submit(
@@ -129,11 +131,12 @@ def submit(
     ``ArtifactTooLargeError``) and every refusal are made before anything is stored: no
     artifact, no submission row, no quota used.
     """
+    row, challenge = current(platform, challenge_name)
+    require_participation(platform, principal, challenge)
     principal = submitter(platform, principal)  # an organizer's test: the hidden team
     if principal.team_id is None or principal.team is None:
         raise UsageError(NO_TEAM)
     now = time.time()
-    row, challenge = current(platform, challenge_name)
     phase = choose_phase(challenge, phase_name, now)
     check_open(phase, now)
     with platform.db() as session:

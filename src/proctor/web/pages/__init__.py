@@ -8,10 +8,13 @@ page of a submission, sandboxed, which those pages frame), ``assets`` (styleshee
 favicon); the organizer console: ``console`` (its lists, flagged, bundle upload),
 ``console_record`` (a submission's full record, its entry), ``console_rescore`` (a rescore's
 preview, applied or cancelled), ``console_admin`` (phase dates, users and teams),
-``console_accounts`` (accounts waiting for approval). ``common`` holds what they share (one set
-of templates, rendering, the signed-in user and their role, CSRF-checked forms). ``figures``
-words numbers and outcomes, ``charts`` chooses each page's plots and ``plots`` draws them as
-SVG; ``bundle_pages`` renders a challenge's own Markdown or HTML pages, sanitized.
+``console_accounts`` (accounts waiting for approval), ``console_registrations`` (approve or
+deny registrations, invite, the participants CSV); ``registration`` (the terms accepted to take
+part) and ``team`` (a participant's team: create, invite by link, join, leave). ``common``
+holds what they share (one set of templates, rendering, the signed-in user and their role,
+CSRF-checked forms). ``figures`` words numbers and outcomes, ``charts`` chooses each page's
+plots and ``plots`` draws them as SVG; ``bundle_pages`` renders a challenge's own Markdown or
+HTML pages, sanitized.
 """
 
 from __future__ import annotations
@@ -25,13 +28,16 @@ from proctor.web.pages import (
     console_accounts,
     console_admin,
     console_record,
+    console_registrations,
     console_rescore,
     files,
     participant,
+    registration,
     scorer_page,
     session,
     signup,
     submission,
+    team,
 )
 from proctor.web.pages.common import COOKIE
 
@@ -49,5 +55,8 @@ router.include_router(console_record.router)
 router.include_router(console_admin.router)
 router.include_router(console_rescore.router)
 router.include_router(console_accounts.router)
+router.include_router(console_registrations.router)
+router.include_router(registration.router)
+router.include_router(team.router)
 
 __all__ = ["COOKIE", "router"]

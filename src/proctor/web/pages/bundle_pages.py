@@ -28,7 +28,11 @@ _markdown = MarkdownIt("commonmark", {"html": True}).enable("table")
 
 def page_names(challenge: Challenge) -> list[str]:
     """The pages the challenge declares, in the usual order."""
-    return [name for name in PAGE_NAMES if name in challenge.pages]
+    return [
+        name
+        for name in PAGE_NAMES
+        if name in challenge.pages or (name == "terms" and challenge.terms_page is not None)
+    ]
 
 
 def sanitized(text: str, markdown: bool) -> Markup:
@@ -39,7 +43,7 @@ def sanitized(text: str, markdown: bool) -> Markup:
 
 def render_page(challenge: Challenge, name: str) -> Markup:
     """Page ``name`` of the challenge as safe HTML; NotFoundError naming the pages it has."""
-    relative = challenge.pages.get(name)  # type: ignore[call-overload]
+    relative = challenge.terms_page if name == "terms" else challenge.pages.get(name)  # type: ignore[call-overload]
     if relative is None:
         have = ", ".join(page_names(challenge)) or "none"
         raise NotFoundError(f"challenge {challenge.name!r} has no page {name!r} (pages: {have})")

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from proctor.errors import ProctorError
-from proctor.services.platform import installs, overview, refunds
+from proctor.services.platform import installs, overview, refunds, registration_admin
 from proctor.services.platform.submissions_list import Filters, challenge_submissions
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
@@ -38,8 +38,14 @@ router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 @router.get("/console", response_class=HTMLResponse)
 def console_home(request: Request, platform: PlatformDep, me: Organizer) -> Response:
-    """The console's start: the installed challenges and the console's other pages."""
-    return render(request, "console/home.html", me, challenges=overview.challenge_list(platform))
+    """The console's start: the installed challenges (registrations pending) and other pages."""
+    return render(
+        request,
+        "console/home.html",
+        me,
+        challenges=overview.challenge_list(platform),
+        pending=registration_admin.pending_counts(platform, me),
+    )
 
 
 def listing_filters(

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from proctor.services.platform import files, installs
+from proctor.services.platform import files, installs, registrations
 from proctor.web.deps import PlatformDep
 from proctor.web.downloads import download
 from proctor.web.pages.common import PageRoute, Visitor, render
@@ -45,6 +45,7 @@ async def files_page(
     """The challenge's files with size and sha256, a download link each, and the CLI commands."""
     _, challenge = installs.current(platform, name)
     allowed = files.may_download(platform, principal, challenge)
+    why = "" if allowed else registrations.status(platform, principal, name).reason
     rows = await run_in_threadpool(files.listing, platform, principal, name) if allowed else None
     shown = (
         sorted(rows.files, key=lambda r: (KIND_ORDER[r.kind], r.phase or "", r.name))
@@ -59,6 +60,7 @@ async def files_page(
         nav=challenge_nav(platform, principal, challenge, "files"),
         files=shown,
         allowed=allowed,
+        why=why,
         base=f"/challenges/{quote(name, safe='')}/files/",
         server=server_url(request),
         size=human_size,

@@ -19,6 +19,7 @@ from proctor.services.platform import (
     answers,
     installs,
     overview,
+    registrations,
     standings,
     submissions,
 )
@@ -74,6 +75,7 @@ def challenge_page(
         about=about,
         submissions=mine,
         allowances=allowed,
+        registration=registrations.status(platform, principal, name),
         numbers=numbers,
         metric=metric,
         charts=[mine_chart] if mine_chart else [],

@@ -15,8 +15,10 @@ from proctor.services.local.bundle_import.common import (
     BundleRefusedError,
     copy_pages,
     derive_name,
+    flag,
     number,
     parse_date,
+    registration_block,
     text,
     whole,
 )
@@ -101,7 +103,25 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     _phases(plan, phases, task_names)
     _leaderboards(plan, _list(spec, "leaderboards"))
     _pages_kit_and_solutions(plan, spec, (bundle, dest), phases)
+    _registration(plan, spec)
     return plan
+
+
+def _registration(plan: BundlePlan, spec: dict[str, Any]) -> None:
+    """``registration_auto_approve`` as the registration mode (``open`` or ``approval``).
+
+    Codabench approves each participant unless the bundle says otherwise; a bundle that does
+    not say is imported without registration (everyone signed in takes part), and warned.
+    """
+    if "registration_auto_approve" not in spec:
+        plan.warnings.append(
+            "registration_auto_approve: not set (Codabench then asks organizers to approve each "
+            "participant): imported without registration; add `registration: {mode: approval}` "
+            "to challenge.yaml to ask for it"
+        )
+        return
+    auto = flag(spec["registration_auto_approve"], "registration_auto_approve")
+    plan.registration = registration_block(not auto, plan.pages)
 
 
 def _tasks(

@@ -443,3 +443,30 @@ def copy_pages(
             "data, evaluation and terms pages)"
         )
     return found
+
+
+def flag(value: Any, location: str) -> bool:
+    """A bundle's yes/no (``true``, ``False``, ``"true"``, ``1``); anything else is refused."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+        return value.strip().lower() in ("true", "yes")
+    raise BundleRefusedError(f"{value!r} is not true or false: write one", location=location)
+
+
+def registration_block(approval: bool | None, pages: dict[PageName, str]) -> dict[str, Any] | None:
+    """The ``registration:`` block of an imported bundle (``spec.registration``), or None.
+
+    ``approval``: whether an organizer approves each participant (Codabench's
+    ``registration_auto_approve`` negated, EvalAI's ``approval_required``); None when the
+    bundle does not say, which keeps Proctor's default (no registration). The imported terms
+    page, if any, is the terms people accept.
+    """
+    if approval is None:
+        return None
+    block: dict[str, Any] = {"mode": "approval" if approval else "open"}
+    if "terms" in pages:
+        block["terms"] = pages["terms"]
+    return block

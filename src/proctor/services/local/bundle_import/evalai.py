@@ -13,7 +13,9 @@ EvalAI's configuration links phases, dataset splits and leaderboards through
 - the upload is the file a participant gives EvalAI, zipped (the ``single_file`` protocol);
   EvalAI publishes no annotations, so the quiz scores nothing;
 - ``templates/`` is copied to ``pages/``; the ``description``, ``evaluation_details`` and
-  ``terms_and_conditions`` templates are the overview, evaluation and terms pages.
+  ``terms_and_conditions`` templates are the overview, evaluation and terms pages;
+- ``approval_required`` is the registration mode (``approval``, else ``open``) with the
+  terms page as the terms people accept; a configuration without it asks no registration.
 
 The dispatcher (:mod:`proctor.services.local.bundle_import`) finds ``challenge_config.yaml``
 and calls :func:`import_evalai`, which writes the challenge folder itself.
@@ -31,7 +33,14 @@ from typing import Any
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import ImportResult, read_yaml, text
+from proctor.services.local.bundle_import.common import (
+    BundleRefusedError,
+    ImportResult,
+    flag,
+    read_yaml,
+    registration_block,
+    text,
+)
 from proctor.services.local.bundle_import.evalai_boards import leaderboard_metrics, note_precision
 from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
 from proctor.services.local.bundle_import.network import note_network_use
@@ -333,6 +342,23 @@ def _pages(config: dict[str, Any], dest: Path) -> dict[str, str]:
     return found
 
 
+def _registration(
+    config: dict[str, Any], pages: dict[str, str], path: Path
+) -> dict[str, Any] | None:
+    """``approval_required`` as the registration block; None when the configuration is silent."""
+    if "approval_required" not in config:
+        return None
+    try:
+        approval = flag(config["approval_required"], "approval_required")
+    except BundleRefusedError:
+        raise ConfigError(
+            f"{config['approval_required']!r} is not true or false: write one",
+            path=path,
+            location="approval_required",
+        ) from None
+    return registration_block(approval, pages)  # type: ignore[arg-type]
+
+
 def import_evalai(root: Path, dest: Path, environment: Any) -> ImportResult:
     """Import the EvalAI challenge folder ``root`` into ``dest`` (see the module docstring).
 
@@ -348,6 +374,9 @@ def import_evalai(root: Path, dest: Path, environment: Any) -> ImportResult:
         pages = _pages(job.config, dest)
         if pages:
             spec["pages"] = pages
+    registration = _registration(job.config, spec.get("pages", {}), job.config_path)
+    if registration is not None:
+        spec["registration"] = registration
     (dest / "challenge.yaml").write_text(
         yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8"
     )

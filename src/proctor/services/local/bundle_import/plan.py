@@ -99,6 +99,8 @@ class BundlePlan:
     warnings: list[str] = field(default_factory=list)
     takes_code: bool = False
     """The bundle takes code submissions (``code_evidence``): protocol ``ingestion``."""
+    registration: dict[str, Any] | None = None
+    """The ``registration:`` block (``common.registration_block``); None: none asked."""
 
 
 def _metrics(plan: BundlePlan) -> dict[str, Any]:
@@ -223,6 +225,8 @@ def challenge_mapping(plan: BundlePlan) -> dict[str, Any]:
         mapping["precision"] = precision
     if plan.pages:
         mapping["pages"] = plan.pages
+    if plan.registration is not None:
+        mapping["registration"] = plan.registration
     return mapping
 
 
