@@ -7,4 +7,5 @@ pytest_plugins = [
     "browser_fixtures",
     "signal_fixtures",
     "smtp_fixtures",
+    "kit_audit",
 ]

@@ -11,7 +11,9 @@ participant) and ``organizer``.
 - ``organizer``: organizers only (anonymous → 401, participants → 403, or 404 for another
   team's submission);
 - ``console``: the organizer console, organizers only (anonymous → 401, every participant,
-  the owning team's included, → 404).
+  the owning team's included, → 404);
+- ``files``: a challenge's files, for its participants (``files.may_download``: the walk's
+  challenge asks for no registration, so anyone signed in; anonymous → 404).
 
 Whatever the status, no answer may hold a string of the role's forbidden list (another team's
 report, a hidden stage's logs and case names, a hidden reference's content or path).
@@ -69,6 +71,8 @@ ACCESS: Mapping[str, str] = {
     "POST /api/v1/challenges/{name}/invitations": "console",
     "POST /api/v1/challenges/{name}/announcements": "console",
     "GET /api/v1/tokens": "user",
+    "GET /api/v1/challenges/{name}/files": "files",
+    "GET /api/v1/challenges/{name}/files/{file}": "files",
     # the walk names another user (its tokens must keep working): organizers only, then
     "POST /api/v1/tokens/revoke": "organizer",
     "POST /api/v1/tokens": "organizer",
@@ -115,6 +119,8 @@ def _check_status(kind: str, role: str, status: int, where: str) -> None:
     assert status < 500, where
     if kind == "public":
         assert status < 400, where
+    elif kind == "files":
+        assert status == (404 if role == "anonymous" else 200), where
     elif role == "anonymous":
         assert status == 401, where
     elif kind == "team" and role == "other":
@@ -142,6 +148,7 @@ def walk(clients: Mapping[str, httpx.Client], target: Target) -> int:
             url = path.replace("{sid}", target.submission).replace("{name}", target.challenge)
             url = url.replace("{board}", "default").replace("{phase}", "final")
             url = url.replace("{team}", "amber").replace("{preview}", "0" * 16)
+            url = url.replace("{file}", f"{target.challenge}-kit.tar.gz")
             answer = _request(client, method, url, target)
             where = f"{role} {method} {url}: {answer.status_code} {answer.text[:300]}"
             _check_status(ACCESS[f"{method} {path}"], role, answer.status_code, where)

@@ -217,11 +217,11 @@ def test_a_kit_keeps_its_layout_and_never_names_the_challenge_folder(
         dest = tmp_path / f"kit-{ships_readme}"
         done = proctor("kit", str(folder), str(dest))
         assert done.returncode == 0, done.stderr
-        assert sorted(p.name for p in dest.iterdir()) == ["README.md", "data", "entry"]
+        assert sorted(p.name for p in dest.iterdir()) == ["README.md", "challenge", "data", "entry"]
         readme = (dest / "README.md").read_text()
         assert "secret-place" not in readme and str(tmp_path) not in readme
-        assert "kitted" in readme
-        assert not any("reference" in str(p.relative_to(dest)) for p in dest.rglob("*"))
+        assert "kitted" in readme and "proctor run entry --challenge challenge" in readme
+        assert not any("reference" in str(p) for p in (dest / "data").rglob("*"))
         baseline = sorted(
             p.relative_to(folder / "baseline") for p in (folder / "baseline").rglob("*")
         )

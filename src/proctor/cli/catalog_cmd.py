@@ -52,8 +52,14 @@ def challenges(as_json: JsonOption = False) -> None:
     Console().print(table)
 
 
-def kit(
-    name: Annotated[str, typer.Argument(help="A bundled challenge name or a challenge folder.")],
+def kit(  # noqa: PLR0917 - typer maps parameters to options
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="A bundled challenge name or a challenge folder; with --server, a "
+            "challenge of that server."
+        ),
+    ],
     dest: Annotated[Path, typer.Argument(help="New folder to write the kit into.")],
     seconds: Annotated[
         int | None,
@@ -68,13 +74,32 @@ def kit(
         int | None,
         typer.Option(min=1, help="How many training records to generate (default: 8)."),
     ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            help="Download the kit of challenge NAME from this Proctor server, check its sha256 "
+            "and unpack it.",
+            show_default=False,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", help="API token for --server (PROCTOR_TOKEN).", show_default=False),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write a participant's starting kit: DEST/entry (baseline, if any), DEST/data, DEST/README.md.
+    """Write a starting kit: DEST/entry, DEST/data, DEST/challenge (a replica), DEST/README.md.
+
+    DEST/challenge is the challenge without its hidden data: `proctor run DEST/entry
+    --challenge DEST/challenge` runs every stage and scores on the organizer's stand-in.
 
     The organizers' 2018 sample training script fits one classifier per record on 60 s
     windows: give it records of an hour or more (--seconds 3600).
     """
+    if server is not None:
+        _download_kit(name, dest, server, token, as_json)
+        return
     fresh = None
     if seconds is not None or records is not None:
         fresh = FreshRecords(seconds or GENERATED_SECONDS, records or GENERATED_RECORDS)
@@ -87,9 +112,29 @@ def kit(
     for path in written:
         typer.echo(f"wrote {path}")
     if (dest / "entry").is_dir():
-        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {name}")
+        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {dest / 'challenge'}")
     else:
         typer.echo(f"no baseline entry: see {dest / 'README.md'} for what to upload")
+
+
+def _download_kit(name: str, dest: Path, server: str, token: str | None, as_json: bool) -> None:
+    """``proctor kit NAME DEST --server URL``: the server's kit, checked and unpacked."""
+    from proctor.cli.api_client import api_client
+    from proctor.services.platform.file_downloads import fetch_kit
+
+    client = api_client(server, token)
+    try:
+        fetched = fetch_kit(client, name, dest)
+    finally:
+        client.close()
+    if as_json:
+        answer = {"kit": str(dest), "file": fetched.file.name, "sha256": fetched.file.sha256}
+        typer.echo(json.dumps(answer, indent=2))
+        return
+    typer.echo(f"downloaded {fetched.file.name} ({fetched.file.size} bytes, sha256 checked)")
+    typer.echo(f"wrote {dest}")
+    if (dest / "challenge").is_dir():
+        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {dest / 'challenge'}")
 
 
 def _with_interval(value: float, scores: dict[str, float], metric: str) -> str:

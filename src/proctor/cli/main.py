@@ -21,6 +21,7 @@ from proctor.cli.exit_status import ProctorGroup
 REGISTERS = (
     "run_cmd",
     "catalog_cmd",
+    "files_cmd",
     "env_cmd",
     "score_physionet",
     "score_auc",
@@ -45,6 +46,7 @@ _CONSOLE = ("console_cmd",)
 COMMANDS: dict[str, tuple[str, ...]] = {
     "run": ("run_cmd",),
     **dict.fromkeys(("challenges", "kit", "demo"), ("catalog_cmd",)),
+    "files": ("files_cmd",),
     "env": ("env_cmd",),
     "score": _SCORE,
     "segeval": ("segeval_cmd",),

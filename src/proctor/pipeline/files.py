@@ -65,6 +65,10 @@ def evaluate_files(job: FilesJob, runner: StageRunner) -> ShownScores | None:
     if prep(job, runner).failed or quiz(job, runner).failed or job.dry_run:
         return None
     runner.finish(StageResult(Stage.EXAM, StageStatus.SKIPPED, NO_CODE, NO_CODE))
+    if job.task.hidden_inputs is None or job.task.hidden_references is None:
+        note = "this task has no hidden data to score (a starting kit's replica without stand-in)"
+        runner.finish(StageResult(Stage.SCORE, StageStatus.SKIPPED, note, note))
+        return None
     return score(job, runner)
 
 

@@ -18,7 +18,7 @@ from proctor.formats.bounded_yaml import (
 )
 from proctor.spec.bundled_environments import bundled_declaration
 from proctor.spec.environment import HOST, Environment
-from proctor.spec.model import Challenge, Task
+from proctor.spec.model import Challenge, PublishedFile, StandIn, Task, TaskKit
 from proctor.spec.protocols import (
     PROTOCOL_MODELS,
     LocatedError,
@@ -103,6 +103,15 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def read_mapping(location: Path) -> dict[str, Any]:
+    """The raw mapping of ``location``'s ``challenge.yaml`` (bounded, duplicate keys refused).
+
+    For tools that write a changed copy of the file (the starting kit's replica); everything
+    else reads the typed ``Challenge`` of :func:`load_challenge`.
+    """
+    return _read_yaml(location / CHALLENGE_FILE if location.is_dir() else location)
+
+
 def _check_task_folders(task: Task, index: int, root: Path, path: Path) -> Task:
     resolved: dict[str, Path | None] = {}
     for key in ("public_inputs", "hidden_inputs", "hidden_references"):
@@ -147,10 +156,89 @@ def _check_task_folders(task: Task, index: int, root: Path, path: Path) -> Task:
             location=f"tasks[{index}].hidden_references",
         )
     update: dict[str, object] = dict(resolved)
+    update["kit"] = _resolve_kit(task, (inputs, references), index, (root, path))
     program = task.scoring_program
     if program is not None:
         update["scorer"] = _resolve_program(program, index, root, path)
     return task.model_copy(update=update)
+
+
+def _resolve_kit(
+    task: Task, hidden: tuple[Path | None, Path | None], index: int, places: tuple[Path, Path]
+) -> TaskKit:
+    """The task's kit block with its stand-in's folders made absolute."""
+    if task.kit.stand_in is None:
+        return task.kit
+    stand_in = _resolve_stand_in(task.kit.stand_in, hidden, index, places)
+    return task.kit.model_copy(update={"stand_in": stand_in})
+
+
+def _resolve_stand_in(
+    stand_in: StandIn,
+    hidden: tuple[Path | None, Path | None],
+    index: int,
+    places: tuple[Path, Path],
+) -> StandIn:
+    """The stand-in's folders made absolute: folders of the challenge, apart from hidden data.
+
+    ``places``: the challenge folder and its ``challenge.yaml``.
+    """
+    root, path = places
+    update: dict[str, Path] = {}
+    for key in ("inputs", "references"):
+        where = f"tasks[{index}].kit.stand_in.{key}"
+        folder = (root / getattr(stand_in, key)).resolve()
+        if not folder.is_relative_to(root) or not folder.is_dir():
+            raise ConfigError(
+                f"{folder} is not a folder inside the challenge folder: create it (public data "
+                "shaped as the task's hidden "
+                + ("inputs" if key == "inputs" else "references")
+                + ") or fix the path",
+                path=path,
+                location=where,
+            )
+        for secret in hidden:
+            if secret is not None and _overlap(folder, secret):
+                raise ConfigError(
+                    f"{folder} overlaps the hidden data {secret}: the stand-in goes into every "
+                    "starting kit, so give it public data of its own",
+                    path=path,
+                    location=where,
+                )
+        update[key] = folder
+    return stand_in.model_copy(update=update)
+
+
+def _overlap(one: Path, other: Path) -> bool:
+    return one.is_relative_to(other) or other.is_relative_to(one)
+
+
+def _resolve_files(challenge: Challenge, root: Path, path: Path) -> tuple[PublishedFile, ...]:
+    """The organizer's extra files made absolute: files of the challenge, none of them hidden."""
+    hidden = [
+        folder
+        for task in challenge.tasks
+        for folder in (task.hidden_inputs, task.hidden_references)
+        if folder is not None
+    ]
+    resolved = []
+    for index, item in enumerate(challenge.files):
+        where = f"files[{index}].path"
+        found = (root / item.path).resolve()
+        if not found.is_relative_to(root) or not found.is_file():
+            raise ConfigError(
+                f"{found} is not a file inside the challenge folder: fix the path",
+                path=path,
+                location=where,
+            )
+        if any(found.is_relative_to(folder) for folder in hidden):
+            raise ConfigError(
+                f"{found} lies in the hidden data: a published file must be public",
+                path=path,
+                location=where,
+            )
+        resolved.append(item.model_copy(update={"path": found}))
+    return tuple(resolved)
 
 
 def _resolve_program(program: ScoringProgram, index: int, root: Path, path: Path) -> ScoringProgram:
@@ -239,7 +327,8 @@ def load_challenge(location: Path, protocols: ProtocolModels, scorers: ScorerCat
     except LocatedError as err:
         raise ConfigError(str(err), path=path, location=f"protocol.{err.location}") from None
     update = {"tasks": tasks, "root": root, "environment": environment, "protocol": protocol}
-    return challenge.model_copy(update=update)
+    resolved = challenge.model_copy(update=update)
+    return resolved.model_copy(update={"files": _resolve_files(resolved, root, path)})
 
 
 def _check_terms(challenge: Challenge, root: Path, path: Path) -> None:

@@ -51,6 +51,36 @@ TIME_LIMITS = ("setup_s", "case_s", "stage_s")
 __all__ = ["LocatedError", "ProtocolSettings"]
 
 
+class StandIn(Strict):
+    """Public data shaped as a task's hidden inputs and references, for the kit's replica."""
+
+    inputs: Path
+    references: Path
+
+
+class TaskKit(Strict):
+    """What a task's starting kit holds in place of its hidden data (``spec.kit`` in docs)."""
+
+    stand_in: StandIn | None = None
+
+
+class ChallengeKit(Strict):
+    """What the starting kit's replica keeps: the scoring program (``include``) or not."""
+
+    scorer: Literal["include", "omit"] = "include"
+
+
+class PublishedFile(Strict):
+    """An organizer's extra file on the challenge's Files page: a file of the challenge folder.
+
+    ``phase``: the phase it belongs to (absent: the whole challenge).
+    """
+
+    path: Path
+    phase: str | None = None
+    title: str = ""
+
+
 class Task(Strict):
     """One dataset: public inputs (quiz), hidden inputs (exam) and hidden references (score).
 
@@ -67,6 +97,7 @@ class Task(Strict):
     metrics: tuple[str, ...] = ()
     title: str = ""
     environment: Environment | None = None
+    kit: TaskKit = TaskKit()
     _declaration: ScorerDeclaration = PrivateAttr()
 
     @field_validator("scorer", mode="before")
@@ -264,6 +295,9 @@ class Challenge(Strict):
     environment: Environment = HOST
     precision: dict[str, int] = Field(default_factory=dict)  # spec.display
     pages: dict[PageName, str] = Field(default_factory=dict)  # spec.display
+    kit: ChallengeKit = ChallengeKit()
+    files: tuple[PublishedFile, ...] = ()
+    files_public: bool = False
     registration: RegistrationSpec | None = None  # spec.registration
     submission_fields: tuple[SubmissionField, ...] = Field(default=(), max_length=MAX_FIELDS)
     root: Path = Field(default=Path("."), exclude=True)
@@ -302,6 +336,12 @@ class Challenge(Strict):
                 raise LocatedError(
                     f"phase name {name!r} is used twice: give each phase its own name",
                     f"phases[{index}].name",
+                )
+        for index, item in enumerate(self.files):
+            if item.phase is not None and item.phase not in phase_names:
+                raise LocatedError(
+                    f"no phase {item.phase!r} (phases: {', '.join(phase_names)})",
+                    f"files[{index}].phase",
                 )
         for index, phase in enumerate(self.phases):
             for position, task in enumerate(phase.tasks):

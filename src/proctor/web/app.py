@@ -7,6 +7,7 @@ from fastapi import FastAPI
 from proctor.services.platform.resources import Platform
 from proctor.web import (
     console_routes,
+    file_routes,
     pages,
     refund_routes,
     registration_routes,
@@ -31,6 +32,7 @@ def create_app(platform: Platform) -> FastAPI:
     app.include_router(registration_routes.router)
     app.include_router(refund_routes.router)
     app.include_router(token_routes.router)
+    app.include_router(file_routes.router)
     app.include_router(console_routes.router)
     app.include_router(pages.router)
     app.add_middleware(SecurityHeaders, trust_proxy=platform.settings.trust_proxy)

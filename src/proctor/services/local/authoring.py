@@ -20,6 +20,7 @@ from proctor.protocols.upload_program import CODE_MARKERS, command_problem
 from proctor.resolve import load_challenge
 from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
 from proctor.services.local.catalog import check_references
+from proctor.services.local.kit_replica import plan_copies
 from proctor.services.local.template_files import TEMPLATES, write_files
 from proctor.spec import CHALLENGE_FILE, Challenge
 from proctor.spec.ingestion import LAYOUT
@@ -85,7 +86,8 @@ def check_challenge(location: Path) -> list[Problem]:
 
     The YAML (keys, values, names, metrics, directions), the folders it names, the scoring
     program's folder and files, the environment's files, the references of every hidden case
-    and the determinism cases, and sample uploads (``baseline/``, ``kit/solutions/``) naming a
+    and the determinism cases, the stand-ins, what the starting kit's replica copies (no
+    folder holding hidden data), and sample uploads (``baseline/``, ``kit/solutions/``) naming a
     ``command`` the protocol would refuse at prep. Empty when the challenge is ready.
     """
     try:
@@ -93,10 +95,11 @@ def check_challenge(location: Path) -> list[Problem]:
     except ConfigError as err:
         return problems_of(err)
     problems = [*_program_problems(challenge), *_sample_problems(challenge)]
-    try:
-        check_references(challenge)
-    except ConfigError as err:
-        problems += problems_of(err)
+    for check in (check_references, plan_copies):
+        try:
+            check(challenge)
+        except ConfigError as err:
+            problems += problems_of(err)
     return problems
 
 

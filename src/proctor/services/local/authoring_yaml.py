@@ -59,6 +59,13 @@ TASKS = {
     "python_model": ("data/public", "data/hidden", "data/reference"),
     "predictions": ("data/dev/values", "data/test/values", "data/test-reference"),
 }
+STAND_INS = {
+    "records": "stand-in/inputs",
+    "command": "stand-in/inputs",
+    "python_model": "stand-in/inputs",
+    "predictions": "stand-in/inputs/values",
+}
+"""Each template's public stand-in for the hidden inputs (its references: stand-in/references)."""
 
 METRICS = {
     "command": (
@@ -99,7 +106,9 @@ description: "Replace this with what participants must do and how they are score
       metrics:                   # every metric score.py writes to scores.json
 {metrics}
       limits: {{wall_s: 120, memory_bytes: 1073741824}}
-{CHECKS.get(protocol, "")}limits:
+{CHECKS.get(protocol, "")}    kit:                         # public data the kit's replica scores on
+      stand_in: {{inputs: {STAND_INS[protocol]}, references: stand-in/references}}
+limits:
   memory_bytes: 1073741824
   home_bytes: 268435456
 environment:                     # what entries and the scoring program run in
@@ -164,6 +173,7 @@ Replace this with what the challenge is about.
 
 - `data/`: the public data.
 - `entry/`: a baseline entry that works: start from it.
+- `challenge/`: a replica of the challenge, scored on public stand-in data.
 
 ## The entry
 

@@ -11,7 +11,13 @@ from proctor.errors import ConfigError, UsageError
 from proctor.protocols.base import HIDDEN, PUBLIC, FilesDriver, ProtocolDriver
 from proctor.protocols.registry import driver_for
 from proctor.resolve import load_challenge
-from proctor.spec import CHALLENGE_FILE, Challenge
+from proctor.services.local.kit_replica import (
+    REPLICA_FOLDER,
+    plan_copies,
+    readme_section,
+    write_replica,
+)
+from proctor.spec import CHALLENGE_FILE, Challenge, Phase, ProtocolSettings, Task
 
 KIT_README = "KIT.md"
 BASELINE_FOLDER = "baseline"
@@ -77,7 +83,60 @@ def check_references(challenge: Challenge) -> None:
                 path=path,
                 location=f"tasks[{index}].hidden_references",
             )
+    _check_stand_ins(challenge, driver, path)
     _check_determinism_cases(challenge, driver, path)
+
+
+def _check_stand_ins(challenge: Challenge, driver: type[ProtocolDriver], path: Path) -> None:
+    """Each stand-in is shaped as its task's hidden data: cases, and a reference for each."""
+    for index, task in enumerate(challenge.tasks):
+        stand_in = task.kit.stand_in
+        if stand_in is None:
+            continue
+        where = f"tasks[{index}].kit.stand_in"
+        cases = driver.list_cases(challenge.protocol, stand_in.inputs)
+        if not cases:
+            raise ConfigError(
+                f"{stand_in.inputs} holds no case of protocol {challenge.protocol.kind!r}: lay "
+                "it out as the task's hidden inputs",
+                path=path,
+                location=f"{where}.inputs",
+            )
+        missing = _unreferenced(task, driver, challenge.protocol, cases)
+        if missing:
+            raise ConfigError(
+                f"{len(missing)} stand-in case(s) have no reference file in "
+                f"{stand_in.references}: {', '.join(missing[:5])}",
+                path=path,
+                location=f"{where}.references",
+            )
+
+
+def _unreferenced(
+    task: Task, driver: type[ProtocolDriver], protocol: ProtocolSettings, cases: list[str]
+) -> list[str]:
+    """The stand-in's cases without a reference, as the hidden cases have theirs.
+
+    By the scorer's reference template; for a scoring program (no template), where every
+    hidden case has a reference named after it, every stand-in case must too.
+    """
+    stand_in = task.kit.stand_in
+    if stand_in is None:
+        return []
+    template = task.scorer_declaration.reference
+    if template:
+        names = [template.format(record=case) for case in cases]
+        return [name for name in names if not (stand_in.references / name).exists()]
+    if task.hidden_inputs is None or task.hidden_references is None:
+        return []
+
+    def named(case: str, folder: Path) -> bool:
+        return any(item.name.startswith(case) for item in folder.iterdir())
+
+    hidden = driver.list_cases(protocol, task.hidden_inputs)
+    if not hidden or not all(named(case, task.hidden_references) for case in hidden):
+        return []
+    return [case for case in cases if not named(case, stand_in.references)]
 
 
 def _check_determinism_cases(
@@ -131,14 +190,15 @@ class FreshRecords:
 
 
 def write_kit(ref: str, dest: Path) -> list[Path]:
-    """Write a participant's starting kit: ``entry/`` (the baseline), ``data/``, ``README.md``.
+    """Write a participant's starting kit: ``entry/``, ``data/``, ``challenge/``, ``README.md``.
 
     ``entry/`` is a copy of the challenge's ``baseline/`` (none when it ships none, as an
     imported bundle without ``solutions``); ``README.md`` its ``KIT.md``, or a README made
     from the challenge (:func:`generic_kit_readme`) when it ships none.
 
     Only public data is copied (once, into ``data/``, when every task shares its public
-    inputs). Refuses to write into a non-empty ``dest``.
+    inputs). ``challenge/`` is the challenge's replica (``kit_replica``): ``proctor run
+    entry --challenge challenge`` from the kit's folder. Refuses a non-empty ``dest``.
     """
     return write_kit_with(ref, dest, None)[0]
 
@@ -156,6 +216,7 @@ def write_kit_with(ref: str, dest: Path, fresh: FreshRecords | None) -> tuple[li
             f"challenge {challenge.name!r} has no record generator: --seconds and --records "
             "apply to physionet2018 only"
         )
+    plan_copies(challenge)  # refuses a challenge whose kit would hold hidden data: before writing
     baseline = challenge.root / BASELINE_FOLDER
     _check_kit_folder(dest)
     entry = [dest / "entry"] if baseline.is_dir() else []
@@ -167,7 +228,11 @@ def write_kit_with(ref: str, dest: Path, fresh: FreshRecords | None) -> tuple[li
         written = [*entry, dest / "data"]
     else:
         written = [*entry, *_copy_data(challenge, dest)]
-    return [*written, *_copy_extras(challenge, dest)], described
+    written += _copy_extras(challenge, dest)
+    replica = write_replica(challenge, dest / REPLICA_FOLDER)
+    with (dest / "README.md").open("a", encoding="utf-8") as readme:
+        readme.write(readme_section(replica))
+    return [*written, replica.folder], described
 
 
 def _check_kit_folder(dest: Path) -> None:
@@ -280,6 +345,12 @@ def _copy_data(challenge: Challenge, dest: Path) -> list[Path]:
                 written.append(target)
             shutil.copytree(inputs, target, dirs_exist_ok=True)
     return written
+
+
+def copy_public_data(challenge: Challenge, phase: Phase, dest: Path) -> list[Path]:
+    """The public data of ``phase``'s tasks into ``DEST/data``, laid out as in the kit."""
+    tasks = tuple(challenge.task(name) for name in phase.tasks)
+    return _copy_data(challenge.model_copy(update={"tasks": tasks}), dest)
 
 
 def _copy_public_inputs(challenge: Challenge, dest: Path) -> list[Path]:

@@ -18,6 +18,8 @@ import numpy as np
 
 PUBLIC = {"p01": [1.0, 2.0, 3.5], "p02": [4.0, 0.5], "p03": [2.5, 2.5, 2.5, 1.0]}
 HIDDEN = {"h01": [3.0, 1.0], "h02": [5.5, 2.0, 1.0], "h03": [0.5, 0.25], "h04": [7.0]}
+STAND_IN = {"s01": [2.0, 0.5, 1.5], "s02": [6.0, 1.5]}
+"""The public stand-in for the hidden cases: the starting kit's replica scores on it."""
 OFFSETS = {"h01": 0.4, "h02": -1.5, "h03": 0.2, "h04": 2.0}
 """What the hidden truth adds to the sum of a case's numbers (the baseline cannot know it)."""
 
@@ -243,6 +245,10 @@ def records_files() -> Files:
             files[f"data/{split}/{case}.txt"] = _numbers(values)
     for case, values in HIDDEN.items():
         files[f"data/reference/{case}.txt"] = f"{_truth(case, values)!r}\n"
+    files["stand-in/inputs/RECORDS"] = "".join(f"{case}\n" for case in STAND_IN)
+    for case, values in STAND_IN.items():
+        files[f"stand-in/inputs/{case}.txt"] = _numbers(values)
+        files[f"stand-in/references/{case}.txt"] = f"{_truth(case, values)!r}\n"
     files["baseline/setup.sh"] = "#!/bin/sh\n# nothing to build\ntrue\n"
     files["baseline/next.sh"] = SUM_NEXT
     for case, values in PUBLIC.items():
@@ -265,21 +271,24 @@ def python_model_files() -> Files:
     """A python_model challenge: ``model.py`` fits each dataset's rows, then predicts."""
     files: Files = {}
     info = {"task": "regression", "schema": {"x1": "num", "x2": "num"}}
-    for split, cases in (("public", PUBLIC), ("hidden", HIDDEN)):
+    places = (("data/public", PUBLIC), ("data/hidden", HIDDEN), ("stand-in/inputs", STAND_IN))
+    for split, cases in places:
         for case, values in cases.items():
             train, labels = _table(values * 3)
             test, test_labels = _table([v + 0.5 for v in values])
-            folder = f"data/{split}/{case}"
+            folder = f"{split}/{case}"
             files[f"{folder}/info.json"] = json.dumps(
-                {**info, "time_budget": 60, "pred_time_budget": 30}, indent=2
+                {**info, "name": case, "time_budget": 60, "pred_time_budget": 30}, indent=2
             )
             files[f"{folder}/train.data"] = train
             files[f"{folder}/train.solution"] = labels
             files[f"{folder}/test.data"] = test
-            if split == "hidden":
+            if split != "data/public":
                 noisy = test_labels.splitlines()
-                shifted = [noisy[0], *(f"{float(v) + OFFSETS[case]!r}" for v in noisy[1:])]
-                files[f"data/reference/{case}.txt"] = "\n".join(shifted) + "\n"
+                offset = OFFSETS.get(case, 0.0)
+                shifted = [noisy[0], *(f"{float(v) + offset!r}" for v in noisy[1:])]
+                reference = "data/reference" if split == "data/hidden" else "stand-in/references"
+                files[f"{reference}/{case}.txt"] = "\n".join(shifted) + "\n"
     files["baseline/model.py"] = MODEL_PY
     files["scoring/score.py"] = NUMBERS_SCORE
     return files
@@ -305,6 +314,9 @@ def predictions_files() -> Files:
         "data/dev/values/labels.csv": dev_labels,
         "data/test/values/inputs.csv": test_inputs,
         "data/test-reference/values/labels.csv": test_labels,
+        # the stand-in: the public test inputs, with made-up labels of the same rows
+        "stand-in/inputs/values/inputs.csv": test_inputs,
+        "stand-in/references/values/labels.csv": _predictions_table(test_values, -0.2)[1],
         "baseline/dev/values/predictions.csv": dev_guess,
         "baseline/test/values/predictions.csv": test_guess,
         "scoring/score.py": TABLE_SCORE,
@@ -337,12 +349,15 @@ def _volume(case: str, size: int = 12) -> tuple[np.ndarray, np.ndarray]:
 def command_files() -> Files:
     """A command challenge: ``execute_standard INPUT OUTDIR`` writes one NIfTI mask per case."""
     files: Files = {}
-    for split, cases in (("public", PUBLIC), ("hidden", HIDDEN)):
+    places = (("data/public", PUBLIC), ("data/hidden", HIDDEN), ("stand-in/inputs", STAND_IN))
+    for split, cases in places:
         for case in cases:
-            image, mask = _volume(case)
-            files[f"data/{split}/{case}.nii.gz"] = _nifti(image)
-            if split == "hidden":
-                files[f"data/reference/{case}.nii.gz"] = _nifti(mask)
+            # the stand-in's grid differs: its masks are never the bytes of a hidden one
+            image, mask = _volume(case, 12 if split != "stand-in/inputs" else 10)
+            files[f"{split}/{case}.nii.gz"] = _nifti(image)
+            if split != "data/public":
+                reference = "data/reference" if split == "data/hidden" else "stand-in/references"
+                files[f"{reference}/{case}.nii.gz"] = _nifti(mask)
     files["baseline/execute_standard"] = EXECUTE_STANDARD
     files["scoring/score.py"] = DICE_SCORE
     return files

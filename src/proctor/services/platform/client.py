@@ -46,6 +46,7 @@ from proctor.services.platform.answers import (
     TokenList,
     UsersAndTeams,
 )
+from proctor.services.platform.file_answers import FileListing
 from proctor.services.platform.registration_answers import (
     Decision,
     Invited,
@@ -287,6 +288,36 @@ class Client:
                 f"cannot reach the Proctor server at {self.server} ({err})"
             ) from None
         return written
+
+    def files(self, challenge: str) -> FileListing:
+        """The challenge's files: name, phase, kind, size, sha256 and url of each."""
+        return FileListing.model_validate(self._call("GET", f"/challenges/{challenge}/files"))
+
+    def download(self, url: str, dest: Path) -> int:
+        """Fetch the file at ``url`` (a listing's) into ``dest``; the bytes it now holds.
+
+        A partial ``dest`` is resumed with ``Range`` (from its size); a server answering the
+        whole file instead rewrites it.
+        """
+        have = dest.stat().st_size if dest.is_file() else 0
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        try:
+            with self._http.stream("GET", f"{self.server}{url}", headers=headers) as response:
+                if response.status_code == 416 and have:
+                    return have  # complete already
+                if not response.is_success:
+                    response.read()
+                    raise _error_of(response)
+                resumed = response.status_code == 206
+                with dest.open("ab" if resumed else "wb") as out:
+                    for chunk in response.iter_bytes(1 << 20):
+                        out.write(chunk)
+        except httpx.TransportError as err:
+            raise ServerUnreachableError(
+                f"cannot reach the Proctor server at {self.server} ({err}): run the command "
+                "again to resume the download"
+            ) from None
+        return dest.stat().st_size
 
     def phase_times(self, challenge: str, phase: str, body: dict[str, Any]) -> PhaseTimes:
         """Change a phase's ``opens``/``closes`` (organizers)."""

@@ -22,6 +22,7 @@ def challenge_nav(
         for name in page_names(challenge)
         if name != "overview"
     ]
+    links.append(("Files", f"{base}/files", here == "files"))
     phases = overview.challenge_overview(platform, principal, challenge.name).phases
     several = len(phases) > 1
     for phase in phases:

@@ -40,6 +40,7 @@ from proctor.web.pages.common import (
     signed_in,
 )
 from proctor.web.pages.figures import Numbers
+from proctor.web.pages.files import server_url
 from proctor.web.pages.navigation import challenge_nav
 from proctor.web.uploads import MinimumRate, read_upload
 
@@ -83,6 +84,7 @@ def challenge_page(
         bare_file=submissions.bare_file_names(challenge),
         fields=challenge.submission_fields,
         field_prefix=submission_fields.FORM_PREFIX,
+        server=server_url(request),
     )
 
 

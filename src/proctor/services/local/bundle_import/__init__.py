@@ -27,6 +27,7 @@ from proctor.services.local.bundle_import.common import (
     unpack_source,
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
+from proctor.services.local.bundle_import.stand_ins import add_stand_ins
 from proctor.services.local.bundle_import.unzip import import_limits, unpack_budget
 from proctor.services.untrusted_tree import copy_inside
 
@@ -163,7 +164,9 @@ def _import(
     if form.build_plan is None:
         raise TypeError(f"the {form.name} row has neither a plan builder nor an importer")
     chosen = _environment(environment, _default_environment(spec), dest)
-    result = write_challenge(form.build_plan(spec, bundle, dest, chosen), dest)
+    plan = form.build_plan(spec, bundle, dest, chosen)
+    add_stand_ins(plan, dest)
+    result = write_challenge(plan, dest)
     described = _image(spec, advise=environment is None)
     result.warnings.insert(0, f"environment: {_describe(chosen)} ({described})")
     return result

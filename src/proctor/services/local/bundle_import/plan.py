@@ -62,6 +62,8 @@ class TaskPlan:
     wall_s: float = DEFAULT_WALL_S
     ingestion: dict[str, Any] | None = None
     concurrent: dict[str, Any] | None = None
+    stand_in: dict[str, str] | None = None
+    """The kit's public stand-in (``inputs``, ``references``: folders of the challenge)."""
 
 
 @dataclass
@@ -147,7 +149,7 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
         scorer["score_keys"] = labels
     if task.concurrent is not None:
         scorer["concurrent_ingestion"] = task.concurrent
-    return {
+    mapping = {
         "name": task.name,
         "title": task.title,
         "public_inputs": task.public_inputs,
@@ -155,6 +157,9 @@ def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
         "hidden_references": task.references,
         "scorer": scorer,
     }
+    if task.stand_in is not None:
+        mapping["kit"] = {"stand_in": dict(task.stand_in)}
+    return mapping
 
 
 def _phase(plan: BundlePlan, phase: PhasePlan) -> dict[str, Any]:
