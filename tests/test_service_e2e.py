@@ -216,7 +216,7 @@ def test_phase_rules_and_uploads_refuse_with_clear_messages(
     refused = service.cli("submit", str(not_archive), "-c", "physionet2018", "--json",
                           user="carol")  # fmt: skip
     assert refused.returncode == 1
-    assert "the upload is not a zip, tar.gz or tar archive" in refused.stdout
+    assert "notes.zip is not a zip, tar.gz or tar archive" in refused.stdout
     other_team = service.cli("submit", str(entry), "-c", "physionet2018", "--no-wait",
                              "--json", user="carol")  # fmt: skip
     assert other_team.returncode == 0

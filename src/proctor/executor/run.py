@@ -17,7 +17,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
@@ -152,7 +151,7 @@ def execute(lease: jobs.Lease, runtime: WorkerRuntime) -> None:
         with runtime.running(cancel), _heartbeat(runtime, lease, cancel):
             report = _evaluate(runtime, lease, rows, folder, cancel)
             cancel.check()  # a run killed by the cancel may have ended a stage: no result
-        outcome = _outcome(report, folder, job.task)
+        outcome = _outcome(report)
         logs = _run_logs(folder, job.task)
     except JobCancelledError:
         if runtime.stopping and jobs.release(runtime.db, lease):
@@ -269,18 +268,15 @@ def _platform_failure(job: TaskJob, err: Exception) -> TaskReport:
     return dataclasses.replace(report, failure=Failure.PLATFORM)
 
 
-def _outcome(report: TaskReport, folder: RunFolder, task: str) -> jobs.Outcome:
+def _outcome(report: TaskReport) -> jobs.Outcome:
     """What to commit: the report and the unredacted scores (the logs' artifact comes later)."""
-    full: dict[str, Any] = {}
-    path = folder.full_scores(task)
-    if path.is_file() and report.status is RunStatus.SCORED:
-        full = json.loads(path.read_text())
+    full = report.full if report.status is RunStatus.SCORED else None
     return jobs.Outcome(
         status=str(report.status),
         failure=str(report.failure) if report.failure else None,
         report=json.dumps(to_data(report)),
-        scores=full.get("summary", {}),
-        cases=full.get("per_record", {}),
+        scores=dict(full.summary) if full is not None else {},
+        cases=dict(full.per_record or {}) if full is not None else {},
     )
 
 

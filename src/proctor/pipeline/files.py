@@ -9,7 +9,7 @@ No sandbox session is opened and nothing is copied into a home::
     (DRYRUN: stop)
     exam   skipped: no code runs
     score  the hidden split's predictions checked, then scored against the hidden references;
-           every score, unredacted, kept in the run folder's scores-TASK.json (the service's)
+           every score, unredacted, in the task report's ``full`` (the service's)
 
 The references of the public split are the public inputs themselves (each case's folder holds
 its inputs and its answers, as a development set is published); the hidden references are read
@@ -18,6 +18,7 @@ by the host scorer alone and only the summary the disclosure allows leaves it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,8 @@ from proctor.pipeline.score import (
     SCORE_ERROR_CODE,
     ScoreTarget,
     ShownScores,
-    keep_full_scores,
+    full_scores,
+    keep_organizer_files,
     keep_scoring_log,
     log_scorer_failure,
     run_scorer,
@@ -209,7 +211,8 @@ def score(job: FilesJob, runner: StageRunner) -> ShownScores | None:
     scored = run_scorer(target, runner)
     if scored is None:
         return None
-    keep_full_scores(job.folder, job.task.name, scored)
+    keep_organizer_files(job.folder, job.task.name, scored)
     policy = runner.policy
     level = disclosure_level(policy, Stage.SCORE)
-    return shown_scores(scored, job.task.reported_metrics, level, policy.per_record)
+    shown = shown_scores(scored, job.task.reported_metrics, level, policy.per_record)
+    return dataclasses.replace(shown, full=full_scores(scored))

@@ -175,6 +175,18 @@ class StageReport:
 
 
 @dataclass(frozen=True, slots=True)
+class FullScores:
+    """Every summary and per-case value of a scored task, unredacted: the service's alone.
+
+    It travels in the job's result to the store and the boards; no participant's report or
+    JSON ever holds it (``report_codec.to_data`` leaves it out).
+    """
+
+    summary: dict[str, float]
+    per_record: dict[str, dict[str, float]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TaskReport:
     """The outcome of one job: an entry evaluated on one task of a phase.
 
@@ -195,6 +207,8 @@ class TaskReport:
     environment: EnvironmentInfo = HOST_ENVIRONMENT
     count_metrics: frozenset[str] = frozenset()
     """Metrics that count something (records scored): whole numbers in the JSON report."""
+    full: FullScores | None = field(default=None, compare=False, repr=False)
+    """The unredacted scores (scored tasks only), for the service; never shown."""
 
     def to_json(self, *, with_environment: bool = False) -> dict[str, Any]:
         """The task's entry under ``tasks`` in the JSON report."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from proctor.errors import OutputError
 from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import StageResult, failed_code_message
+from proctor.pipeline.report import FullScores
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
 from proctor.scoring.base import Scorer, TaskScores
 from proctor.scoring.concurrent_ingestion import EntryCodeError
@@ -40,6 +41,8 @@ class ShownScores:
     per_record: dict[str, dict[str, float]] | None = None
     efficiency: dict[str, float] | None = None
     dashboard: dict[str, dict[str, dict[str, float]]] | None = None
+    full: FullScores | None = None
+    """Every score unredacted, for the service's store (never shown)."""
 
 
 def shown_scores(
@@ -208,14 +211,14 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
     scored = run_scorer(target, runner)
     if scored is None:
         return None
-    keep_full_scores(ctx.folder, task.name, scored)
+    keep_organizer_files(ctx.folder, task.name, scored)
     policy = runner.policy
     level = disclosure_level(policy, Stage.SCORE)
     wanted = tuple(m for m in task.reported_metrics if not (exam_hidden and m in ZERO_FILLED))
     shown = shown_scores(scored, wanted, level, policy.per_record)
     efficiency = _exam_efficiency(ctx, policy, exam)
     board = shown_dashboard(scored, level, exam_hidden=exam_hidden)
-    return ShownScores(shown.scores, shown.per_record, efficiency, board)
+    return ShownScores(shown.scores, shown.per_record, efficiency, board, full_scores(scored))
 
 
 def shown_dashboard(
@@ -287,16 +290,17 @@ def _keep_for_organizer(ctx: TaskContext, figures: dict[str, float]) -> None:
     path.write_text(json.dumps(kept, indent=2, sort_keys=True))
 
 
-def keep_full_scores(folder: RunFolder, task: str, scored: TaskScores) -> None:
-    """Every summary and per-case value, unredacted, for the service's store and leaderboards.
+def full_scores(scored: TaskScores) -> FullScores:
+    """Every summary and per-case value of ``scored``, unredacted, for the job's result."""
+    return FullScores(dict(scored.summary), scored.per_record)
 
-    Written to the run folder's ``scores-TASK.json`` by every protocol's score stage; the
-    scorer's whole dashboard (``dashboard-TASK.json``: the organizer's heat map) and its
-    pages beside it.
+
+def keep_organizer_files(folder: RunFolder, task: str, scored: TaskScores) -> None:
+    """The scorer's whole dashboard and its pages, in the run folder for the organizer.
+
+    ``dashboard-TASK.json`` (the organizer's heat map, whatever the participant is shown) and
+    the scorer's pages (``detailed_results-TASK.html``) go into the run's logs artifact.
     """
-    path = folder.full_scores(task)
-    data = {"summary": scored.summary, "per_record": scored.per_record}
-    path.write_text(json.dumps(data, sort_keys=True, allow_nan=True))
     if scored.dashboard:  # the organizer's, whatever the participant is shown (scorer's order)
         folder.dashboard(task).write_text(json.dumps(scored.dashboard, allow_nan=True))
     for name, html in scored.pages.items():  # e.g. detailed_results-TASK.html

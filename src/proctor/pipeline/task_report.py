@@ -38,6 +38,7 @@ def task_report(job: TaskJob, runner: StageRunner, examined: Examined | None = N
         per_record=shown.per_record if shown is not None else None,
         efficiency=shown.efficiency if shown is not None else None,
         dashboard=shown.dashboard if shown is not None else None,
+        full=shown.full if shown is not None else None,
         determinism=_shown_determinism(job, examined),
         environment=runner.environment or environment_info(job.environment, private=False),
         count_metrics=frozenset(

@@ -10,7 +10,6 @@ Layout (host side, outside every sandbox)::
     ROOT/score-error.txt         a scorer's traceback or a scoring program's failure (never
                                  shown to participants)
     ROOT/scoring-TASK.log        a scoring program's warnings and stdout/stderr tails (organizer)
-    ROOT/scores-TASK.json        every score of TASK, unredacted (organizer and service only)
 
 An attempt is created under a name ending in ``.partial``; :meth:`RunFolder.commit` renames it
 to its final name in one step (so nothing half-written looks finished) and
@@ -128,10 +127,6 @@ class RunFolder:
     def scratch(self) -> Path:
         """Where organizer programs' inputs are staged for the sandbox (removed after each)."""
         return self.root / "scratch"
-
-    def full_scores(self, task: str) -> Path:
-        """``task``'s unredacted scores (summary and per case; organizer and service only)."""
-        return self.root / f"scores-{task}.json"
 
     def dashboard(self, task: str) -> Path:
         """``task``'s whole dashboard as the scorer made it (organizer only; VISCERAL's organs)."""

@@ -1,6 +1,6 @@
 """Reading the organizer's files back from a job's run artifact (a ``.tar.gz``).
 
-The worker writes the organizer's files (``cases.jsonl``, logs, ``scores-TASK.json``, a
+The worker writes the organizer's files (``cases.jsonl``, logs, a
 scorer's pages) first and the exam's outputs after them under ``outputs/``
 (``executor.run``), so reading stops at the first output: a page view never decompresses a
 VISCERAL submission's masks.
