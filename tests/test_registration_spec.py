@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 import yaml
-from proctor.protocols.resolve import load_challenge
 
 from bundle_fixtures import V2_YAML, make_v2_bundle
 from evalai_challenge import make_evalai_challenge
 from proctor.errors import ConfigError
+from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
 from test_spec import MINIMAL, write
 
