@@ -172,3 +172,11 @@ def test_a_team_name_cannot_plant_a_spreadsheet_formula_in_the_csv() -> None:
 def test_text_cells_read_back_exactly_whatever_they_start_with(name: str) -> None:
     computed = _board([scored("s", name, 0, {"x": {"auc": 0.5}})], board(tasks=("x",)))
     assert rows_from_csv(board_to_csv(computed))[0].team == name
+
+
+def test_the_csv_writes_whole_ranks_as_integers() -> None:
+    computed = _board(_with_cases(9, {"owls": 0.9, "larks": 0.6}), DICE)
+    rows = list(csv.DictReader(io.StringIO(board_to_csv(computed))))
+    assert [row["rank"] for row in rows] == ["1", "2"]
+    assert {rows[0]["rank_ci95_low"], rows[0]["rank_ci95_high"]} == {"1"}
+    assert rows_from_csv(board_to_csv(computed)) == computed.rows

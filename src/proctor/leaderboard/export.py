@@ -17,8 +17,8 @@ JSON::
 CSV: one row per board row, columns ``rank, team, submission, submitted_at, mean_rank,
 rank_ci95_low, rank_ci95_high``, then per task and metric ``TASK/METRIC``, ``TASK/METRIC
 ci95_low``, ``TASK/METRIC ci95_high``, then ``TASK source`` per task (names hold no spaces, so
-headers are unambiguous). An absent value is an empty cell; numbers are written exactly
-(``repr``), so :func:`rows_from_csv` reads back the same rows. Text cells (team, submission,
+headers are unambiguous). An absent value is an empty cell; a whole rank is written as an
+integer (``1``), other numbers exactly (``repr``), so :func:`rows_from_csv` reads back the same rows. Text cells (team, submission,
 source) that a spreadsheet would run as a formula (starting ``= + - @``, a tab or a carriage
 return) get a leading ``'``, as does one already starting with ``'``; reading drops it.
 """
@@ -180,16 +180,23 @@ def _number(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
+def _rank(value: float | None) -> str:
+    """A rank as people write it: ``1``, or ``1.5`` for a tie that shares two places."""
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
 def _csv_cells(row: BoardRow) -> dict[str, str]:
     rank_ci = row.ci95.rank if row.ci95 is not None else None
     cells = {
-        "rank": _number(row.rank),
+        "rank": _rank(row.rank),
         "team": _text(row.team),
         "submission": _text(row.submission),
         "submitted_at": row.submitted_at.isoformat(),
         "mean_rank": _number(row.mean_rank),
-        "rank_ci95_low": _number(rank_ci[0] if rank_ci else None),
-        "rank_ci95_high": _number(rank_ci[1] if rank_ci else None),
+        "rank_ci95_low": _rank(rank_ci[0] if rank_ci else None),
+        "rank_ci95_high": _rank(rank_ci[1] if rank_ci else None),
     }
     for task, metrics in row.scores.items():
         for metric, value in metrics.items():
