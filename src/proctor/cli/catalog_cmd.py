@@ -42,12 +42,15 @@ def challenges(as_json: JsonOption = False) -> None:
         ]  # fmt: skip
         typer.echo(json.dumps({"challenges": rows}, indent=2))
         return
+    # Names are typed back (``proctor run --challenge NAME --task T``): one per line, never
+    # cut; only the title may fold.
     table = Table(title="bundled challenges")
-    for column in ("name", "protocol", "tasks", "phases", "title"):
-        table.add_column(column)
+    for column in ("name", "protocol", "tasks", "phases"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("title", overflow="fold")
     for item in list_challenges():
         table.add_row(
-            item.name, item.protocol, ", ".join(item.tasks), ", ".join(item.phases), item.title
+            item.name, item.protocol, "\n".join(item.tasks), "\n".join(item.phases), item.title
         )
     Console().print(table)
 

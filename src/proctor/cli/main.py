@@ -13,6 +13,7 @@ import importlib
 import sys
 from collections.abc import Iterable, Sequence
 from types import ModuleType
+from typing import Annotated
 
 import typer
 
@@ -78,8 +79,26 @@ def _load(name: str) -> ModuleType:
     return importlib.import_module(f"proctor.cli.{name}")
 
 
-def _no_options() -> None:
-    pass
+def _show_version(wanted: bool) -> None:
+    if wanted:
+        from proctor import __version__
+
+        typer.echo(f"proctor {__version__}")
+        raise typer.Exit()
+
+
+def _no_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print Proctor's version and exit.",
+            is_eager=True,
+            callback=_show_version,
+        ),
+    ] = False,
+) -> None:
+    del version
 
 
 def build_app(modules: Sequence[str] = REGISTERS) -> typer.Typer:

@@ -18,6 +18,7 @@ import typer
 
 from proctor.cli import challenge_cmd, rescore_cmd
 from proctor.cli.api_client import api_client, print_json
+from proctor.cli.data_folder import operator_settings
 from proctor.cli.figures import shown_number
 from proctor.cli.untrusted import plain
 from proctor.errors import UsageError
@@ -82,11 +83,15 @@ def user_add(
     data: DataOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add a user directly to the database and print their API token (shown once)."""
+    """Add a user directly to the database and print their API token (shown once).
+
+    Name the server's data folder (--data or PROCTOR_DATA): without either, ./proctor-data must
+    already exist. The folder used is printed on stderr.
+    """
     from proctor.services.platform.accounts import add_user
     from proctor.services.platform.resources import open_platform
 
-    platform = open_platform(ServiceSettings.from_env(data=data))
+    platform = open_platform(operator_settings(data))
     try:
         created = add_user(platform, name, organizer=organizer, team=team)
     finally:

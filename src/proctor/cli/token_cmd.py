@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from proctor.cli.api_client import print_json
+from proctor.cli.data_folder import operator_settings
 from proctor.cli.untrusted import plain
 from proctor.services.platform.client import Client
 from proctor.settings import ServiceSettings
@@ -80,11 +81,15 @@ def new_cmd(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Issue a new API token for a user directly in the database (shown once)."""
+    """Issue a new API token for a user directly in the database (shown once).
+
+    Name the server's data folder (--data or PROCTOR_DATA): without either, ./proctor-data must
+    already exist. The folder used is printed on stderr.
+    """
     from proctor.services.platform import tokens  # the store: only for this command
     from proctor.services.platform.resources import open_platform
 
-    platform = open_platform(ServiceSettings.from_env(data=data))
+    platform = open_platform(operator_settings(data))
     try:
         issued = tokens.issue(platform, user)
     finally:

@@ -18,9 +18,10 @@ CSV: one row per board row, columns ``rank, team, submission, submitted_at, mean
 rank_ci95_low, rank_ci95_high``, then per task and metric ``TASK/METRIC``, ``TASK/METRIC
 ci95_low``, ``TASK/METRIC ci95_high``, then ``TASK source`` per task (names hold no spaces, so
 headers are unambiguous). An absent value is an empty cell; a whole rank is written as an
-integer (``1``), other numbers exactly (``repr``), so :func:`rows_from_csv` reads back the same rows. Text cells (team, submission,
-source) that a spreadsheet would run as a formula (starting ``= + - @``, a tab or a carriage
-return) get a leading ``'``, as does one already starting with ``'``; reading drops it.
+integer (``1``), other numbers exactly (``repr``), so :func:`rows_from_csv` reads back the
+same rows. Text cells (team, submission, source) that a spreadsheet would run as a formula
+(starting ``= + - @``, a tab or a carriage return) get a leading ``'``, as does one already
+starting with ``'``; reading drops it.
 """
 
 from __future__ import annotations

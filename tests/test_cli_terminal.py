@@ -1,0 +1,69 @@
+"""What the terminal shows: ``--version``, 80-column tables, piped progress, the data folder.
+
+Each command runs through Typer's ``CliRunner`` on the whole app, as ``proctor`` does.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from proctor import __version__
+from proctor.cli.main import build_app
+from proctor.services.local.catalog import list_challenges
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(build_app(), list(args), env=env, terminal_width=80)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_version_prints_the_package_version() -> None:
+    status, out, _ = _run("--version")
+    assert status == 0
+    assert out.strip() == f"proctor {__version__}"
+
+
+def test_challenges_at_80_columns_shows_every_name_to_type_whole() -> None:
+    status, out, _ = _run("challenges", env={"COLUMNS": "80"})
+    assert status == 0
+    assert "…" not in out.replace("classificati", "")  # only a title may fold
+    words = set(out.replace("│", " ").split())
+    for item in list_challenges():
+        assert item.name in words
+        assert set(item.tasks) <= words, item.name
+        assert set(item.phases) <= words, item.name
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("command", [("user", "add", "olga"), ("token", "new", "olga")])
+def test_user_add_and_token_new_refuse_to_create_a_data_folder_nobody_named(
+    command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("PROCTOR_DATA", "PROCTOR_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    status, _, err = _run(*command)
+    assert status == 2
+    assert not (tmp_path / "proctor-data").exists()
+    said = " ".join(err.split())
+    assert str(tmp_path / "proctor-data") in said
+    assert "--data" in said and "PROCTOR_DATA" in said
+
+
+def test_user_add_names_the_data_folder_it_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PROCTOR_DATABASE_URL", raising=False)
+    data = tmp_path / "chosen"
+    status, out, err = _run("user", "add", "olga", "--data", str(data), "--json")
+    assert status == 0, err
+    assert out.lstrip().startswith("{")  # stdout stays one JSON object
+    assert str(data.resolve()) in " ".join(err.split())
+    status, _, err = _run("token", "new", "olga", env={"PROCTOR_DATA": str(data)})
+    assert status == 0, err
+    assert str(data.resolve()) in " ".join(err.split())
+    assert os.path.exists(data / "proctor.sqlite3")
