@@ -23,7 +23,13 @@ from proctor.services.platform.quota import DAY_S, iso
 from proctor.store.models import SubmissionRow
 from proctor.web.pages.bundle_pages import render_page, sanitized
 from proctor.web.pages.charts import dashboard_charts
-from proctor.web.pages.figures import Numbers, case_summary, stage_outcome
+from proctor.web.pages.figures import (
+    Numbers,
+    case_summary,
+    failure_banner,
+    repeated_messages,
+    stage_outcome,
+)
 from service_seed import archive, seed
 from toy_challenge import make_challenge, make_entry
 
@@ -153,3 +159,57 @@ def test_a_rescore_shows_changes_at_the_metrics_precision_unless_that_hides_them
     assert numbers.change("auroc", 1.0, 0.8333333333333333) == ("1.0000", "0.8333")
     assert numbers.change("brier", 0.211, 0.2149) == ("0.211", "0.2149")
     assert numbers.change("records", 8.0, 8.0) == ("8", "8")
+
+
+def test_one_case_is_singular_and_outcomes_count_right() -> None:
+    one = {"status": "passed", "cases": {"total": 1, "passed": 0, "failed": 1, "timed_out": 0}}
+    assert stage_outcome(one) == "its one case failed"
+    assert case_summary(one["cases"]) == "0/1 passed, 1 failed"
+    hidden = {"total": 1, "passed": 0, "failed": 0, "timed_out": 0}
+    assert case_summary(hidden) == "1 case (outcomes not disclosed)"
+
+
+@pytest.mark.parametrize(
+    ("failure", "owner"),
+    [
+        ("entry", "your entry"),
+        ("scorer", "the organizers' scoring program"),
+        ("platform", "the platform"),
+        ("infrastructure", "the platform"),
+    ],
+)
+def test_the_banner_leads_with_the_failures_line_and_its_owner(failure: str, owner: str) -> None:
+    message = (
+        "entry exited with status 1\n--- stderr (last 2000 characters) ---\n"
+        'Traceback (most recent call last):\n  File "model.py", line 180\n'
+        "    def fit(self\n           ^\nSyntaxError: '(' was never closed"
+    )
+    report = {
+        "status": "failed",
+        "message": "quiz failed",
+        "failed_stage": "quiz",
+        "stages": [{"name": "prep", "status": "passed", "message": "ok"},
+                   {"name": "quiz", "status": "failed", "message": message}],
+    }  # fmt: skip
+    shown = failure_banner(report, failure)
+    assert shown is not None
+    assert shown.owner == owner
+    assert shown.line == "SyntaxError: '(' was never closed"
+    assert shown.stage == "quiz"
+    plain = {**report, "stages": [{"name": "quiz", "status": "failed", "message": "no output"}]}
+    assert failure_banner(plain, failure).line == "no output"  # type: ignore[union-attr]
+    assert failure_banner({"status": "scored", "stages": []}, None) is None
+
+
+def test_a_failure_repeated_on_several_tasks_is_shown_once_with_the_tasks() -> None:
+    same = "Traceback ...\nValueError: bad shape"
+    stages = [
+        {"name": "pu:quiz", "status": "failed", "message": same},
+        {"name": "ssl:quiz", "status": "failed", "message": same},
+        {"name": "noisy:quiz", "status": "failed", "message": "other"},
+        {"name": "noisy:prep", "status": "passed", "message": ""},
+    ]
+    assert repeated_messages(stages) == {
+        "pu:quiz": ["pu:quiz", "ssl:quiz"],
+        "noisy:quiz": ["noisy:quiz"],
+    }

@@ -9,6 +9,7 @@ as an integer; any other metric with the digits ``precision:`` declares for it i
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +98,8 @@ class Numbers:
 def stage_outcome(stage: dict[str, Any]) -> str:
     """A stage's outcome in words: its status, unless its cases say otherwise.
 
-    A stage that ran cases and none passed reads ``all N cases failed``; some failed:
+    A stage that ran cases and none passed reads ``all N cases failed`` (one case: ``its one
+    case failed``); some failed:
     ``P of N cases passed``; all passed: ``passed``.
     """
     status = str(stage.get("status", ""))
@@ -107,9 +109,9 @@ def stage_outcome(stage: dict[str, Any]) -> str:
         return status
     passed = int(cases.get("passed") or 0)
     if passed == 0:
-        return f"all {total} cases failed"
+        return "its one case failed" if total == 1 else f"all {total} cases failed"
     if passed < total:
-        return f"{passed} of {total} cases passed"
+        return f"{passed} of {plural(total, 'case')} passed"
     return "passed"
 
 
@@ -133,10 +135,70 @@ def case_summary(cases: dict[str, Any] | None) -> str:
     if not cases or not cases.get("total"):
         return ""
     if outcomes_hidden(cases):
-        return f"{cases['total']} cases (outcomes not disclosed)"
+        return f"{plural(int(cases['total']), 'case')} (outcomes not disclosed)"
     text = f"{cases['passed']}/{cases['total']} passed"
     if cases.get("failed"):
         text += f", {cases['failed']} failed"
     if cases.get("timed_out"):
         text += f", {cases['timed_out']} timed out"
     return text
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 case``, ``3 cases``: a count with its noun in the right number."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+OWNERS = {
+    "entry": "your entry",
+    "scorer": "the organizers' scoring program",
+    "platform": "the platform",
+    "infrastructure": "the platform",
+}
+"""Whose fault a failure was, in the banner's words (``Failure`` values)."""
+
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b.*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Banner:
+    """A failed submission's first words: whose failure, in which stage, its telling line."""
+
+    owner: str
+    stage: str
+    line: str
+
+
+def failure_banner(report: dict[str, Any], failure: str | None) -> Banner | None:
+    """The banner of a failed report (None: it did not fail).
+
+    ``line`` is the last ``XxxError: ...`` line of the failed stage's message (a Python
+    traceback's verdict), else the message's first line.
+    """
+    if report.get("status") != "failed":
+        return None
+    stage = str(report.get("failed_stage") or "")
+    failed = [s for s in report.get("stages") or () if s.get("name") == stage]
+    message = str(failed[0].get("message") or "") if failed else ""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    verdicts = [line for line in lines if _ERROR_LINE.match(line)]
+    line = verdicts[-1] if verdicts else lines[0] if lines else str(report.get("message") or "")
+    return Banner(OWNERS.get(failure or "", "the evaluation"), stage, line)
+
+
+def repeated_messages(stages: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each distinct stage message once: first stage's name → every stage that printed it.
+
+    A failure repeated on several tasks (the same traceback per task) is shown once, with
+    the tasks it hit.
+    """
+    first: dict[str, str] = {}
+    grouped: dict[str, list[str]] = {}
+    for stage in stages:
+        message = str(stage.get("message") or "")
+        if not message:
+            continue
+        name = str(stage.get("name"))
+        owner = first.setdefault(message, name)
+        grouped.setdefault(owner, []).append(name)
+    return grouped

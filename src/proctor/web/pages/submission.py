@@ -39,7 +39,13 @@ from proctor.web.pages.common import (
     see_next,
     signed_in,
 )
-from proctor.web.pages.figures import Numbers, case_summary, stage_outcome
+from proctor.web.pages.figures import (
+    Numbers,
+    case_summary,
+    failure_banner,
+    repeated_messages,
+    stage_outcome,
+)
 from proctor.web.pages.navigation import challenge_nav
 
 POLL_MS = 1000
@@ -108,6 +114,7 @@ def submission_page(
         board = _default_board(platform, principal, shown)
         detailed = scorer_pages.readable_tasks(platform, principal, sid)
     numbers = Numbers(challenge)
+    report = shown.report or {}
     return render(
         request,
         "submission.html",
@@ -121,6 +128,8 @@ def submission_page(
         outcome=stage_outcome,
         case_summary=case_summary,
         detailed=detailed,
+        banner=failure_banner(report, shown.failure),
+        messages=repeated_messages(list(report.get("stages") or [])),
         declared_fields=challenge.submission_fields,
         charts=[
             *dashboard_charts(shown.report, numbers),
