@@ -5,14 +5,17 @@ The same flows run end to end in the real sandbox in ``test_pipeline_e2e.py``.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from rich.console import Console
 
 from pipeline_fakes import ScriptedEntry, evaluate
+from proctor.cli.run_cmd import print_report
 from proctor.errors import JobCancelledError
 from proctor.pipeline.cancel import CancelToken
 from proctor.sandbox.base import Outcome
@@ -244,9 +247,15 @@ def test_no_number_from_the_exam_reaches_the_participant_at_counts(
     text = json.dumps(data)
     assert str(LEAKY_PEAK) not in text and "7.65" not in text
     assert data["efficiency"] == {}
-    assert stage(report, "exam")["wall_s"] == 0
-    assert data["usage"]["peak_memory_bytes"] < LEAKY_PEAK
+    assert stage(report, "exam")["wall_s"] is None  # hidden: null, never a misleading 0
+    assert data["usage"] == {"wall_s": None, "cpu_s": None, "peak_memory_bytes": None}
+    assert stage(report, "quiz")["wall_s"] is not None
     assert data["status"] == "scored"
+    shown = io.StringIO()
+    print_report(report, Console(file=shown, width=200))
+    exam_row = next(line for line in shown.getvalue().splitlines() if "│ exam" in line)
+    assert "hidden" in exam_row and "0.00" not in exam_row
+    assert "usage: hidden" in shown.getvalue()
 
 
 def test_the_organizer_keeps_the_exam_figures_in_the_run_folder(

@@ -37,7 +37,7 @@ def print_report(report: EvaluationReport, console: Console, *, brief: bool = Fa
         counted = f"{cases.passed}/{cases.total}" if cases.total else ""
         if cases.timed_out:
             counted += f" ({cases.timed_out} timed out)"
-        wall = f"{stage.wall_s:.2f}"
+        wall = "hidden" if stage.figures_hidden else f"{stage.wall_s:.2f}"
         stages.add_row(plain(stage.label), str(stage.status), wall, counted, plain(stage.message))
     console.print(stages)
     if not brief:
@@ -52,6 +52,9 @@ def print_report(report: EvaluationReport, console: Console, *, brief: bool = Fa
             shown += f" (digest {environment.digest[:12]}, {lock})"
         console.print(plain(f"environment: {shown}"))
     usage = report.usage
+    if report.figures_hidden:
+        console.print("usage: hidden (the phase withholds the figures of runs on hidden data)")
+        return
     console.print(
         f"usage: {usage.wall_s:.2f} s wall, {usage.cpu_s:.2f} s CPU, "
         f"peak {usage.peak_memory_bytes / 2**20:.1f} MiB"

@@ -168,6 +168,9 @@ def disclose(
     # usage shows the stage's own wall time: cases running in parallel must not add up
     wall_s, usage = result.wall_s, dataclasses.replace(result.usage, wall_s=result.wall_s)
     hidden_runs = result.stage in HIDDEN_STAGES and level in (Disclosure.COUNTS, Disclosure.NONE)
-    if hidden_runs or (exam_figures_hidden and result.stage in HIDDEN_DATA_STAGES):
+    hidden = hidden_runs or (exam_figures_hidden and result.stage in HIDDEN_DATA_STAGES)
+    if hidden:
         wall_s, usage = 0.0, Usage()  # a figure of hidden runs can carry hidden data
-    return StageReport(result.stage, result.status, message, wall_s, counts, usage, task)
+    return StageReport(
+        result.stage, result.status, message, wall_s, counts, usage, task, figures_hidden=hidden
+    )

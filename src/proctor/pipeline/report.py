@@ -80,6 +80,10 @@ class Usage:
         }
 
 
+HIDDEN_USAGE: dict[str, None] = {"wall_s": None, "cpu_s": None, "peak_memory_bytes": None}
+"""The JSON ``usage`` of a report some of whose figures the disclosure withheld."""
+
+
 @dataclass(frozen=True, slots=True)
 class CaseCounts:
     """How many cases a stage ran and how they ended."""
@@ -152,6 +156,9 @@ class StageReport:
     cases: CaseCounts = CaseCounts()
     usage: Usage = Usage()
     task: str | None = None
+    figures_hidden: bool = False
+    """The disclosure withheld the stage's time and usage (``wall_s`` and ``usage`` are 0 then,
+    and the JSON report writes them ``null``)."""
 
     @property
     def label(self) -> str:
@@ -169,7 +176,7 @@ class StageReport:
             "name": self.label,
             "status": str(self.status),
             "message": self.message,
-            "wall_s": round(self.wall_s, 3),
+            "wall_s": None if self.figures_hidden else round(self.wall_s, 3),
             "cases": self.cases.to_json(),
         }
 
@@ -258,6 +265,11 @@ class EvaluationReport:
         return found.pop() if len(found) == 1 else None
 
     @property
+    def figures_hidden(self) -> bool:
+        """True when a stage's time and usage were withheld: the totals would mislead."""
+        return any(stage.figures_hidden for stage in self.stages)
+
+    @property
     def usage(self) -> Usage:
         """Resources used by every stage together."""
         total = Usage()
@@ -281,7 +293,7 @@ class EvaluationReport:
                 )
                 for task, row in self.scores.items()
             },
-            "usage": self.usage.to_json(),
+            "usage": HIDDEN_USAGE if self.figures_hidden else self.usage.to_json(),
             "efficiency": _json_table(self.efficiency),
         }
         shared = self.environment

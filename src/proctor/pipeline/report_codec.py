@@ -31,6 +31,7 @@ def _stage_to_data(stage: StageReport) -> dict[str, Any]:
             "peak_memory_bytes": stage.usage.peak_memory_bytes,
         },
         "task": stage.task,
+        "figures_hidden": stage.figures_hidden,
     }
 
 
@@ -43,6 +44,7 @@ def _stage_from_data(data: dict[str, Any]) -> StageReport:
         CaseCounts(**data["cases"]),
         Usage(**data["usage"]),
         data["task"],
+        figures_hidden=bool(data.get("figures_hidden", False)),  # absent in older reports
     )
 
 
