@@ -11,6 +11,7 @@ kind of its own goes by its parent's, and ``error_type`` finds the class a kind 
     ├── UsageError               the caller must change what they asked for
     │   ├── ConfigError          a challenge.yaml (or other config) is invalid; names file + path
     │   ├── InputFileError       a file handed to a command cannot be read as what it must be
+    │   ├── PhaseChoiceError     several phases are open and none was named; lists them
     │   └── EnvironmentDeclarationError   a declared environment cannot exist as written
     ├── EntryError               the participant's entry is at fault
     │   ├── ArchiveError         unsafe or malformed upload (zip bomb, zip-slip, links, devices)
@@ -71,6 +72,17 @@ class ConfigError(UsageError):
 
 class InputFileError(UsageError):
     """A file given to a command is unreadable or malformed; the message names file and fix."""
+
+
+class PhaseChoiceError(UsageError):
+    """Several phases take submissions and none was named: ``open_phases`` lists them.
+
+    Each face words the fix its own way (``--phase`` on the command line, the form's list).
+    """
+
+    def __init__(self, message: str, open_phases: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.open_phases = open_phases
 
 
 class EntryError(ProctorError):

@@ -25,7 +25,13 @@ from sqlalchemy.orm import Session
 from proctor.entries import ArchiveLimits, unpack_entry
 from proctor.entries.foldersource import FolderSource
 from proctor.entries.unpack import open_source
-from proctor.errors import ArchiveError, NotFoundError, RefusedError, UsageError
+from proctor.errors import (
+    ArchiveError,
+    NotFoundError,
+    PhaseChoiceError,
+    RefusedError,
+    UsageError,
+)
 from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
@@ -70,8 +76,10 @@ def choose_phase(challenge: Challenge, name: str | None, now: float) -> Phase:
         return open_phases[0]
     if not open_phases:
         raise RefusedError(no_open_phase(challenge, moment))
-    names = ", ".join(p.name for p in open_phases)
-    raise UsageError(f"several phases are open ({names}): choose one with --phase")
+    names = tuple(p.name for p in open_phases)
+    raise PhaseChoiceError(
+        f"several phases are open ({', '.join(names)}): choose one with --phase", names
+    )
 
 
 def _check_archive(path: Path, challenge: Challenge, scratch: Path, name: str) -> Path | None:

@@ -110,9 +110,21 @@ def render(
     return answer
 
 
-def error_page(request: Request, principal: Principal | None, error: ProctorError) -> HTMLResponse:
-    """The error page: the service's message (it says what to do) and the HTTP status."""
-    return render(request, "error.html", principal, http_status(error), message=str(error))
+def error_page(
+    request: Request,
+    principal: Principal | None,
+    error: ProctorError,
+    *,
+    message: str | None = None,
+    back: tuple[str, str] | None = None,
+) -> HTMLResponse:
+    """The error page: the service's message (it says what to do) and the HTTP status.
+
+    ``message``: the page's own wording instead; ``back``: a link (address, words) to the form
+    the refusal came from.
+    """
+    shown = message if message is not None else str(error)
+    return render(request, "error.html", principal, http_status(error), message=shown, back=back)
 
 
 def signed_in(principal: Principal | None) -> Principal:

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from proctor.errors import ProctorError
+from proctor.errors import PhaseChoiceError, ProctorError
 from proctor.services.platform import (
     allowances,
     answers,
@@ -170,9 +170,25 @@ async def submit_page(
                 upload.file,
                 upload.file_name,
             )
+    except PhaseChoiceError as error:
+        return error_page(request, principal, error, message=_phase_needed(error), back=_form(name))
     except ProctorError as error:
-        return error_page(request, principal, error)
+        return error_page(request, principal, error, back=_form(name))
     return RedirectResponse(f"/submissions/{quote(receipt.submission)}", status_code=303)
+
+
+def _phase_needed(error: PhaseChoiceError) -> str:
+    """The refusal in the form's words: which phases are open, and to pick one in the list."""
+    names = ", ".join(error.open_phases)
+    return (
+        f"Several phases take submissions now ({names}): choose one in the form's phase list, "
+        "then send your file again."
+    )
+
+
+def _form(challenge: str) -> tuple[str, str]:
+    """The link back to the challenge's submit form, and its words."""
+    return f"/challenges/{quote(challenge)}#submit-form", f"back to the {challenge} submit form"
 
 
 __all__ = ["router"]
