@@ -5,15 +5,21 @@ Each command runs through Typer's ``CliRunner`` on the whole app, as ``proctor``
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from proctor import __version__
 from proctor.cli.main import build_app
+from proctor.cli.progress_display import RichProgress
+from proctor.pipeline.progress import StageKey
+from proctor.pipeline.report import CaseCounts, StageReport
 from proctor.services.local.catalog import list_challenges
+from proctor.types import Stage, StageStatus
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -67,3 +73,18 @@ def test_user_add_names_the_data_folder_it_used(
     assert status == 0, err
     assert str(data.resolve()) in " ".join(err.split())
     assert os.path.exists(data / "proctor.sqlite3")
+
+
+def test_piped_progress_prints_whole_stage_lines_without_bars() -> None:
+    shown = io.StringIO()
+    message = "x" * 150 + " the end\nsecond line"
+    with RichProgress(Console(file=shown, width=40, force_terminal=False)) as display:
+        display.stage_started(StageKey("arousal", Stage.EXAM), 3)
+        for _ in range(3):
+            display.case_finished(StageKey("arousal", Stage.EXAM), ok=True)
+        display.stage_finished(
+            StageReport(Stage.EXAM, StageStatus.PASSED, message, cases=CaseCounts(3, 3, 0, 0))
+        )
+        display.stage_finished(StageReport(Stage.SCORE, StageStatus.FAILED, "no scores"))
+    lines = shown.getvalue().splitlines()
+    assert lines == [f"exam: passed (3 cases) {'x' * 150} the end", "score: FAILED no scores"]

@@ -27,13 +27,24 @@ _MARKS = {
 }
 
 
+_WORDS = {
+    StageStatus.PASSED: "passed",
+    StageStatus.FAILED: "FAILED",
+    StageStatus.SKIPPED: "skipped",
+}
+
+
 class RichProgress:
     """Shows one bar per stage; thread-safe (cases finish on worker threads).
 
-    A ``services.reports.ProgressListener``.
+    A ``services.reports.ProgressListener``. On a console that is not a terminal (output piped
+    to a file or a program) there are no bars: each finished stage prints one whole line,
+    ``exam: passed (8 cases) first line of its message``, never cut to a width.
     """
 
     def __init__(self, console: Console) -> None:
+        self._console = console
+        self._live = console.is_terminal
         self._progress = Progress(
             TextColumn("{task.description:<10}"),
             BarColumn(),
@@ -47,7 +58,8 @@ class RichProgress:
         self._lock = threading.Lock()
 
     def __enter__(self) -> RichProgress:
-        self._progress.start()
+        if self._live:
+            self._progress.start()
         return self
 
     def __exit__(
@@ -56,7 +68,8 @@ class RichProgress:
         value: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self._progress.stop()
+        if self._live:
+            self._progress.stop()
 
     def stage_started(self, key: StageKey, total_cases: int) -> None:
         """Add a bar for the stage."""
@@ -71,7 +84,10 @@ class RichProgress:
             self._progress.advance(self._tasks[key.label])
 
     def stage_finished(self, report: StageReport) -> None:
-        """Complete the stage's bar with its mark."""
+        """Complete the stage's bar with its mark (piped: print the stage's line)."""
+        if not self._live:
+            self._print_line(report)
+            return
         with self._lock:
             task = self._tasks.get(report.label)
             if task is None:
@@ -81,3 +97,11 @@ class RichProgress:
             first_line = report.message.splitlines()[0] if report.message else ""
             shown = escape(visible(first_line))  # entry text: never markup, never escapes
             self._progress.update(task, completed=total, note=f"{_MARKS[report.status]}[/] {shown}")
+
+    def _print_line(self, report: StageReport) -> None:
+        first_line = report.message.splitlines()[0] if report.message else ""
+        total = report.cases.total
+        cases = f" ({total} case{'' if total == 1 else 's'})" if total else ""
+        line = f"{report.label}: {_WORDS[report.status]}{cases} {visible(first_line)}".rstrip()
+        with self._lock:
+            self._console.out(line, highlight=False)  # out(): never wrapped or cut
