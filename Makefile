@@ -16,7 +16,8 @@ TEST_PACKAGES := chromium
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "installing Proctor and its dependencies into $(VENV) (a minute or two the first time)"
+	$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
 	@touch $(STAMP)
 
 venv: $(STAMP)

@@ -14,11 +14,13 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from proctor import __version__
+from proctor.cli.catalog_cmd import NEXT_STEPS, summary_line, typed_proctor
 from proctor.cli.main import build_app
 from proctor.cli.progress_display import RichProgress
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import CaseCounts, StageReport
 from proctor.services.local.catalog import list_challenges
+from proctor.services.local.reports import Standing
 from proctor.types import Stage, StageStatus
 
 
@@ -88,3 +90,28 @@ def test_piped_progress_prints_whole_stage_lines_without_bars() -> None:
         display.stage_finished(StageReport(Stage.SCORE, StageStatus.FAILED, "no scores"))
     lines = shown.getvalue().splitlines()
     assert lines == [f"exam: passed (3 cases) {'x' * 150} the end", "score: FAILED no scores"]
+
+
+def test_the_demo_summary_names_each_challenge_its_score_and_what_to_run_next() -> None:
+    one = [
+        Standing(1, "baseline", {"af": 0.83}, {"af": 1}, 1),
+        Standing(2, "c", {"af": 0.1}, {"af": 2}, 2),
+    ]
+    assert summary_line("physionet2017", "f1", one, []) == (
+        "  physionet2017    baseline f1 0.830000 (rank 1 of 2)"
+    )
+    tasks = [Standing(1, "baseline", {"pu": 0.9, "ssl": 0.8}, {"pu": 1, "ssl": 1}, 1)]
+    assert "pu 0.900000, ssl 0.800000" in summary_line("autowsl", "auc", tasks, [])
+    assert all(
+        step.strip().startswith((".venv/bin/proctor", "docs/", "next", "(")) for step in NEXT_STEPS
+    )
+
+
+def test_hints_name_the_proctor_that_runs_when_the_path_finds_another(tmp_path: Path) -> None:
+    venv = tmp_path / ".venv" / "bin" / "proctor"
+    venv.parent.mkdir(parents=True)
+    venv.touch()
+    assert typed_proctor(str(venv), None) == os.path.relpath(venv)
+    assert typed_proctor(".venv/bin/proctor", "/usr/bin/proctor") == ".venv/bin/proctor"
+    assert typed_proctor(str(venv), str(venv)) == "proctor"
+    assert typed_proctor("/usr/lib/python3/pytest", None) == "proctor"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from proctor.cli.build_display import RichBuild
+from proctor.cli.figures import shown_number
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_platform_faults, print_report
 from proctor.services.local.catalog import (
@@ -115,9 +119,32 @@ def kit(  # noqa: PLR0917 - typer maps parameters to options
     for path in written:
         typer.echo(f"wrote {path}")
     if (dest / "entry").is_dir():
-        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {dest / 'challenge'}")
+        typer.echo(
+            f"try it: {typed_proctor()} run {dest / 'entry'} --challenge {dest / 'challenge'}"
+        )
     else:
         typer.echo(f"no baseline entry: see {dest / 'README.md'} for what to upload")
+
+
+def typed_proctor(argv0: str | None = None, on_path: str | None = None) -> str:
+    """How to type the running ``proctor`` again: ``proctor``, or its path if the PATH misses it.
+
+    ``.venv/bin/proctor`` after ``make demo``, whose venv is not activated.
+    ``argv0``, ``on_path``: the command as started and what the PATH finds (default: this
+    process's ``sys.argv[0]`` and ``shutil.which("proctor")``).
+    """
+    started = Path(argv0 if argv0 is not None else sys.argv[0])
+    found = on_path if on_path is not None else shutil.which("proctor")
+    if started.name != "proctor":
+        return "proctor"  # run as python -m or from a test: nothing better to say
+    if found is not None and Path(found).resolve() == started.resolve():
+        return "proctor"
+    return os.path.relpath(started) if started.is_absolute() else str(started)
+
+
+def _try_it(dest: Path) -> None:
+    """The hint after a kit is written: the command that runs its entry, as typed here."""
+    typer.echo(f"try it: {typed_proctor()} run {dest / 'entry'} --challenge {dest / 'challenge'}")
 
 
 def _download_kit(name: str, dest: Path, server: str, token: str | None, as_json: bool) -> None:
@@ -137,7 +164,9 @@ def _download_kit(name: str, dest: Path, server: str, token: str | None, as_json
     typer.echo(f"downloaded {fetched.file.name} ({fetched.file.size} bytes, sha256 checked)")
     typer.echo(f"wrote {dest}")
     if (dest / "challenge").is_dir():
-        typer.echo(f"try it: proctor run {dest / 'entry'} --challenge {dest / 'challenge'}")
+        typer.echo(
+            f"try it: {typed_proctor()} run {dest / 'entry'} --challenge {dest / 'challenge'}"
+        )
 
 
 def _with_interval(value: float, scores: dict[str, float], metric: str) -> str:
@@ -196,6 +225,7 @@ def demo(as_json: JsonOption = False) -> None:
     console = Console()
     failures = 0
     results = []
+    summary: list[str] = []
     challenges = demo_challenges()
     _prebuild(prebuild_plan(challenges, settings), settings, Console(stderr=True))
     for challenge in challenges:
@@ -219,9 +249,43 @@ def demo(as_json: JsonOption = False) -> None:
         scores = {label: report.scores for label, report in reports}
         print_leaderboard(challenge.name, metric, standings, scores)
         print_organ_board(challenge.name, organ_board(reports))
+        summary.append(summary_line(challenge.name, metric, standings, reports))
     if as_json:
         typer.echo(json.dumps({"challenges": results}, indent=2))
+    else:
+        console.print("\n".join(["", "summary", *summary, *NEXT_STEPS]), highlight=False)
     raise typer.Exit(1 if failures else 0)
+
+
+NEXT_STEPS = (
+    "next:",
+    "  .venv/bin/proctor kit NAME my-kit       a starting kit of challenge NAME to edit",
+    "  .venv/bin/proctor run my-kit/entry --challenge NAME   score your entry as above",
+    "  docs/bundled-challenges.md              what each challenge asks",
+    "  (or 'source .venv/bin/activate' once, then type 'proctor')",
+)
+"""Where to look after ``make demo``: commands that work without activating the venv."""
+
+
+def summary_line(
+    name: str, metric: str, standings: list[Standing], reports: list[tuple[str, EvaluationReport]]
+) -> str:
+    """One line of the demo's summary: the challenge, its best entry's score, or what failed.
+
+    ``physionet2018  baseline auprc 0.412 (rank 1 of 2)``; per task when there are several.
+    """
+    failed = [label for label, report in reports if report.status is RunStatus.FAILED]
+    if not standings:
+        return f"  {name:<16} no leaderboard" + (f"; failed: {', '.join(failed)}" if failed else "")
+    best = standings[0]
+    values = ", ".join(
+        f"{task} {shown_number(metric, value)}"
+        if len(best.scores) > 1
+        else shown_number(metric, value)
+        for task, value in best.scores.items()
+    )
+    line = f"  {name:<16} {best.entry} {metric} {values} (rank 1 of {len(standings)})"
+    return line + (f"; failed: {', '.join(failed)}" if failed else "")
 
 
 def _prebuild(plan: PrebuildPlan, settings: Settings, console: Console) -> None:

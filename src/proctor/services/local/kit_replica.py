@@ -225,6 +225,9 @@ sandbox and environment, and score:
 
     proctor run entry --challenge challenge
 
+In a Proctor checkout set up by `make demo`, type `.venv/bin/proctor` for `proctor` (or run
+`source .venv/bin/activate` once).
+
 {runs}
 """
 
