@@ -17,11 +17,12 @@ from proctor import __version__
 from proctor.cli.catalog_cmd import NEXT_STEPS, summary_line, typed_proctor
 from proctor.cli.main import build_app
 from proctor.cli.progress_display import RichProgress
+from proctor.cli.run_cmd import print_scores
 from proctor.pipeline.progress import StageKey
-from proctor.pipeline.report import CaseCounts, StageReport
+from proctor.pipeline.report import CaseCounts, StageReport, TaskReport, combine
 from proctor.services.local.catalog import list_challenges
 from proctor.services.local.reports import Standing
-from proctor.types import Stage, StageStatus
+from proctor.types import RunStatus, Stage, StageStatus
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -115,3 +116,26 @@ def test_hints_name_the_proctor_that_runs_when_the_path_finds_another(tmp_path: 
     assert typed_proctor(".venv/bin/proctor", "/usr/bin/proctor") == ".venv/bin/proctor"
     assert typed_proctor(str(venv), str(venv)) == "proctor"
     assert typed_proctor("/usr/lib/python3/pytest", None) == "proctor"
+
+
+def test_scores_print_as_a_metric_by_task_table_with_intervals_and_counts_whole() -> None:
+    def task(name: str, auc: float) -> TaskReport:
+        scores = {"auc": auc, "auc_ci95_low": auc - 0.05, "auc_ci95_high": auc + 0.05}
+        scores["datasets"] = 1.0
+        efficiency = {"cpu_s_per_case": 0.5}
+        counts = frozenset({"datasets"})
+        return TaskReport(
+            name, RunStatus.SCORED, (), scores=scores, efficiency=efficiency, count_metrics=counts
+        )
+
+    report = combine("autowsl", "final", [task("final-pu", 0.9), task("final-ssl", 0.8)])
+    shown = io.StringIO()
+    print_scores(report, Console(file=shown, width=120))
+    text = shown.getvalue()
+    scores, efficiency = text.split("efficiency (exam)")
+    assert "final-pu" in scores and "final-ssl" in scores
+    assert "0.900000 [0.850000, 0.950000]" in scores
+    assert "ci95" not in text  # bounds are not metrics of their own
+    datasets = next(line for line in scores.splitlines() if "datasets" in line)
+    assert "1.000000" not in datasets and " 1 " in datasets
+    assert "cpu_s_per_case" in efficiency and "cpu_s_per_case" not in scores

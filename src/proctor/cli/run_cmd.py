@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -61,17 +62,53 @@ def print_report(report: EvaluationReport, console: Console, *, brief: bool = Fa
     )
 
 
+INTERVAL_SUFFIXES = ("_ci95_low", "_ci95_high")
+"""A scorer's 95% bootstrap bounds of metric M come as ``M_ci95_low`` and ``M_ci95_high``."""
+
+
 def print_scores(report: EvaluationReport, console: Console) -> None:
-    """Print one table of scores (and efficiency figures) per task."""
-    for task, metrics in report.scores.items():
-        table = Table(title=f"scores · {task}")
-        table.add_column("metric")
-        table.add_column("value", justify="right")
-        for metric, value in metrics.items():
-            table.add_row(metric, shown_number(metric, value))
-        for metric, value in report.efficiency.get(task, {}).items():
-            table.add_row(f"[dim]{metric}[/]", shown_number(metric, value))
-        console.print(table)
+    """Print the scores as one metric × task table, then the efficiency figures apart.
+
+    A metric's 95% interval shows beside it as ``[low, high]``; counts show as integers.
+    """
+    if report.scores:
+        console.print(_table("scores", report.scores, report))
+    if any(report.efficiency.values()):
+        console.print(_table("efficiency (exam)", report.efficiency, report))
+
+
+def _table(title: str, rows: dict[str, dict[str, float]], report: EvaluationReport) -> Table:
+    """Metrics down, tasks across; interval bounds folded into their metric's cell."""
+    tasks = list(rows)
+    metrics = list(
+        dict.fromkeys(
+            metric
+            for values in rows.values()
+            for metric in values
+            if not metric.endswith(INTERVAL_SUFFIXES)
+        )
+    )
+    table = Table(title=title)
+    table.add_column("metric", no_wrap=True)
+    for task in tasks:
+        table.add_column(task, justify="right", no_wrap=True)
+    for metric in metrics:
+        table.add_row(metric, *(_cell(report, task, metric, rows[task]) for task in tasks))
+    return table
+
+
+def _cell(report: EvaluationReport, task: str, metric: str, values: dict[str, float]) -> str:
+    """One task's ``metric`` as shown: ``0.824658 [0.79, 0.85]``, ``12``, or empty."""
+    if metric not in values:
+        return ""
+    counts = report.tasks[task].count_metrics if task in report.tasks else frozenset()
+    value = values[metric]
+    whole = metric in counts and math.isfinite(value)
+    shown = f"{int(value)}" if whole else shown_number(metric, value)
+    low, high = (values.get(f"{metric}{suffix}") for suffix in INTERVAL_SUFFIXES)
+    if low is not None and high is not None:
+        shown += f" [{shown_number(metric, low)}, {shown_number(metric, high)}]"
+    return shown
 
 
 def print_dashboard(report: EvaluationReport, console: Console) -> None:
