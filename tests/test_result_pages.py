@@ -55,3 +55,24 @@ def test_the_banner_of_a_failed_submission_names_the_error_and_its_owner(failed:
     assert "SyntaxError: '(' was never closed" in text
     assert "your entry" in text and "quiz" in text
     assert page.index("failure-banner") < page.index('id="stages"')
+
+
+@pytest.fixture
+def scored(tmp_path: Path, sandbox: BwrapSandbox, sandbox_settings: Settings) -> Iterator[Seeded]:
+    seeded = seed(tmp_path / "service")
+    submit(seeded, "alice", make_entry(tmp_path / "entry"))
+    run_queued(seeded, sandbox, sandbox_settings)
+    yield seeded
+    seeded.platform.close()
+
+
+def test_scores_are_a_metric_by_task_table_with_intervals_beside_them(scored: Seeded) -> None:
+    page = _page_text(scored, f"/submissions/{scored.submissions[0]}")
+    table = re.search(r'<table id="scores">.*?</table>', page, re.S)
+    assert table, page
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", table.group(0))).split())
+    assert "task arousal" in text
+    assert "ci95" not in text  # bounds sit beside auprc, not as metrics of their own
+    assert re.search(r"auprc .*? \d\.\d+ \[\d\.\d+, \d\.\d+\]", text), text
+    assert re.search(r"records a count \d+ ", text), text
+    assert "failure-banner" not in page

@@ -28,6 +28,7 @@ from proctor.web.pages.figures import (
     case_summary,
     failure_banner,
     repeated_messages,
+    score_grid,
     stage_outcome,
 )
 from service_seed import archive, seed
@@ -213,3 +214,16 @@ def test_a_failure_repeated_on_several_tasks_is_shown_once_with_the_tasks() -> N
         "pu:quiz": ["pu:quiz", "ssl:quiz"],
         "noisy:quiz": ["noisy:quiz"],
     }
+
+
+def test_scores_become_a_metric_by_task_grid_with_intervals_beside_their_metric() -> None:
+    scores = {
+        "pu": {"auc": 0.9, "auc_ci95_low": 0.85, "auc_ci95_high": 0.95, "datasets": 1},
+        "ssl": {"auc": 0.8},
+    }
+    tasks, rows = score_grid(scores)
+    assert tasks == ["pu", "ssl"]
+    assert [row.metric for row in rows] == ["auc", "datasets"]
+    assert rows[0].values == (0.9, 0.8)
+    assert rows[0].intervals == ((0.85, 0.95), None)
+    assert rows[1].values == (1, None)

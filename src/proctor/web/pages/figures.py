@@ -202,3 +202,38 @@ def repeated_messages(stages: list[dict[str, Any]]) -> dict[str, list[str]]:
         owner = first.setdefault(message, name)
         grouped.setdefault(owner, []).append(name)
     return grouped
+
+
+INTERVAL_SUFFIXES = ("_ci95_low", "_ci95_high")
+"""A scorer's 95% bootstrap bounds of metric M come as ``M_ci95_low`` and ``M_ci95_high``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    """One metric across the tasks: each task's value and interval (None: not reported)."""
+
+    metric: str
+    values: tuple[Any, ...]
+    intervals: tuple[tuple[Any, Any] | None, ...]
+
+
+def score_grid(scores: dict[str, dict[str, Any]]) -> tuple[list[str], list[ScoreRow]]:
+    """The scores as a metric × task table: the tasks, then one row per metric.
+
+    Interval bounds are no rows of their own: each sits beside its metric's value.
+    """
+    tasks = list(scores)
+    metrics = dict.fromkeys(
+        m for values in scores.values() for m in values if not m.endswith(INTERVAL_SUFFIXES)
+    )
+    rows = []
+    for metric in metrics:
+        values = tuple(scores[task].get(metric) for task in tasks)
+        intervals = tuple(_interval(scores[task], metric) for task in tasks)
+        rows.append(ScoreRow(metric, values, intervals))
+    return tasks, rows
+
+
+def _interval(values: dict[str, Any], metric: str) -> tuple[Any, Any] | None:
+    low, high = (values.get(f"{metric}{suffix}") for suffix in INTERVAL_SUFFIXES)
+    return None if low is None or high is None else (low, high)

@@ -44,6 +44,7 @@ from proctor.web.pages.figures import (
     case_summary,
     failure_banner,
     repeated_messages,
+    score_grid,
     stage_outcome,
 )
 from proctor.web.pages.navigation import challenge_nav
@@ -127,6 +128,7 @@ def submission_page(
         nav=challenge_nav(platform, principal, challenge, ""),
         outcome=stage_outcome,
         case_summary=case_summary,
+        score_grid=score_grid,
         detailed=detailed,
         banner=failure_banner(report, shown.failure),
         messages=repeated_messages(list(report.get("stages") or [])),
