@@ -6,10 +6,13 @@ Each command runs through Typer's ``CliRunner`` on the whole app, as ``proctor``
 from __future__ import annotations
 
 import io
+import itertools
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -139,3 +142,28 @@ def test_scores_print_as_a_metric_by_task_table_with_intervals_and_counts_whole(
     datasets = next(line for line in scores.splitlines() if "datasets" in line)
     assert "1.000000" not in datasets and " 1 " in datasets
     assert "cpu_s_per_case" in efficiency and "cpu_s_per_case" not in scores
+
+
+def _command_paths(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [path]
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        found += _command_paths(sub, (*path, name))
+    return found
+
+
+def test_every_help_text_wraps_cleanly_at_80_columns() -> None:
+    """A line of a description breaks only where the next word would not fit (no ragged wrap)."""
+    app = build_app()
+    ragged = []
+    for path in _command_paths(typer.main.get_group(app)):
+        shown = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+        assert shown.exit_code == 0, shown.output
+        lines = shown.output.split("╭")[0].splitlines()
+        for line, after in itertools.pairwise(lines):
+            words = after.split()
+            if not line.strip() or not words or after.startswith("  "):
+                continue
+            # rich indents by one column and keeps one free: 78 for the text
+            if len(line.rstrip()) + len(words[0]) <= 78 and not line.rstrip().endswith(":"):
+                ragged.append(f"{' '.join(path)}: {line.strip()!r} / {after.strip()!r}")
+    assert not ragged, "\n".join(ragged)

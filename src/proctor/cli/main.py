@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from proctor.cli.exit_status import ProctorGroup
+from proctor.cli.help_text import reflow_helps
 
 REGISTERS = (
     "run_cmd",
@@ -127,6 +128,7 @@ def build_app(modules: Sequence[str] = REGISTERS) -> typer.Typer:
         _load(name).register(app, score)
     if score.registered_commands:
         app.add_typer(score, name="score")
+    reflow_helps(app)
     return app
 
 
