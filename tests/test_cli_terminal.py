@@ -21,10 +21,14 @@ from proctor.cli.catalog_cmd import NEXT_STEPS, summary_line, typed_proctor
 from proctor.cli.main import build_app
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_scores
+from proctor.errors import AuthenticationError
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import CaseCounts, StageReport, TaskReport, combine
 from proctor.services.local.catalog import list_challenges
 from proctor.services.local.reports import Standing
+from proctor.services.platform.accounts import authenticate
+from proctor.services.platform.resources import open_platform
+from proctor.settings import ServiceSettings
 from proctor.types import RunStatus, Stage, StageStatus
 
 
@@ -167,3 +171,15 @@ def test_every_help_text_wraps_cleanly_at_80_columns() -> None:
             if len(line.rstrip()) + len(words[0]) <= 78 and not line.rstrip().endswith(":"):
                 ragged.append(f"{' '.join(path)}: {line.strip()!r} / {after.strip()!r}")
     assert not ragged, "\n".join(ragged)
+
+
+def test_an_unknown_token_says_it_may_come_from_another_data_folder(tmp_path: Path) -> None:
+    platform = open_platform(ServiceSettings(data=tmp_path / "served"))
+    try:
+        with pytest.raises(AuthenticationError) as refused:
+            authenticate(platform, "a-token-made-on-another-folder")
+    finally:
+        platform.close()
+    said = str(refused.value)
+    assert "not valid on this server" in said and "data folder" in said
+    assert str(tmp_path) not in said  # the server's paths stay its own

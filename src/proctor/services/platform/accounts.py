@@ -143,7 +143,11 @@ def authenticate(platform: Platform, token: str | None) -> Principal:
             .where(ApiToken.digest == digest_of(token))
         ).first()
     if row is None:
-        raise AuthenticationError("the API token is not valid: ask an organizer for a new one")
+        raise AuthenticationError(
+            "the API token is not valid on this server: ask an organizer for a new one "
+            "(organizers: 'proctor user add' and 'proctor token new' make tokens for the "
+            "data folder or database they are given; use the one this server was started with)"
+        )
     user, held, team_id, team = row
     if user.disabled:
         raise AuthenticationError(f"user {user.name!r} is disabled: ask an organizer")
