@@ -33,18 +33,12 @@ from typing import Any
 import yaml
 
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import (
-    BundleRefusedError,
-    ImportResult,
-    flag,
-    read_yaml,
-    registration_block,
-    text,
-)
 from proctor.services.local.bundle_import.evalai_boards import leaderboard_metrics, note_precision
 from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.participant_code import note_participant_code
+from proctor.services.local.bundle_import.plan import ImportResult, registration_block
+from proctor.services.local.bundle_import.reading import BundleRefusedError, flag, read_yaml, text
 from proctor.services.local.bundle_import.unzip import safe_extract
 from proctor.services.untrusted_tree import copy_inside
 from proctor.spec.submission_fields import MAX_FIELDS

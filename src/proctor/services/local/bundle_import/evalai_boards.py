@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import metric_name
+from proctor.services.local.bundle_import.naming import metric_name
 from proctor.spec.display import MAX_PRECISION
 
 DEFAULT_PRECISION = 2

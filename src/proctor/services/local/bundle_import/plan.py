@@ -15,12 +15,62 @@ from typing import Any
 
 import yaml
 
-from proctor.services.local.bundle_import.common import (
-    CODABENCH_MOUNTS,
-    SCORES_FILES,
-    ImportResult,
-)
 from proctor.spec.display import MAX_PRECISION, PageName
+
+CODABENCH_MOUNTS = {
+    "program": "/app/program",
+    "reference": "/app/input/ref",
+    "outputs": "/app/input/res",
+    "scores": "/app/output",
+    "cases": "/app/cases.txt",
+    "output": "/app/check/output",
+    "shared": "/app/shared",
+}
+"""A scoring program's mount points as Codabench's compute worker lays the container out."""
+SCORES_FILES = ("scores.json", "scores.txt")
+"""What a Codabench scoring program writes, tried in this order (as the worker reads them)."""
+
+
+@dataclass
+class ImportResult:
+    """What an import made: the ``--json`` answer of ``proctor challenge import``."""
+
+    challenge: str
+    path: Path
+    format: str
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    leaderboards: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object the CLI prints."""
+        return {
+            "challenge": self.challenge,
+            "path": str(self.path),
+            "format": self.format,
+            "phases": self.phases,
+            "tasks": self.tasks,
+            "leaderboards": self.leaderboards,
+            "warnings": self.warnings,
+        }
+
+
+def registration_block(approval: bool | None, pages: dict[PageName, str]) -> dict[str, Any] | None:
+    """The ``registration:`` block of an imported bundle (``spec.registration``), or None.
+
+    ``approval``: whether an organizer approves each participant (Codabench's
+    ``registration_auto_approve`` negated, EvalAI's ``approval_required``); None when the
+    bundle does not say, which keeps Proctor's default (no registration). The imported terms
+    page, if any, is the terms people accept.
+    """
+    if approval is None:
+        return None
+    block: dict[str, Any] = {"mode": "approval" if approval else "open"}
+    if "terms" in pages:
+        block["terms"] = pages["terms"]
+    return block
+
 
 DEFAULT_WALL_S = 600.0
 """A scoring program's seconds when the bundle names no ``execution_time_limit``."""
@@ -100,7 +150,7 @@ class BundlePlan:
     takes_code: bool = False
     """The bundle takes code submissions (``code_evidence``): protocol ``ingestion``."""
     registration: dict[str, Any] | None = None
-    """The ``registration:`` block (``common.registration_block``); None: none asked."""
+    """The ``registration:`` block (:func:`registration_block`); None: none asked."""
 
 
 def _metrics(plan: BundlePlan) -> dict[str, Any]:
