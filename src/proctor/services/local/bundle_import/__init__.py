@@ -18,13 +18,14 @@ from typing import Any
 from proctor.errors import ConfigError, UsageError
 from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import codabench, codalab, evalai
+from proctor.services.local.bundle_import.document import ImportResult
 from proctor.services.local.bundle_import.environment import (
     choose_environment,
     default_environment,
     describe_choice,
     describe_image,
 )
-from proctor.services.local.bundle_import.plan import BundlePlan, ImportResult, write_challenge
+from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
 from proctor.services.local.bundle_import.reading import (
     BundleRefusedError,
     read_yaml,

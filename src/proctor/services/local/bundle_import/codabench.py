@@ -12,11 +12,12 @@ from typing import Any
 
 from proctor.services.local.bundle_import.code_evidence import codabench_evidence, note_code
 from proctor.services.local.bundle_import.columns import board_mappings, read_columns
+from proctor.services.local.bundle_import.document import registration
 from proctor.services.local.bundle_import.naming import derive_name
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.pages import copy_pages
 from proctor.services.local.bundle_import.participant_code import note_participant_code
-from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan, registration_block
+from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
     copy_solutions,
@@ -120,7 +121,7 @@ def _registration(plan: BundlePlan, spec: dict[str, Any]) -> None:
         )
         return
     auto = flag(spec["registration_auto_approve"], "registration_auto_approve")
-    plan.registration = registration_block(not auto, plan.pages)
+    plan.registration = registration(not auto, plan.pages.get("terms"))
 
 
 def _tasks(

@@ -5,9 +5,15 @@ from __future__ import annotations
 import re
 
 
+def slug(text: str, fallback: str, length: int = 60) -> str:
+    """A Proctor name from ``text``: lower case letters, digits and ``-`` (``fallback``: none)."""
+    name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:length]
+    return name or fallback
+
+
 def derive_name(title: str, taken: set[str], fallback: str) -> str:
     """A Proctor name from a bundle's title (``Development Phase`` → ``development-phase``)."""
-    base = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:56] or fallback
+    base = slug(title, fallback, 56)
     name, number = base, 2
     while name in taken:
         name, number = f"{base}-{number}", number + 1
