@@ -1,9 +1,10 @@
 """``proctor challenge import``: a Codabench, CodaLab or EvalAI bundle → a Proctor challenge.
 
 The dispatcher reads the bundle's YAML, picks the first format whose ``detect`` accepts it
-(:data:`FORMATS`, a small table: one row per format module) and imports it: a row either
-maps the YAML to a plan (``build_plan``; :mod:`.plan` writes the ``challenge.yaml``) or
-writes the challenge folder itself (``importer``, EvalAI's). See docs/import-bundles.md.
+(:data:`FORMATS`, a small table: one row per format module) and imports it: the row's
+``build`` copies the bundle's files under DEST and returns the ``challenge.yaml`` document
+(:mod:`.document`) with the answer, which the dispatcher writes. Codabench and CodaLab build
+through a :class:`.plan.BundlePlan` (:func:`planned`). See docs/import-bundles.md.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from typing import Any
 from proctor.errors import ConfigError, UsageError
 from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import codabench, codalab, evalai
-from proctor.services.local.bundle_import.document import ImportResult
+from proctor.services.local.bundle_import.document import Imported, ImportResult, write_document
 from proctor.services.local.bundle_import.environment import (
     choose_environment,
     default_environment,
     describe_choice,
     describe_image,
 )
-from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
+from proctor.services.local.bundle_import.plan import BundlePlan, plan_import
 from proctor.services.local.bundle_import.reading import (
     BundleRefusedError,
     read_yaml,
@@ -36,27 +37,49 @@ from proctor.services.local.bundle_import.unzip import import_limits, unpack_bud
 
 __all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
 
+Builder = Callable[[dict[str, Any], Path, Path, str | None], Imported]
+"""(YAML, bundle folder, DEST, ``--environment`` or None) → the document and the answer.
+
+The builder copies the bundle's files under DEST; the dispatcher writes the document."""
 PlanBuilder = Callable[[dict[str, Any], Path, Path, Any], BundlePlan]
-"""(YAML, bundle folder, DEST, environment) → the plan; the files are copied under DEST."""
-Importer = Callable[[Path, Path, Any], ImportResult]
-"""(bundle folder, DEST, the chosen environment or None) → the result; it writes DEST itself."""
+"""(YAML, bundle folder, DEST, the environment) → a plan of Codabench-style programs."""
 
 
 @dataclass(frozen=True)
 class BundleFormat:
-    """One bundle format: its YAML file, how to recognize it, and a plan builder or importer."""
+    """One bundle format: its YAML file, how to recognize it, and how to build the challenge."""
 
     name: str
     yaml_file: str
     detect: Callable[[Any], bool]
-    build_plan: PlanBuilder | None = None
-    importer: Importer | None = None
+    build: Builder
+
+
+def planned(build_plan: PlanBuilder) -> Builder:
+    """The builder of a format whose programs run as Codabench's (a :class:`.plan.BundlePlan`).
+
+    The environment is the ``--environment`` given, else the one standing for the bundle's
+    ``docker_image``; the kit gets its stand-ins; the first warning names the environment.
+    """
+
+    def build(spec: dict[str, Any], bundle: Path, dest: Path, environment: str | None) -> Imported:
+        chosen = choose_environment(environment, default_environment(spec), dest)
+        plan = build_plan(spec, bundle, dest, chosen)
+        add_stand_ins(plan, dest)
+        imported = plan_import(plan, dest)
+        described = describe_image(spec, advise=environment is None)
+        imported.result.warnings.insert(0, f"environment: {describe_choice(chosen)} ({described})")
+        return imported
+
+    return build
 
 
 FORMATS: tuple[BundleFormat, ...] = (
-    BundleFormat(codabench.FORMAT, "competition.yaml", codabench.detect, codabench.build_plan),
-    BundleFormat(codalab.FORMAT, "competition.yaml", codalab.detect, codalab.build_plan),
-    BundleFormat(evalai.FORMAT, evalai.CONFIG, evalai.detect, importer=evalai.import_evalai),
+    BundleFormat(
+        codabench.FORMAT, "competition.yaml", codabench.detect, planned(codabench.build_plan)
+    ),
+    BundleFormat(codalab.FORMAT, "competition.yaml", codalab.detect, planned(codalab.build_plan)),
+    BundleFormat(evalai.FORMAT, evalai.CONFIG, evalai.detect, evalai.build),
 )
 """Tried in order; the first whose YAML file exists and whose ``detect`` accepts it maps it."""
 
@@ -124,16 +147,7 @@ def _loads(dest: Path) -> None:
 def _import(
     form: BundleFormat, spec: Any, bundle: Path, dest: Path, environment: str | None
 ) -> ImportResult:
-    """One format's import of the unpacked ``bundle`` into ``dest``."""
-    if form.importer is not None:
-        chosen = None if environment is None else choose_environment(environment, environment, dest)
-        return form.importer(bundle, dest, chosen)
-    if form.build_plan is None:
-        raise TypeError(f"the {form.name} row has neither a plan builder nor an importer")
-    chosen = choose_environment(environment, default_environment(spec), dest)
-    plan = form.build_plan(spec, bundle, dest, chosen)
-    add_stand_ins(plan, dest)
-    result = write_challenge(plan, dest)
-    described = describe_image(spec, advise=environment is None)
-    result.warnings.insert(0, f"environment: {describe_choice(chosen)} ({described})")
-    return result
+    """One format's import of the unpacked ``bundle`` into ``dest``: built, then written."""
+    imported = form.build(spec, bundle, dest, environment)
+    write_document(imported.document, dest, imported.header, imported.width)
+    return imported.result

@@ -28,6 +28,15 @@ class Metric(Block):
     description: str | None = None
 
 
+class IngestionProgram(Block):
+    """A task's ingestion program: in the exam (``wall_s``) or beside scoring (``input_data``)."""
+
+    program: str
+    command: list[str]
+    wall_s: float | None = None
+    input_data: str | None = None
+
+
 class ProgramScorer(Block):
     """A scoring program run as Codabench's compute worker runs it (``scoring/program.py``)."""
 
@@ -44,7 +53,7 @@ class ProgramScorer(Block):
     missing_metrics: str = "empty"
     computed: dict[str, dict[str, Any]] | None = None
     score_keys: dict[str, str] | None = None
-    concurrent_ingestion: dict[str, Any] | None = None
+    concurrent_ingestion: IngestionProgram | None = None
 
 
 class EvalaiScorer(Block):
@@ -76,7 +85,7 @@ class Protocol(Block):
     """The protocol block: ``results``, ``ingestion`` (with programs) or ``single_file``."""
 
     kind: str
-    programs: dict[str, dict[str, Any]] | None = None
+    programs: dict[str, IngestionProgram] | None = None
     submission_programs: dict[str, dict[str, float]] | None = None
     file_patterns: list[str] | None = None
 
@@ -230,6 +239,19 @@ class ImportAnswer(TypedDict):
     tasks: list[TaskAnswer]
     leaderboards: list[BoardAnswer]
     warnings: list[str]
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What a format builds from a bundle: the document to write, and the import's answer.
+
+    ``header``: comment lines written above the YAML; ``width``: where PyYAML folds lines.
+    """
+
+    document: ChallengeDocument
+    result: ImportResult
+    header: str = ""
+    width: int | None = 100
 
 
 @dataclass

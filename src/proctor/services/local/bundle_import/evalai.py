@@ -18,7 +18,7 @@ EvalAI's configuration links phases, dataset splits and leaderboards through
   terms page as the terms people accept; a configuration without it asks no registration.
 
 The dispatcher (:mod:`proctor.services.local.bundle_import`) finds ``challenge_config.yaml``
-and calls :func:`import_evalai`, which writes the challenge folder itself.
+and calls :func:`build`; it writes the document :func:`build` returns.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from proctor.services.local.bundle_import.document import (
     Board,
     ChallengeDocument,
     EvalaiScorer,
+    Imported,
     ImportResult,
     Metric,
     Phase,
@@ -44,14 +45,14 @@ from proctor.services.local.bundle_import.document import (
     SubmissionField,
     Task,
     registration,
-    write_document,
 )
+from proctor.services.local.bundle_import.environment import choose_environment
 from proctor.services.local.bundle_import.evalai_boards import leaderboard_metrics, note_precision
 from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
 from proctor.services.local.bundle_import.naming import slug
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.participant_code import note_participant_code
-from proctor.services.local.bundle_import.reading import BundleRefusedError, flag, read_yaml, text
+from proctor.services.local.bundle_import.reading import BundleRefusedError, flag, text
 from proctor.services.local.bundle_import.unzip import safe_extract
 from proctor.services.untrusted_tree import copy_inside
 from proctor.spec.submission_fields import MAX_FIELDS
@@ -79,14 +80,6 @@ def detect(config: Any) -> bool:
     return isinstance(config, dict) and any(key in config for key in EVALAI_KEYS)
 
 
-def read_config(path: Path) -> dict[str, Any]:
-    """The configuration as :func:`read_yaml` reads it (bounded; the last duplicate key wins)."""
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError("must be a mapping of EvalAI's challenge keys", path=path)
-    return data
-
-
 def _when(value: Any, where: str, path: Path) -> str | None:
     """An EvalAI date (UTC, with or without a time) as ISO 8601 with a time zone."""
     if value is None or value == "":
@@ -105,11 +98,11 @@ def _when(value: Any, where: str, path: Path) -> str | None:
 class EvalaiImport:
     """One import: the source folder, the destination, and what was noticed on the way."""
 
-    def __init__(self, root: Path, dest: Path, environment: Any) -> None:
+    def __init__(self, config: dict[str, Any], root: Path, dest: Path, environment: Any) -> None:
         self.root = root
         self.dest = dest
         self.config_path = root / CONFIG
-        self.config = read_config(self.config_path)
+        self.config = config
         self.environment = environment or DEFAULT_ENVIRONMENT
         self.warnings: list[str] = []
         self.precision: dict[str, int] = {}
@@ -422,14 +415,14 @@ def _registration(config: dict[str, Any], pages: dict[str, str], path: Path) -> 
     return registration(approval, pages.get("terms"))
 
 
-def import_evalai(root: Path, dest: Path, environment: Any) -> ImportResult:
+def build(config: dict[str, Any], root: Path, dest: Path, environment: str | None) -> Imported:
     """Import the EvalAI challenge folder ``root`` into ``dest`` (see the module docstring).
 
-    ``environment``: the scoring programs' (a bundled name, ``host``, a declaration mapping);
-    None: ``codabench``.
+    ``config``: its ``challenge_config.yaml`` as read. ``environment``: the scoring programs'
+    (a bundled name, ``host``, a folder declaring one); None: ``codabench``.
     """
-    dest.mkdir(parents=True, exist_ok=True)
-    job = EvalaiImport(root, dest, environment)
+    chosen = None if environment is None else choose_environment(environment, environment, dest)
+    job = EvalaiImport(config, root, dest, chosen)
     document = job.build()
     pages: dict[str, str] = {}
     templates = root / "templates"
@@ -442,8 +435,7 @@ def import_evalai(root: Path, dest: Path, environment: Any) -> ImportResult:
             "registration": _registration(job.config, pages, job.config_path),
         }
     )
-    write_document(document, dest, width=None)
-    return _result(document, dest, job.warnings)
+    return Imported(document, _result(document, dest, job.warnings), width=None)
 
 
 def _result(document: ChallengeDocument, dest: Path, warnings: list[str]) -> ImportResult:

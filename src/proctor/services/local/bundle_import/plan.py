@@ -1,7 +1,7 @@
 """A bundle as Proctor sees it (tasks, phases, columns), and the ``challenge.yaml`` it becomes.
 
-Each importer fills a :class:`BundlePlan` from its own YAML; :func:`write_challenge` turns
-any plan into the challenge folder's ``challenge.yaml`` (a :class:`.document.ChallengeDocument`)
+Each importer fills a :class:`BundlePlan` from its own YAML; :func:`plan_import` turns any
+plan into the challenge folder's ``challenge.yaml`` (a :class:`.document.ChallengeDocument`)
 and the ``--json`` answer. The data
 and programs are already copied under DEST by then (``programs/``, ``data/``, ``pages/``,
 ``baseline/`` and ``kit/solutions/``).
@@ -17,7 +17,9 @@ from typing import Any
 from proctor.services.local.bundle_import.document import (
     Board,
     ChallengeDocument,
+    Imported,
     ImportResult,
+    IngestionProgram,
     Metric,
     Phase,
     ProgramScorer,
@@ -26,7 +28,6 @@ from proctor.services.local.bundle_import.document import (
     Registration,
     Task,
     TaskAnswer,
-    write_document,
 )
 from proctor.spec.display import MAX_PRECISION, PageName
 
@@ -82,8 +83,8 @@ class TaskPlan:
     hidden_inputs: str
     references: str
     wall_s: float = DEFAULT_WALL_S
-    ingestion: dict[str, Any] | None = None
-    concurrent: dict[str, Any] | None = None
+    ingestion: IngestionProgram | None = None
+    concurrent: IngestionProgram | None = None
     stand_in: dict[str, str] | None = None
     """The kit's public stand-in (``inputs``, ``references``: folders of the challenge)."""
 
@@ -242,16 +243,15 @@ def _task_answer(task: TaskPlan) -> TaskAnswer:
     ingestion = task.ingestion or task.concurrent
     if ingestion is not None:
         answer["ingestion"] = {
-            "command": ingestion["command"],
+            "command": ingestion.command,
             "during_scoring": task.concurrent is not None,
         }
     return answer
 
 
-def write_challenge(plan: BundlePlan, dest: Path) -> ImportResult:
-    """Write ``dest/challenge.yaml`` and return the import's answer."""
-    write_document(challenge_document(plan), dest, HEADER.format(format=plan.format))
-    return ImportResult(
+def plan_import(plan: BundlePlan, dest: Path) -> Imported:
+    """The plan's ``challenge.yaml`` document and the import's answer (DEST: the folder)."""
+    result = ImportResult(
         challenge=plan.name,
         path=dest,
         format=plan.format,
@@ -287,3 +287,4 @@ def write_challenge(plan: BundlePlan, dest: Path) -> ImportResult:
         ],
         warnings=plan.warnings,
     )
+    return Imported(challenge_document(plan), result, header=HEADER.format(format=plan.format))

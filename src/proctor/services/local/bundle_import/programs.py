@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
+from proctor.services.local.bundle_import.document import IngestionProgram
 from proctor.services.local.bundle_import.plan import DEFAULT_WALL_S, TaskPlan
 from proctor.services.local.bundle_import.reading import (
     METADATA_BOUNDS,
@@ -141,11 +142,11 @@ def task_plan(
     concurrent = None
     if during and ingestion is not None:
         concurrent, public, hidden = _beside_scoring(ingestion, inputs, (dest, data))
-        _warn_program_variable([command, concurrent["command"]], key, warnings)
+        _warn_program_variable([command, concurrent.command], key, warnings)
         ingestion = None
     else:
         if ingestion is not None:
-            ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
+            ingestion = ingestion.model_copy(update={"wall_s": wall_s or DEFAULT_WALL_S})
         sample = public_data if task.get("input_data") else None  # no inputs to lay out as
         code_runs = ingestion is not None or takes_code
         public, hidden = _public_and_hidden((bundle, data), inputs, sample, code_runs, warnings)
@@ -174,15 +175,15 @@ def _scoring_limit(wall_s: float | None, key: str, warnings: list[str]) -> float
 
 
 def _beside_scoring(
-    ingestion: dict[str, Any], inputs: Path, places: tuple[Path, Path]
-) -> tuple[dict[str, Any], Path, Path]:
+    ingestion: IngestionProgram, inputs: Path, places: tuple[Path, Path]
+) -> tuple[IngestionProgram, Path, Path]:
     """An ingestion run beside scoring: (its ``concurrent_ingestion``, public, hidden inputs).
 
     The input data is the code's, handed to the ingestion alone: never in the kit, so the
     exam's public and hidden inputs are empty. ``places``: the challenge and the task's data.
     """
     dest, data = places
-    concurrent = {**ingestion, "input_data": inputs.relative_to(dest).as_posix()}
+    concurrent = ingestion.model_copy(update={"input_data": inputs.relative_to(dest).as_posix()})
     public = _empty(data / "public", "public inputs")
     return concurrent, public, _empty(data / "hidden", "hidden inputs")
 
@@ -263,7 +264,7 @@ def _sample_inputs(
 
 def _ingestion(
     bundle: Path, dest: Path, task: dict[str, Any], *, key: str, name: str, during: bool
-) -> dict[str, Any] | None:
+) -> IngestionProgram | None:
     """A task's ingestion program (``program`` and ``command``), None without one."""
     if not task.get("ingestion_program"):
         return None
@@ -273,7 +274,7 @@ def _ingestion(
     )
     root = _program_root(folder)
     command = program_command(root, where, scoring=during, input_data=True, during_scoring=during)
-    return {"program": root.relative_to(dest).as_posix(), "command": command}
+    return IngestionProgram(program=root.relative_to(dest).as_posix(), command=command)
 
 
 def _warn_program_variable(commands: list[list[str]], key: str, warnings: list[str]) -> None:
