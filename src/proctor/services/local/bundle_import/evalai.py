@@ -52,7 +52,7 @@ from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnab
 from proctor.services.local.bundle_import.naming import slug
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.participant_code import note_participant_code
-from proctor.services.local.bundle_import.reading import BundleRefusedError, flag, text
+from proctor.services.local.bundle_import.reading import BundleRefusedError, bundle_file, flag, text
 from proctor.services.local.bundle_import.unzip import safe_extract
 from proctor.services.untrusted_tree import copy_inside
 from proctor.spec.submission_fields import MAX_FIELDS
@@ -116,15 +116,15 @@ class EvalaiImport:
 
     def inside(self, named: str, key: str) -> Path:
         """The file of the folder the YAML's ``key`` names; refused if it names one elsewhere."""
-        relative = PurePosixPath(named.replace("\\", "/"))
-        if relative.is_absolute() or ".." in relative.parts:
+        found = bundle_file(self.root, named)
+        if found is None:
             raise ConfigError(
                 f"{named!r} is not a path inside the challenge folder: put the file in the "
                 "folder and name it from there",
                 path=self.config_path,
                 location=key,
             )
-        return self.root.joinpath(*relative.parts)
+        return found
 
     def evaluation_script(self) -> None:
         """Copy the evaluation script (its folder, else the zip the YAML names) to the folder."""

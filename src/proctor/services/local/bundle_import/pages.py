@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from proctor.services.local.bundle_import.reading import bundle_file
 from proctor.spec.display import PAGE_SUFFIXES, PageName
 
 PAGE_WORDS: tuple[tuple[PageName, tuple[str, ...]], ...] = (
@@ -37,18 +38,17 @@ def copy_pages(
     found: dict[PageName, str] = {}
     unnamed: list[tuple[str, str]] = []
     for title, reference in pages:
-        relative = PurePosixPath(str(reference).replace("\\", "/"))
-        source = bundle.joinpath(*relative.parts)
-        if relative.is_absolute() or ".." in relative.parts or not source.is_file():
+        source = bundle_file(bundle, reference)
+        if source is None or not source.is_file():
             warnings.append(f"page {title!r} ({reference}): no such file in the bundle: left out")
             continue
-        if relative.suffix.lower() not in PAGE_SUFFIXES:
+        if source.suffix.lower() not in PAGE_SUFFIXES:
             warnings.append(f"page {title!r} ({reference}): neither Markdown nor HTML, left out")
             continue
-        target = dest / "pages" / relative.name
+        target = dest / "pages" / source.name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-        name, path = page_name(title), f"pages/{relative.name}"
+        name, path = page_name(title), f"pages/{source.name}"
         if name is not None and found.get(name) == path:
             continue  # the same file named twice (v2's `terms:` and a Terms page): shown
         if name is None or name in found:

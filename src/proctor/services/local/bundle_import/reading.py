@@ -193,15 +193,22 @@ def _descend(folder: Path) -> Path:
     return folder
 
 
+def bundle_file(bundle: Path, reference: str) -> Path | None:
+    """Where ``reference`` (``/`` or a backslash between parts) is in ``bundle``; None: outside."""
+    relative = PurePosixPath(str(reference).replace("\\", "/"))
+    if relative.is_absolute() or ".." in relative.parts:
+        return None
+    return bundle.joinpath(*relative.parts)
+
+
 def materialize(bundle: Path, reference: str, dest: Path, key: str) -> Path:
     """Copy the folder (or unpack the zip) ``reference`` names in the bundle to ``dest``.
 
     A name without ``.zip`` found only as ``NAME.zip`` (or the reverse) is accepted.
     """
-    relative = PurePosixPath(str(reference).replace("\\", "/"))
-    if relative.is_absolute() or ".." in relative.parts:
+    found = bundle_file(bundle, reference)
+    if found is None:
         raise BundleRefusedError(f"{reference!r} must be a path inside the bundle", location=key)
-    found = bundle.joinpath(*relative.parts)
     candidates = [found, found.with_name(found.name + ".zip")]
     if found.suffix == ".zip":
         candidates.append(found.with_suffix(""))
