@@ -102,7 +102,8 @@ def render(
     """The template with the signed-in user and the CSRF token its forms carry.
 
     ``signup_open``: whether people may sign up (the header then links the sign-up page);
-    ``login_href``: the sign-in page, coming back to this one after (``next_page``).
+    ``login_href``, ``signup_href``: the sign-in and sign-up pages, coming back to this one
+    after (``next_page``).
     """
     token, fresh = csrf.form_token(request)
     platform: Platform = request.app.state.platform
@@ -111,6 +112,7 @@ def render(
         "csrf": token,
         "signup_open": platform.settings.signup != "closed",
         "login_href": login_address(request),
+        "signup_href": login_address(request, "/signup"),
     }
     answer = templates.TemplateResponse(request, name, {**shared, **context}, status_code=status)
     csrf.keep_nonce(answer, fresh, secure(request))
