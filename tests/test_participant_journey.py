@@ -326,6 +326,7 @@ def test_a_newcomer_joins_gets_the_kit_replicates_and_submits(
     ada.goto(f"{url}/account")
     ada.click("#make-token button[type=submit]")
     token = ada.locator("#token").inner_text().strip()
+    expect(ada.locator("main")).to_contain_text(f"export PROCTOR_SERVER={public}")
     kit = shared_dir / "participant" / "kit"
     fetched = host.cli("kit", name, str(kit), "--server", public, "--token", token, "--json")
     assert fetched.returncode == 0, fetched.stderr
