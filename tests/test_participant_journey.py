@@ -25,7 +25,9 @@ which base it took. The journey:
 Both challenges run in the ``host`` environment: exporting a built environment's image for
 the Files page (over a GiB) is ``test_files_e2e``'s part, and would take minutes here. The
 scaffolded scoring program is therefore rewritten without numpy and pandas (same scores).
-The module also tests the sign-in's ``next`` against open redirects.
+Pages no other browser test shows are photographed at 1280 and 390 px
+(``docs/screenshots/journey-*.png``). The module also tests the sign-in's ``next`` against
+open redirects.
 """
 
 from __future__ import annotations
