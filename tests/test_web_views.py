@@ -170,10 +170,10 @@ def test_the_plots_show_on_desktop_and_phone_and_every_page_is_photographed(
         for chart in ("history", "distribution", "intervals"):
             expect(page.locator(f"#chart-{chart} svg[role=img] title").first).not_to_be_empty()
             expect(page.locator(f"#chart-{chart} details table")).to_contain_text("amber")
-        expect(page.locator("#board th").nth(3)).to_contain_text("higher is better")
+        expect(page.locator("#board th").nth(4)).to_contain_text("higher is better")
         expect(page.locator("#board tr.mine")).to_contain_text("amber")
         assert re.search(
-            r"^\d\.\d{3}$", page.locator("#board td.number").nth(1).inner_text().split()[0]
+            r"^\d\.\d{3}$", page.locator("#board td.score").first.inner_text().split()[0]
         )
         page.goto(f"{url}/submissions/{sids[0]}")
         expect(page.locator("#chart-interval details table")).to_contain_text("this submission")
