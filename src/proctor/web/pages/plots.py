@@ -235,8 +235,7 @@ def time_series(
     )
     body += _x_ticks(xs, x, plot_bottom + 16, LEFT)
     body.append(
-        f'<text class="plot-tick" x="{WIDTH - RIGHT}" y="{plot_bottom + 32}" '
-        'text-anchor="end">time (UTC)</text>'
+        f'<text class="plot-tick" x="{LEFT}" y="{plot_bottom + 37}">time (UTC)</text>'
     )
     for name in sorted(series, key=lambda n: (n == highlight, n)):
         marks = sorted(series[name], key=lambda p: p.x)
@@ -315,7 +314,7 @@ def intervals(
         return Markup("")
     row_h = 26
     height = TOP + row_h * len(rows) + 30
-    left, right = 170, WIDTH - RIGHT - 56
+    left, right = 190, WIDTH - RIGHT - 70
     axis = value_axis([b for r in rows for b in (r.low, r.high, r.value)], domain)
     x = axis.scale(left, right)
     body = []
@@ -329,7 +328,7 @@ def intervals(
         cy = TOP + row_h * i + row_h / 2
         mine = row.name == highlight
         css = team_colour(row.name) + (" plot-mine" if mine else "")
-        name = row.name if len(row.name) <= 24 else row.name[:23] + "…"
+        name = row.name if len(row.name) <= 16 else row.name[:15] + "…"  # whole in the table
         body.append(
             f'<text class="plot-label" x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">'
             f"<title>{escape(row.name)}</title>{escape(name)}</text>"
