@@ -234,9 +234,7 @@ def time_series(
         f'y1="{plot_bottom}" y2="{plot_bottom}"/>'
     )
     body += _x_ticks(xs, x, plot_bottom + 16, LEFT)
-    body.append(
-        f'<text class="plot-tick" x="{LEFT}" y="{plot_bottom + 37}">time (UTC)</text>'
-    )
+    body.append(f'<text class="plot-tick" x="{LEFT}" y="{plot_bottom + 37}">time (UTC)</text>')
     for name in sorted(series, key=lambda n: (n == highlight, n)):
         marks = sorted(series[name], key=lambda p: p.x)
         mine = name == highlight
