@@ -89,3 +89,12 @@ def test_an_interval_without_width_is_not_drawn() -> None:
     svg = plots.intervals(rows, title="t", desc="d", fmt="{:.3f}".format)
     assert svg.count('<line class="plot-line') == 1
     assert "n=3" in svg
+
+
+def test_a_dozen_equal_scores_stack_inside_the_strip() -> None:
+    values = [(f"team{n}", 0.5) for n in range(12)]
+    svg = plots.strip(values, title="t", desc="d", fmt=str, highlight="team3")
+    height = float(re.search(r'viewBox="0 0 \d+ (\d+)"', svg)[1])  # type: ignore[index]
+    tops = [float(cy) - 10 for cy in re.findall(r'cy="([\d.-]+)"', svg)]
+    assert len(tops) == 12
+    assert all(top >= 0 and top + 20 <= height for top in tops)

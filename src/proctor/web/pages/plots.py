@@ -160,10 +160,12 @@ def _scale(lo: float, hi: float, out_lo: float, out_hi: float) -> Callable[[floa
     return lambda v: out_lo + (v - lo) / span * (out_hi - out_lo)
 
 
-def _svg(title: str, desc: str, body: list[str], height: int = HEIGHT) -> Markup:
+def _svg(
+    title: str, desc: str, body: list[str], height: int = HEIGHT, kind: str = "plot"
+) -> Markup:
     ident = f"plot-{zlib.crc32((title + desc).encode('utf-8'))}"
     head = (
-        f'<svg class="plot" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'<svg class="{kind}" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'preserveAspectRatio="xMidYMid meet" '
         f'aria-labelledby="{ident}-t {ident}-d" xmlns="http://www.w3.org/2000/svg">'
         f'<title id="{ident}-t">{escape(title)}</title><desc id="{ident}-d">{escape(desc)}</desc>'
@@ -261,27 +263,30 @@ def strip(
     """Every value as a dot on one axis, in its team's colour; ``highlight``'s outlined, named."""
     if not values:
         return Markup("")
-    height = 120
     axis = value_axis([v for _, v in values], domain)
     x = axis.scale(LEFT, WIDTH - RIGHT)
-    middle = 50
-    body = [
-        f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{middle + 24}" '
-        f'y2="{middle + 24}"/>'
-    ]
-    body += _x_ticks(axis, x, middle + 42, LEFT)
+    marks = sorted(values, key=lambda item: (item[0] == highlight, item[0]))
     seen: dict[int, int] = {}
-    for name, value in sorted(values, key=lambda item: (item[0] == highlight, item[0])):
-        slot = round(x(value) / 10)
-        offset = seen.get(slot, 0)
-        seen[slot] = offset + 1
-        cy = middle + 12 - offset * 11
+    offsets = []
+    for _, value in marks:  # dots too close to tell apart stack upwards
+        slot = round(x(value) / 16)
+        offsets.append(seen.get(slot, 0))
+        seen[slot] = offsets[-1] + 1
+    base = 40 + 14 * max(offsets)
+    height = base + 48
+    body = [
+        f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{base + 14}" '
+        f'y2="{base + 14}"/>'
+    ]
+    body += _x_ticks(axis, x, base + 36, LEFT)
+    for (name, value), offset in zip(marks, offsets, strict=True):
+        cy = base - offset * 14
         mine = name == highlight
         body.append(_dot(name, x(value), cy, fmt(value), mine=mine))
         if mine:
             anchor = "start" if x(value) < 120 else "end" if x(value) > WIDTH - 120 else "middle"
             body.append(
-                f'<text class="plot-label plot-callout" x="{x(value):.1f}" y="{cy - 12}" '
+                f'<text class="plot-label plot-callout" x="{x(value):.1f}" y="{cy - 14}" '
                 f'text-anchor="{anchor}">{escape(name)}</text>'
             )
     return _svg(title, desc, body, height)
@@ -392,4 +397,4 @@ def heat_map(
             f'<text class="plot-label" x="{left - 8}" y="{head + cell_h * i + 16}" '
             f'text-anchor="end">{escape(row[:22])}</text>'
         )
-    return _svg(title, desc, body, height)
+    return _svg(title, desc, body, height, "plot plot-heat")
