@@ -98,3 +98,10 @@ def test_a_dozen_equal_scores_stack_inside_the_strip() -> None:
     tops = [float(cy) - 10 for cy in re.findall(r'cy="([\d.-]+)"', svg)]
     assert len(tops) == 12
     assert all(top >= 0 and top + 20 <= height for top in tops)
+
+
+@given(st.lists(st.floats(), min_size=1, max_size=5))
+def test_any_float_gets_an_axis_never_an_error(values: list[float]) -> None:
+    axis = plots.value_axis(values, (0.0, 1.0))
+    assert axis.low < axis.high
+    assert len(axis.ticks) >= 2

@@ -12,6 +12,7 @@ Value axes stay inside the metric's declared domain (``MetricDeclaration.domain`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -86,7 +87,9 @@ def _task_columns(board: Leaderboard) -> list[tuple[str, str]]:
 
 def _value(row: LeaderboardRow, task: str, metric: str) -> float | None:
     value = row.scores.get(task, {}).get(metric)
-    return float(value) if isinstance(value, int | float) else None
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None  # none, or not a number a plot can place (nan, inf)
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,7 +101,8 @@ def value_axis(values: Sequence[float], domain: Domain = ANY_VALUE, count: int =
     The span is at least a twentieth of a bounded domain (a 0.004 gap stays small), one value
     alone gets a margin either side; nothing passes the domain's ends.
     """
-    lo, hi = min(values), max(values)
+    finite = [v for v in values if math.isfinite(v)] or [0.0]  # nan/inf have no place
+    lo, hi = min(finite), max(finite)
     lo_d, hi_d = min(domain[0], lo), max(domain[1], hi)  # a value outside stays on the axis
     span = (hi - lo) * 1.16
     if math.isfinite(hi_d - lo_d):
