@@ -1,11 +1,12 @@
 """Every page a participant or an organizer reaches, on a 390 px phone, in Debian's Chromium.
 
-One served platform (the seeded toy challenge, two teams' real scored submissions) and one
-browser walk every page family: home, challenge, board, submission, files, team, account,
+One served platform (the toy challenge with two tasks, two teams' real scored submissions) and
+one browser walk every page family: home, challenge, board, submission, files, team, account,
 sign-in, and the console's pages. None may overflow sideways: not the page, not a chart (a
-chart scales to its box, every team's mark inside it), not the nav (it wraps). A table keeps
-its identifying and ranking columns in view (the board's team and mean rank; the phases'
-state), and the Publication table its publish button.
+chart scales to its box, every team's mark inside it), not the nav (it wraps). The board's
+rows and the phases read as cards (rank, team and mean rank first, every task's score in
+view), and the Publication table keeps its publish button. The board draws a panel per task
+and one of its mean rank (photographed as ``docs/screenshots/board-tasks-*.png``).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from browser_fixtures import PHONE, Pages
+from browser_fixtures import PHONE, SCREENSHOTS, VIEWPORTS, Pages
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
 from service_seed import Seeded, run_queued, submit
-from test_web_views import scored_next
+from test_web_views import reinstall, scored_next
 from toy_challenge import make_entry
 
 pytestmark = pytest.mark.sandbox
@@ -79,6 +80,19 @@ def test_no_page_overflows_a_phone_and_what_matters_stays_in_view(
     sandbox_settings: Settings,
 ) -> None:
     seeded, url = site
+    task = {
+        "public_inputs": "public",
+        "hidden_inputs": "hidden",
+        "hidden_references": "refs",
+        "scorer": "physionet2018",
+    }
+    reinstall(  # two tasks: the board plots a panel per task and one of the mean rank
+        seeded,
+        shared_dir / "v2",
+        tasks=[{"name": "arousal", **task}, {"name": "apnea", **task}],
+        phases=[{"name": "final", "tasks": ["arousal", "apnea"]}],
+        disclosure={"per_record": "full"},
+    )
     sids = []
     for n, (user, low, high, flip) in enumerate(
         [("alice", "0.300", "0.700", 5), ("bob", "0.200", "0.800", 3), ("alice", "0.1", "0.9", 7)]
@@ -107,8 +121,15 @@ def test_no_page_overflows_a_phone_and_what_matters_stays_in_view(
     alice.goto(url + board)
     in_view(alice, "#board tr.mine td:nth-child(2)")  # the team
     in_view(alice, "#board tr.mine td:nth-child(3)")  # its mean rank, the ranking column
+    in_view(alice, "#board tr.mine td.score")  # each task's score: rows read as cards
+    for chart in ("history-arousal", "history-apnea", "distribution-apnea", "mean-rank"):
+        expect(alice.locator(f"#chart-{chart} svg.plot")).to_have_count(1)
+    for label, viewport in VIEWPORTS.items():
+        alice.set_viewport_size(viewport)
+        alice.screenshot(path=str(SCREENSHOTS / f"board-tasks-{label}.png"), full_page=True)
+    alice.set_viewport_size(PHONE)
     expect(alice.locator(".plot-box svg.plot").first).to_be_visible()
-    for chart in ("history", "distribution"):
+    for chart in ("history-arousal", "distribution-apnea", "mean-rank"):
         in_view(alice, f"#chart-{chart} circle.plot-dot")  # every team's mark, on screen
     alice.goto(f"{url}/submissions/{sids[0]}")
     fits(alice)

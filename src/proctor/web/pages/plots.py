@@ -25,7 +25,7 @@ from html import escape
 from markupsafe import Markup
 
 WIDTH, HEIGHT = 640, 260
-LEFT, RIGHT, TOP, BOTTOM = 64, 16, 12, 40
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 12, 48
 PALETTE_SIZE = 8
 """Colour classes plot-c0 .. plot-c7 of ``proctor.css`` (Okabe and Ito's colour-blind-safe set)."""
 
@@ -236,13 +236,13 @@ def time_series(
         f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" '
         f'y1="{plot_bottom}" y2="{plot_bottom}"/>'
     )
-    body += _x_ticks(xs, x, plot_bottom + 16, LEFT)
-    body.append(f'<text class="plot-tick" x="{LEFT}" y="{plot_bottom + 37}">time (UTC)</text>')
+    body += _x_ticks(xs, x, plot_bottom + 20, LEFT)
+    body.append(f'<text class="plot-tick" x="{LEFT}" y="{plot_bottom + 42}">time (UTC)</text>')
     for name in sorted(series, key=lambda n: (n == highlight, n)):
         marks = sorted(series[name], key=lambda p: p.x)
         mine = name == highlight
         css = team_colour(name) + (" plot-mine" if mine else "")
-        if steps and len(marks) > 1:
+        if steps:  # a best-so-far holds until now, one mark alone too
             path = [f"M{x(marks[0].x):.1f},{y(marks[0].y):.1f}"]
             for mark in marks[1:]:
                 path.append(f"H{x(mark.x):.1f}V{y(mark.y):.1f}")
