@@ -12,6 +12,7 @@ Kits built by ``proctor kit`` in a subprocess are found the same way. Empty file
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +33,27 @@ def _digests(folder: Path) -> Iterator[tuple[str, Path]]:
     for path in sorted(folder.rglob("*") if folder.is_dir() else [folder]):
         if path.is_file() and not path.is_symlink() and path.stat().st_size:
             yield hashlib.sha256(path.read_bytes()).hexdigest(), path
+
+
+MAX_DEPTH = 8
+"""How deep below a test's folder the audit looks for a challenge.yaml (kits are shallow;
+a test of deep trees makes thousands of levels, which a recursive walk cannot go through)."""
+
+
+def _challenge_files(root: Path) -> Iterator[Path]:
+    """Every ``challenge.yaml`` under ``root`` at most ``MAX_DEPTH`` levels down (no links)."""
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == "challenge.yaml" and entry.is_file(follow_symlinks=False):
+                yield Path(entry.path)
+            elif depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
+                stack.append((Path(entry.path), depth + 1))
 
 
 def _is_replica(yaml: Path) -> bool:
@@ -68,7 +90,7 @@ def audit(roots: list[Path]) -> list[str]:
     """Kit files under ``roots`` holding a hidden file's bytes (empty when none does)."""
     kits, hidden, published = [], [], []
     for root in roots:
-        for yaml in root.rglob("challenge.yaml"):
+        for yaml in _challenge_files(root):
             found: tuple[list[Path], list[Path]] = ([], [])
             if _is_replica(yaml):
                 if yaml.parent.name == REPLICA_FOLDER:

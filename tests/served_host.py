@@ -36,10 +36,10 @@ class ServedHost:
             assert added.returncode == 0, added.stderr
             self.tokens[name] = json.loads(added.stdout)["token"]
 
-    def serve(self, workers: int) -> subprocess.Popen[str]:
-        """Start the server on a free port; the clients then talk to it."""
+    def serve(self, workers: int, port: int = 0) -> subprocess.Popen[str]:
+        """Start the server on ``port`` (0: a free one); the clients then talk to it."""
         self.process = subprocess.Popen(
-            [PROCTOR, "serve", "--port", "0", "--workers", str(workers), "--json"],
+            [PROCTOR, "serve", "--port", str(port), "--workers", str(workers), "--json"],
             env=self.env, stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert self.process.stdout is not None

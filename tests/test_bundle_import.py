@@ -32,7 +32,9 @@ from proctor.errors import ConfigError
 from proctor.resolve import load_challenge
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
-from proctor.services.local.bundle_import.common import copy_pages, parse_date, substitute
+from proctor.services.local.bundle_import.pages import copy_pages
+from proctor.services.local.bundle_import.programs import substitute
+from proctor.services.local.bundle_import.reading import parse_date
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings

@@ -27,7 +27,7 @@ from proctor.cli.main import build_app
 from proctor.errors import ConfigError, UsageError
 from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import import_challenge
-from proctor.services.local.bundle_import.common import parse_date
+from proctor.services.local.bundle_import.reading import parse_date
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings

@@ -44,7 +44,7 @@ from proctor.resolve import load_challenge
 from proctor.sandbox.base import Sandbox
 from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
-from proctor.services.local.bundle_import.common import substitute
+from proctor.services.local.bundle_import.programs import substitute
 from proctor.services.local.environments import tasks_on_host
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.services.platform import installs, submissions

@@ -106,6 +106,15 @@ def test_the_public_url_is_the_base_of_links_and_must_be_a_web_address() -> None
         ServiceSettings.from_env({"PROCTOR_PUBLIC_URL": "proctor.example"})
 
 
+def test_pages_name_the_server_by_the_public_url_only_when_the_operator_set_it() -> None:
+    browser_used = "http://10.0.0.5:8000/"
+    set_by_operator = ServiceSettings.from_env({"PROCTOR_PUBLIC_URL": "https://proctor.example"})
+    assert set_by_operator.link_base(browser_used) == "https://proctor.example"
+    unset = ServiceSettings.from_env({})
+    assert unset.public_url == "http://127.0.0.1:8000"  # mails still need a base
+    assert unset.link_base(browser_used) == "http://10.0.0.5:8000"
+
+
 @pytest.mark.parametrize("scheme", ["smtp+starttls", "smtps"])
 def test_mail_goes_over_starttls_or_tls_with_a_login(tmp_path: Path, scheme: str) -> None:
     with tls_mailbox(tmp_path, scheme, "proctor@example.org", "p:ss w") as box:

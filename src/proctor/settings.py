@@ -205,7 +205,9 @@ class ServiceSettings:
     ``closed``, the default, only organizers make them; ``open``, anyone with a verified email;
     ``approval``, those an organizer approves too). ``smtp``: the mail server
     (``PROCTOR_SMTP_URL``), ``mail_from``: the sender (``PROCTOR_MAIL_FROM``), ``public_url``:
-    the base of every link in a mail (``PROCTOR_PUBLIC_URL``, e.g. ``https://proctor.example``).
+    the base of every link in a mail (``PROCTOR_PUBLIC_URL``, e.g. ``https://proctor.example``);
+    ``public_url_set``: whether the operator set it (then links on pages use it too:
+    ``link_base``).
     ``team_jobs``: jobs one team may run at once over every worker (``PROCTOR_TEAM_JOBS``,
     0 = no cap); teams take turns for free workers either way.
     Uploads: ``upload_unpacks`` are unpacked and checked at once (``PROCTOR_UPLOAD_UNPACKS``);
@@ -243,6 +245,15 @@ class ServiceSettings:
     smtp: SmtpServer | None = None
     mail_from: str = "proctor@localhost"
     public_url: str = "http://127.0.0.1:8000"
+    public_url_set: bool = False
+
+    def link_base(self, fallback: str) -> str:
+        """The base of an address a page shows people (an invitation link, ``--server``).
+
+        ``PROCTOR_PUBLIC_URL`` when the operator set it, else ``fallback`` (the address the
+        browser used).
+        """
+        return self.public_url if self.public_url_set else fallback.rstrip("/")
 
     @property
     def url(self) -> str:
@@ -289,6 +300,7 @@ class ServiceSettings:
             smtp=SmtpServer.parse(env["PROCTOR_SMTP_URL"]) if env.get("PROCTOR_SMTP_URL") else None,
             mail_from=env.get("PROCTOR_MAIL_FROM") or "proctor@localhost",
             public_url=_public_url(env.get("PROCTOR_PUBLIC_URL") or "http://127.0.0.1:8000"),
+            public_url_set=bool(env.get("PROCTOR_PUBLIC_URL")),
         )
 
     def queue_of(self, challenge: str) -> str:

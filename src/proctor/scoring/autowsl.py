@@ -20,7 +20,7 @@ from proctor.formats.label_csv import read_label_column
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 from proctor.metrics.classification import roc_auc_score
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
 from proctor.types import Direction
 
 FAILED_AUC = 0.0
@@ -83,7 +83,12 @@ SCORER = Scorer(
         summary="AutoWSL 2019: ROC AUC of each dataset's prediction (label column)",
         reference="{record}.solution",
         metrics=metric_declarations(
-            ("auc", Direction.HIGHER, "area under the ROC curve of the dataset's prediction"),
+            (
+                "auc",
+                Direction.HIGHER,
+                "area under the ROC curve of the dataset's prediction",
+                UNIT_INTERVAL,
+            ),
             ("datasets", Direction.NEUTRAL, "hidden datasets scored"),
             ("datasets_failed", Direction.NEUTRAL, "datasets without a usable prediction"),
         ),

@@ -27,7 +27,7 @@ from proctor.formats.brat import (
 from proctor.metrics.extraction import Scenario, ScenarioScore, Sentence, score_scenario
 from proctor.metrics.warning_capture import captured_warnings
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
 from proctor.types import Direction
 
 Record = dict[str, float | str]
@@ -186,9 +186,14 @@ SCORER = Scorer(
         summary="eHealth-KD 2019: the official F1 of one scenario (keyphrases and relations)",
         reference="{record}",
         metrics=metric_declarations(
-            ("f1", Direction.HIGHER, "the scenario's official F1"),
-            ("precision", Direction.HIGHER, "(correct + partial/2) / submitted items"),
-            ("recall", Direction.HIGHER, "(correct + partial/2) / gold items"),
+            ("f1", Direction.HIGHER, "the scenario's official F1", UNIT_INTERVAL),
+            (
+                "precision",
+                Direction.HIGHER,
+                "(correct + partial/2) / submitted items",
+                UNIT_INTERVAL,
+            ),
+            ("recall", Direction.HIGHER, "(correct + partial/2) / gold items", UNIT_INTERVAL),
             ("correct_a", Direction.NEUTRAL, "keyphrases with the gold spans and label"),
             ("incorrect_a", Direction.NEUTRAL, "keyphrases with the gold spans, another label"),
             ("partial_a", Direction.NEUTRAL, "keyphrases overlapping a gold one"),

@@ -16,7 +16,7 @@ from pathlib import Path
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 from proctor.metrics.physionet_scores import LABELS_2017, parse_answer_lines, score_2017
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
 from proctor.types import Direction
 
 REFERENCE = "REFERENCE.csv"
@@ -84,11 +84,16 @@ SCORER = Scorer(
         summary="PhysioNet/CinC 2017 AF classification: mean F1 of N, A, O",
         reference=REFERENCE,
         metrics=metric_declarations(
-            ("score", Direction.HIGHER, "mean F1 of normal, AF and other rhythm"),
-            ("f1_normal", Direction.HIGHER, "F1 of normal rhythm (N)"),
-            ("f1_af", Direction.HIGHER, "F1 of atrial fibrillation (A)"),
-            ("f1_other", Direction.HIGHER, "F1 of other rhythm (O)"),
-            ("f1_noisy", Direction.HIGHER, "F1 of noisy recordings (~), not in the score"),
+            ("score", Direction.HIGHER, "mean F1 of normal, AF and other rhythm", UNIT_INTERVAL),
+            ("f1_normal", Direction.HIGHER, "F1 of normal rhythm (N)", UNIT_INTERVAL),
+            ("f1_af", Direction.HIGHER, "F1 of atrial fibrillation (A)", UNIT_INTERVAL),
+            ("f1_other", Direction.HIGHER, "F1 of other rhythm (O)", UNIT_INTERVAL),
+            (
+                "f1_noisy",
+                Direction.HIGHER,
+                "F1 of noisy recordings (~), not in the score",
+                UNIT_INTERVAL,
+            ),
             ("records", Direction.NEUTRAL, "hidden records scored"),
             ("records_zero_filled", Direction.NEUTRAL, "records answered as noise (no output)"),
         ),

@@ -28,7 +28,7 @@ from proctor.metrics.physionet2018 import (
 )
 from proctor.metrics.physionet2018_bootstrap import bootstrap_gross_auprc
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
 from proctor.types import Direction
 
 
@@ -161,10 +161,20 @@ SCORER = Scorer(
         summary="PhysioNet/CinC 2018 arousals: gross AUPRC over every hidden record",
         reference="{record}-arousal.mat",
         metrics=metric_declarations(
-            ("auprc", Direction.HIGHER, "gross area under the precision-recall curve"),
-            ("auroc", Direction.HIGHER, "gross area under the ROC curve"),
-            ("brier", Direction.LOWER, "Brier score over every scored sample"),
-            ("ece", Direction.LOWER, "expected calibration error (10 equal-width bins)"),
+            (
+                "auprc",
+                Direction.HIGHER,
+                "gross area under the precision-recall curve",
+                UNIT_INTERVAL,
+            ),
+            ("auroc", Direction.HIGHER, "gross area under the ROC curve", UNIT_INTERVAL),
+            ("brier", Direction.LOWER, "Brier score over every scored sample", UNIT_INTERVAL),
+            (
+                "ece",
+                Direction.LOWER,
+                "expected calibration error (10 equal-width bins)",
+                UNIT_INTERVAL,
+            ),
             ("auprc_ci95_low", Direction.HIGHER, "bootstrap 95% interval of the AUPRC: low"),
             ("auprc_ci95_high", Direction.HIGHER, "bootstrap 95% interval of the AUPRC: high"),
             ("records", Direction.NEUTRAL, "hidden records scored"),

@@ -30,6 +30,7 @@ probability above 1) names the prediction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -80,11 +81,12 @@ class TableMetric:
     kind: MetricKind
     direction: Direction
     summary: str
+    domain: tuple[float, float] | None = None
 
     @property
     def declaration(self) -> MetricDeclaration:
-        """The metric as a scorer reports it: name, direction (boards rank by it), summary."""
-        return MetricDeclaration(self.name, self.direction, self.summary)
+        """The metric as a scorer reports it: name, direction, summary and domain."""
+        return MetricDeclaration(self.name, self.direction, self.summary, self.domain)
 
 
 def _metric(
@@ -96,7 +98,25 @@ def _metric(
     lower: bool = False,
 ) -> TableMetric:
     direction = Direction.LOWER if lower else Direction.HIGHER
-    return TableMetric(name, function, kind, direction, summary)
+    return TableMetric(name, function, kind, direction, summary, DOMAINS.get(name))
+
+
+_SHARE, _SIGNED, _POSITIVE = (0.0, 1.0), (-1.0, 1.0), (0.0, math.inf)
+DOMAINS: dict[str, tuple[float, float]] = {
+    **dict.fromkeys(
+        (
+            "accuracy", "balanced_accuracy", "f1_macro", "f1_micro", "f1_weighted",
+            "precision_macro", "recall_macro", "roc_auc", "average_precision", "map_at_k",
+        ),
+        _SHARE,
+    ),
+    **dict.fromkeys(
+        ("cohen_kappa", "quadratic_weighted_kappa", "mcc", "pearson", "spearman"), _SIGNED
+    ),
+    **dict.fromkeys(("log_loss", "rmse", "mae", "mape", "rmsle"), _POSITIVE),
+    "r2": (-math.inf, 1.0),
+}  # fmt: skip
+"""The values each built-in table metric can take (its plots' axes stay inside)."""
 
 
 _L, _S, _P = MetricKind.LABELS, MetricKind.SCORES, MetricKind.PROBABILITIES

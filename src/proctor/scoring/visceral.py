@@ -27,7 +27,7 @@ import numpy as np
 from proctor.formats.nifti_masks import read_label_map, read_mask
 from proctor.metrics.segmentation_compat import ToolEvaluation, tool_bytes
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
 from proctor.types import Direction
 
 
@@ -217,7 +217,12 @@ SCORER = Scorer(
         summary="VISCERAL Anatomy3: EvaluateSegmentation's Dice, AVGDIST, ARI and ICC per organ",
         reference="{record}.nii.gz",
         metrics=metric_declarations(
-            ("organs_dice", Direction.HIGHER, "mean Dice over the annotated organs (0 if none)"),
+            (
+                "organs_dice",
+                Direction.HIGHER,
+                "mean Dice over the annotated organs (0 if none)",
+                UNIT_INTERVAL,
+            ),
             *(row for organ in VISCERAL_ORGANS for row in _organ_metrics(organ)),
             ("organs_segmented", Direction.NEUTRAL, "organs with output in some volume"),
             ("records", Direction.NEUTRAL, "hidden volumes scored"),

@@ -54,11 +54,16 @@ from proctor.types import Direction
 
 @dataclass(frozen=True, slots=True)
 class MetricDeclaration:
-    """One metric a scorer reports: its name, direction and a one-line meaning."""
+    """One metric a scorer reports: its name, direction, a one-line meaning and its domain.
+
+    ``domain`` is (low, high), the values the metric can take (``-inf``/``inf`` where
+    unbounded; None: not declared): plots keep their axes inside it, so an AUC never passes 1.
+    """
 
     name: str
     direction: Direction
     summary: str = ""
+    domain: tuple[float, float] | None = None
 
     @property
     def rankable(self) -> bool:
@@ -92,9 +97,15 @@ class ScorerDeclaration:
         raise KeyError(name)
 
 
-def metric_declarations(*rows: tuple[str, Direction, str]) -> tuple[MetricDeclaration, ...]:
-    """``(name, direction, summary)`` rows as the metrics a scorer declares, in report order."""
-    return tuple(MetricDeclaration(name, direction, summary) for name, direction, summary in rows)
+UNIT_INTERVAL = (0.0, 1.0)
+"""The domain of a share, a probability, an area under a curve, a Dice or an F1."""
+
+
+def metric_declarations(
+    *rows: tuple[str, Direction, str] | tuple[str, Direction, str, tuple[float, float]],
+) -> tuple[MetricDeclaration, ...]:
+    """``(name, direction, summary[, domain])`` rows as a scorer's metrics, in report order."""
+    return tuple(MetricDeclaration(*row) for row in rows)
 
 
 PROGRAM_SCORER = "program"
@@ -109,6 +120,14 @@ class ProgramMetric(Strict):
 
     direction: Direction
     description: str = ""
+    range: tuple[float, float] | None = None
+
+    @field_validator("range")
+    @classmethod
+    def _ordered(cls, bounds: tuple[float, float] | None) -> tuple[float, float] | None:
+        if bounds is not None and not bounds[0] < bounds[1]:
+            raise ValueError(f"range {list(bounds)} must be [low, high] with low < high")
+        return bounds
 
 
 Operation = Literal["avg", "sum", "min", "max"]
@@ -345,7 +364,7 @@ class ScoringProgram(ScorerSettings):
     def declaration(self) -> ScorerDeclaration:
         """The metrics the program reports, as a scorer declaration (no reference template)."""
         metrics = tuple(
-            MetricDeclaration(name, metric.direction, metric.description)
+            MetricDeclaration(name, metric.direction, metric.description, metric.range)
             for name, metric in self.metrics.items()
         )
         return ScorerDeclaration(PROGRAM_SCORER, metrics, reference="", summary="scoring program")

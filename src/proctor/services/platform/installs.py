@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypedDict
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -36,6 +36,16 @@ from proctor.spec import Challenge
 from proctor.store.models import ChallengeVersion, PhaseRow
 
 
+class InstalledJson(TypedDict):
+    """The install's JSON answer (``answers.Installed`` on the wire)."""
+
+    challenge: str
+    version: int
+    sha256: str
+    phases: list[str]
+    changed: bool
+
+
 @dataclass(frozen=True, slots=True)
 class Installed:
     """A challenge version as installed."""
@@ -46,7 +56,7 @@ class Installed:
     phases: tuple[str, ...]
     changed: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> InstalledJson:
         """The install's JSON answer."""
         return {
             "challenge": self.name,

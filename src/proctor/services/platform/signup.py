@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import delete, or_, select
@@ -62,8 +63,14 @@ def email_address(text: str) -> str:
     return str(found.normalized).lower()
 
 
-def sign_up(platform: Platform, name: str, email: str, password: str, address: str) -> MailSent:
-    """Sign up ``name`` with ``email`` and ``password`` from client ``address`` (see above)."""
+def sign_up(
+    platform: Platform, name: str, email: str, password: str, address: str, *, then: str = "/"
+) -> MailSent:
+    """Sign up ``name`` with ``email`` and ``password`` from client ``address`` (see above).
+
+    ``then``: the page of this site to come back to after signing in (the caller checked it is
+    one); the confirmation link carries it as ``next``.
+    """
     if platform.settings.signup == "closed":
         raise ForbiddenError("sign-up is closed on this server: ask an organizer for an account")
     attempt = Attempt("signup", address, email)
@@ -80,15 +87,15 @@ def sign_up(platform: Platform, name: str, email: str, password: str, address: s
     if holder is not None and holder.email_verified is not None:
         _mail_exists(platform, email, holder.name)
     elif holder is not None:
-        _mail_confirm(platform, holder.id, holder.name, email)
+        _mail_confirm(platform, holder.id, holder.name, email, then)
     elif named is not None:
         _mail_name_taken(platform, email, name)
     else:
-        _create(platform, name, email, password)
+        _create(platform, name, email, password, then)
     return MailSent(SENT)
 
 
-def _create(platform: Platform, name: str, email: str, password: str) -> None:
+def _create(platform: Platform, name: str, email: str, password: str, then: str) -> None:
     """Add the account (unconfirmed) and mail the link that confirms it."""
     waits = "pending" if platform.settings.signup == "approval" else None
     with platform.db.begin() as session:
@@ -104,7 +111,7 @@ def _create(platform: Platform, name: str, email: str, password: str) -> None:
         session.flush()
         user_id = user.id
     platform.audit(name, "user.signup", name, f"email={email}")
-    _mail_confirm(platform, user_id, name, email)
+    _mail_confirm(platform, user_id, name, email, then)
 
 
 def _forget_expired(platform: Platform, name: str, email: str) -> None:
@@ -126,9 +133,10 @@ def _forget_expired(platform: Platform, name: str, email: str) -> None:
             session.execute(delete(User).where(User.id.in_(stale)))
 
 
-def _mail_confirm(platform: Platform, user_id: int, name: str, email: str) -> None:
+def _mail_confirm(platform: Platform, user_id: int, name: str, email: str, then: str) -> None:
     token = links.make(platform, user_id, "verify")
-    address = mail.link(platform.settings, f"/signup/verify?t={token}")
+    back = "" if then == "/" else f"&next={quote(then, safe='')}"
+    address = mail.link(platform.settings, f"/signup/verify?t={token}{back}")
     mail.send_for_visitor(
         platform.settings,
         email,

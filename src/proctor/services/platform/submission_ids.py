@@ -34,6 +34,8 @@ def full_id(platform: Platform, principal: Principal | None, given: str) -> str:
         if principal is not None and session.scalar(query.where(SubmissionRow.id == given)):
             return given
         if len(given) < MIN_PREFIX:
+            if session.scalar(select(SubmissionRow.id).where(SubmissionRow.id == given)):
+                raise NotFoundError(f"no submission {given!r}")  # a full id, not the caller's
             raise UsageError(
                 f"submission id {given!r} is too short: give its full id or at least "
                 f"{MIN_PREFIX} of its first characters"

@@ -16,7 +16,7 @@ from proctor.services.platform import profile, tokens
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import IssuedToken
 from proctor.web.deps import PlatformDep
-from proctor.web.pages.common import Member, MemberForm, PageRoute, render, see_next
+from proctor.web.pages.common import Member, MemberForm, PageRoute, render, see_next, server_url
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
@@ -26,7 +26,7 @@ def _page(
 ) -> Response:
     """The account page (``new``: a token just made, shown this once)."""
     found = profile.account(platform, me)
-    return render(request, "account.html", me, account=found, new=new, server=str(request.base_url))
+    return render(request, "account.html", me, account=found, new=new, server=server_url(request))
 
 
 @router.get("/account", response_class=HTMLResponse)

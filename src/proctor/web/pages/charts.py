@@ -4,11 +4,15 @@ Every plot takes only what the page already shows the viewer: the board as the v
 read it (``standings.board_for`` / ``board_history``: same reading rules, same disclosure
 cut), the team's own submissions as ``submissions.listing`` shows them, a report as
 ``submissions.status`` disclosed it. So a plot never shows a figure its page would not.
-Each chart comes with its text alternative: a caption and the numbers as rows.
+Each chart comes with its text alternative: a caption and the numbers as rows, and with its
+legend (every team's full name beside its colour, the viewer's own marked "you"). A board of
+several tasks gets one panel per task, then one for the ranking criterion (the mean rank).
+Value axes stay inside the metric's declared domain (``MetricDeclaration.domain``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,31 +29,67 @@ from proctor.web.pages.figures import Numbers
 
 
 @dataclass(frozen=True, slots=True)
+class LegendKey:
+    """One legend entry: a team's full name, its colour class, and whether it is the viewer's."""
+
+    name: str
+    colour: str
+    mine: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Chart:
-    """A plot, its caption, and its numbers as a table (header, rows): the text alternative."""
+    """A plot, its caption, its legend, and its numbers as a table: the text alternative."""
 
     key: str
     caption: str
     svg: Markup
     header: tuple[str, ...]
     rows: Sequence[tuple[str, ...]] = field(default_factory=list)
+    legend: tuple[LegendKey, ...] = ()
+
+
+def legend(names: Sequence[str], mine: str | None) -> tuple[LegendKey, ...]:
+    """The legend of a chart drawing ``names``: each once, in order, the viewer's marked."""
+    return tuple(
+        LegendKey(name, plots.team_colour(name), name == mine) for name in dict.fromkeys(names)
+    )
+
+
+def domain_of(numbers: Numbers, metric: str) -> plots.Domain:
+    """The values ``metric`` can take, as its scorer declares them (any value: undeclared)."""
+    challenge = numbers.challenge
+    for task in challenge.tasks if challenge is not None else ():
+        if metric in task.reported_metrics:
+            declared = task.scorer_declaration.metric(metric).domain
+            return declared if declared is not None else plots.ANY_VALUE
+    return plots.ANY_VALUE
 
 
 def _rank_column(board: Leaderboard) -> tuple[str, str] | None:
     """(task, metric) the board ranks by: its first metric on its first task with a value."""
+    columns = _task_columns(board)
+    return columns[0] if columns else None
+
+
+def _task_columns(board: Leaderboard) -> list[tuple[str, str]]:
+    """(task, metric) of the board's first metric on each task that has a value, in order."""
     if not board.metrics:
-        return None
+        return []
     metric = board.metrics[0]
-    for row in board.rows:
-        for task, values in row.scores.items():
-            if metric in values:
-                return task, metric
-    return None
+    tasks = [*board.tasks, *(t for row in board.rows for t in row.scores if t not in board.tasks)]
+    return [
+        (task, metric)
+        for task in dict.fromkeys(tasks)
+        if any(metric in row.scores.get(task, {}) for row in board.rows)
+    ]
 
 
 def _value(row: LeaderboardRow, task: str, metric: str) -> float | None:
     value = row.scores.get(task, {}).get(metric)
-    return float(value) if isinstance(value, int | float) else None
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None  # none, or not a number a plot can place (nan, inf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,20 +101,27 @@ class _Column:
     name: str
     better: str
     numbers: Numbers
+    domain: plots.Domain
 
     def fmt(self, value: float) -> str:
         """``value`` worded with the metric's precision."""
         return self.numbers.fmt(self.metric, value)
 
 
-def _column(board: Leaderboard, numbers: Numbers) -> _Column | None:
-    """The column the board ranks by (None: no value to draw)."""
-    found = _rank_column(board)
-    if found is None:
-        return None
-    task, metric = found
-    name = f"{metric} ({task})" if len(board.tasks) > 1 else metric
-    return _Column(task, metric, name, numbers.better(metric), numbers)
+def _columns(board: Leaderboard, numbers: Numbers) -> list[_Column]:
+    """The columns the board's plots draw: its first metric on each task."""
+    several = len(board.tasks) > 1
+    return [
+        _Column(
+            task,
+            metric,
+            f"{metric} ({task})" if several else metric,
+            numbers.better(metric),
+            numbers,
+            domain_of(numbers, metric),
+        )
+        for task, metric in _task_columns(board)
+    ]
 
 
 def board_charts(
@@ -83,19 +130,49 @@ def board_charts(
     numbers: Numbers,
     mine: str | None,
 ) -> list[Chart]:
-    """A board's plots: its history, the distribution of its scores, its intervals."""
-    column = _column(board, numbers)
-    if column is None:
-        return []
-    charts = [
-        _history(history, column, mine),
-        _distribution(board, column, mine),
-        _intervals(board, column, mine),
-    ]
+    """A board's plots: history, distribution and intervals per task, then the mean rank.
+
+    The mean rank (the ranking criterion) gets its own panel when the board has several tasks.
+    """
+    columns = _columns(board, numbers)
+    several = len(columns) > 1
+    charts: list[Chart | None] = []
+    for column in columns:
+        suffix = f"-{column.task}" if several else ""
+        charts += [
+            _history(history, column, mine, suffix),
+            _distribution(board, column, mine, suffix),
+            _intervals(board, column, mine, suffix),
+        ]
+    if several:
+        charts.append(_mean_rank(board, mine))
     return [chart for chart in charts if chart is not None and chart.svg]
 
 
-def _distribution(board: Leaderboard, column: _Column, mine: str | None) -> Chart:
+def _mean_rank(board: Leaderboard, mine: str | None) -> Chart | None:
+    """Where each row stands on the board's ranking criterion: its mean rank over the tasks."""
+    values = [(row.team, float(row.mean_rank)) for row in board.rows if row.mean_rank is not None]
+    if not values:
+        return None
+    fmt = "{:.2f}".format
+    return Chart(
+        "mean-rank",
+        f"The ranking criterion: each {board.per}'s mean rank over the tasks (lower is better)",
+        plots.strip(
+            values,
+            title="distribution of the mean rank",
+            desc=f"{len(values)} mean ranks; {mine or 'your team'} marked",
+            fmt=fmt,
+            domain=(1.0, float(max(len(board.rows), 2))),
+            highlight=mine,
+        ),
+        ("team", "mean rank"),
+        [(team, fmt(v)) for team, v in values],
+        legend([team for team, _ in values], mine),
+    )
+
+
+def _distribution(board: Leaderboard, column: _Column, mine: str | None, suffix: str) -> Chart:
     """Where each row of the board stands on the column (the viewer's team marked)."""
     values = [
         (row.team, v)
@@ -103,48 +180,69 @@ def _distribution(board: Leaderboard, column: _Column, mine: str | None) -> Char
         if (v := _value(row, column.task, column.metric)) is not None
     ]
     return Chart(
-        "distribution",
+        f"distribution{suffix}",
         f"Where each {board.per} stands: {column.name} ({column.better})",
         plots.strip(
             values,
             title=f"distribution of {column.name}",
             desc=f"{len(values)} scores; {mine or 'your team'} marked",
             fmt=column.fmt,
+            domain=column.domain,
             highlight=mine,
         ),
         ("team", column.name),
         [(team, column.fmt(v)) for team, v in values],
+        legend([team for team, _ in values], mine),
     )
 
 
-def _intervals(board: Leaderboard, column: _Column, mine: str | None) -> Chart | None:
-    """Each row's value with its 95% bootstrap interval (None: the board carries none)."""
+def _cases(row: LeaderboardRow, task: str) -> int | None:
+    """The number of cases behind a row's scores on ``task``, where the board shows it."""
+    cases = row.scores.get(task, {}).get("cases")
+    return int(cases) if isinstance(cases, int | float) else None
+
+
+def _bounded(
+    name: str, value: float, bounds: tuple[int | float, int | float], cases: int | None
+) -> plots.Bounded:
+    return plots.Bounded(name, value, float(bounds[0]), float(bounds[1]), cases)
+
+
+def _intervals(board: Leaderboard, column: _Column, mine: str | None, suffix: str) -> Chart | None:
+    """Each row's value with its 95% bootstrap interval.
+
+    None when no interval has width: an interval of one point tells nothing.
+    """
     task, metric, fmt = column.task, column.metric, column.fmt
     bounded = [
-        (row.team, v, *row.ci95.scores[task][metric])
+        _bounded(row.team, v, row.ci95.scores[task][metric], _cases(row, task))
         for row in board.rows
         if row.ci95
         and metric in row.ci95.scores.get(task, {})
         and (v := _value(row, task, metric)) is not None
     ]
-    if not bounded:
+    if not any(b.high > b.low for b in bounded):
         return None
     return Chart(
-        "intervals",
+        f"intervals{suffix}",
         f"{column.name} with its 95% bootstrap interval, per {board.per}",
         plots.intervals(
             bounded,
             title=f"{column.name} intervals",
             desc="value and 95% interval",
             fmt=fmt,
+            domain=column.domain,
             highlight=mine,
         ),
         ("team", column.name, "low", "high"),
-        [(t, fmt(v), fmt(lo), fmt(hi)) for t, v, lo, hi in bounded],
+        [(b.name, fmt(b.value), fmt(b.low), fmt(b.high)) for b in bounded],
+        legend([b.name for b in bounded], mine),
     )
 
 
-def _history(history: list[tuple[datetime, Board]], column: _Column, mine: str | None) -> Chart:
+def _history(
+    history: list[tuple[datetime, Board]], column: _Column, mine: str | None, suffix: str
+) -> Chart:
     """Each team's standing value on the board after each submission (a step line per team)."""
     series: dict[str, list[plots.Point]] = {}
     last: dict[str, float] = {}
@@ -164,15 +262,16 @@ def _history(history: list[tuple[datetime, Board]], column: _Column, mine: str |
         series,
         title=f"history of {column.name}",
         desc=f"each team's {column.name} on the board over time",
-        fmt=column.fmt,
+        domain=column.domain,
         highlight=mine,
     )
     return Chart(
-        "history",
+        f"history{suffix}",
         f"The board over time: each team's {column.name} ({column.better})",
         svg,
         ("time", "team", column.name),
         rows,
+        legend(sorted(series), mine),
     )
 
 
@@ -198,7 +297,7 @@ def own_submissions_chart(
         series,
         title=f"your submissions' {metric}",
         desc=f"{len(rows)} scored submissions over time",
-        fmt=lambda v: numbers.fmt(metric, v),
+        domain=domain_of(numbers, metric),
         steps=False,
     )
     if not svg:
@@ -209,6 +308,7 @@ def own_submissions_chart(
         svg,
         ("submitted", "submission", "phase and task", metric),
         rows,
+        legend(sorted(series), None),
     )
 
 
@@ -269,7 +369,7 @@ def submission_interval_chart(
     task, metric = column
     shown = report.get("scores", {}).get(task, {})
     low, high = shown.get(f"{metric}_ci95_low"), shown.get(f"{metric}_ci95_high")
-    rows: list[tuple[str, float, float, float]] = []
+    rows: list[plots.Bounded] = []
     for row in board.rows:
         bounds = row.ci95.scores.get(task, {}).get(metric) if row.ci95 else None
         value = _value(row, task, metric)
@@ -277,12 +377,17 @@ def submission_interval_chart(
             continue
         if row.submission == sid and low is None:
             low, high = bounds
-        rows.append((f"{row.team} (#{row.rank:g})", value, *bounds))
+        name = f"{row.team} (#{row.rank:g})"
+        rows.append(_bounded(name, value, bounds, _cases(row, task)))
     value = shown.get(metric)
     if not rows or not isinstance(value, int | float) or low is None or high is None:
         return None
     mine = "this submission"
-    rows.insert(0, (mine, float(value), float(low), float(high)))
+    cases = shown.get("cases")
+    count = int(cases) if isinstance(cases, int | float) else None
+    rows.insert(0, plots.Bounded(mine, float(value), float(low), float(high), count))
+    if not any(b.high > b.low for b in rows):
+        return None
 
     def fmt(v: float) -> str:
         return numbers.fmt(metric, v)
@@ -292,8 +397,14 @@ def submission_interval_chart(
         f"This submission's {metric} and its 95% interval beside the board's "
         f"({numbers.better(metric)})",
         plots.intervals(
-            rows, title=f"{metric} intervals", desc="this submission first", fmt=fmt, highlight=mine
+            rows,
+            title=f"{metric} intervals",
+            desc="this submission first",
+            fmt=fmt,
+            domain=domain_of(numbers, metric),
+            highlight=mine,
         ),
         ("entry", metric, "low", "high"),
-        [(name, fmt(v), fmt(lo), fmt(hi)) for name, v, lo, hi in rows],
+        [(b.name, fmt(b.value), fmt(b.low), fmt(b.high)) for b in rows],
+        legend([b.name for b in rows], mine),
     )

@@ -33,6 +33,7 @@ from proctor.services.platform.resources import Platform
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
+from proctor.web.next_page import login_address
 from proctor.web.security import over_tls
 
 WEB = Path(__file__).resolve().parent.parent
@@ -100,11 +101,19 @@ def render(
 ) -> HTMLResponse:
     """The template with the signed-in user and the CSRF token its forms carry.
 
-    ``signup_open``: whether people may sign up (the header then links the sign-up page).
+    ``signup_open``: whether people may sign up (the header then links the sign-up page);
+    ``login_href``, ``signup_href``: the sign-in and sign-up pages, coming back to this one
+    after (``next_page``).
     """
     token, fresh = csrf.form_token(request)
     platform: Platform = request.app.state.platform
-    shared = {"me": principal, "csrf": token, "signup_open": platform.settings.signup != "closed"}
+    shared = {
+        "me": principal,
+        "csrf": token,
+        "signup_open": platform.settings.signup != "closed",
+        "login_href": login_address(request),
+        "signup_href": login_address(request, "/signup"),
+    }
     answer = templates.TemplateResponse(request, name, {**shared, **context}, status_code=status)
     csrf.keep_nonce(answer, fresh, secure(request))
     return answer
@@ -191,6 +200,15 @@ class PageRoute(APIRoute):
                 return error_page(request, principal, error)
 
         return answer
+
+
+def server_url(request: Request) -> str:
+    """The address people reach this server at, for the links and commands a page shows.
+
+    ``PROCTOR_PUBLIC_URL`` when the operator set it, else the address the browser used.
+    """
+    platform: Platform = request.app.state.platform
+    return platform.settings.link_base(str(request.base_url))
 
 
 def see_next(address: str) -> RedirectResponse:

@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from proctor.services.platform import files, installs, registrations
 from proctor.web.deps import PlatformDep
 from proctor.web.downloads import download
-from proctor.web.pages.common import PageRoute, Visitor, render
+from proctor.web.pages.common import PageRoute, Visitor, render, server_url
 from proctor.web.pages.navigation import challenge_nav
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
@@ -31,11 +31,6 @@ def human_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GiB"
-
-
-def server_url(request: Request) -> str:
-    """The address a participant's CLI reaches this server at (as the browser did)."""
-    return str(request.base_url).rstrip("/")
 
 
 @router.get("/challenges/{name}/files", response_class=HTMLResponse)

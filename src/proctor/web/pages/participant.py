@@ -37,10 +37,10 @@ from proctor.web.pages.common import (
     error_page,
     principal_of,
     render,
+    server_url,
     signed_in,
 )
 from proctor.web.pages.figures import Numbers
-from proctor.web.pages.files import server_url
 from proctor.web.pages.navigation import challenge_nav
 from proctor.web.uploads import MinimumRate, read_upload
 

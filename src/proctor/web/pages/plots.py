@@ -4,11 +4,19 @@ Each plot is drawn from figures the service already cut to the viewer's disclosu
 the viewer may read it, the team's own reports), never from anything else, and carries a text
 alternative: a ``<title>``/``<desc>`` for screen readers and, on the page, the same numbers as
 a table. Colours and strokes come from classes of ``proctor.css`` (``plot-*``).
+
+A plot scales to its box (``viewBox``, width 100 %). Its axes read at a glance: the data's range
+clipped to the metric's domain (an AUC axis never passes 1), ticks on 1-2-5 steps labelled with
+just the digits the step needs, time ticks on round seconds, minutes, hours or days with labels
+that never repeat. A team keeps one colour (``team_colour``: a stable hash of its name into a
+colour-blind-safe palette) on every chart, for every viewer; the viewer's own marks are
+outlined and larger, never recoloured.
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,13 +25,18 @@ from html import escape
 from markupsafe import Markup
 
 WIDTH, HEIGHT = 640, 260
-LEFT, RIGHT, TOP, BOTTOM = 64, 16, 12, 40
-SERIES_CLASSES = 8
-"""Colour classes plot-s0 .. plot-s7, reused in turn."""
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 12, 48
+PALETTE_SIZE = 8
+"""Colour classes plot-c0 .. plot-c7 of ``proctor.css`` (Okabe and Ito's colour-blind-safe set)."""
 
 Formatter = Callable[[float], str]
+Domain = tuple[float, float]
+"""A metric's possible values (low, high); ``-inf``/``inf`` where unbounded."""
+ANY_VALUE: Domain = (-math.inf, math.inf)
 HOUR_S = 3600.0
 """A time axis around one moment spans an hour either side (not a tenth of the epoch)."""
+MIN_SHARE_OF_DOMAIN = 0.05
+"""A value axis spans at least this share of a bounded domain: 0.004 apart never fills it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,76 +48,165 @@ class Point:
     label: str
 
 
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """An axis: its range (``low`` < ``high``) and its ticks with their labels, in order."""
+
+    low: float
+    high: float
+    ticks: tuple[float, ...]
+    labels: tuple[str, ...]
+
+    def scale(self, out_lo: float, out_hi: float) -> Callable[[float], float]:
+        """Maps a value of the axis onto ``out_lo`` .. ``out_hi`` (pixels)."""
+        return _scale(self.low, self.high, out_lo, out_hi)
+
+
+def team_colour(name: str) -> str:
+    """The colour class of ``name``'s marks: the same on every chart, for every viewer.
+
+    >>> team_colour("amber") == team_colour("amber")
+    True
+    """
+    return f"plot-c{zlib.crc32(name.encode('utf-8')) % PALETTE_SIZE}"
+
+
+def nice_step(span: float, count: int = 5) -> float:
+    """The 1-2-5 step (1, 2 or 5 times a power of ten) that cuts ``span`` in about ``count``."""
+    raw = span / max(count - 1, 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= raw * 0.999)
+
+
+def _finer(step: float) -> float:
+    """The 1-2-5 step just below ``step``: 1 → 0.5, 2 → 1, 5 → 2."""
+    power = 10.0 ** math.floor(math.log10(step) + 1e-9)
+    return power / 2 if step / power < 1.5 else power if step / power < 3 else 2 * power
+
+
+def _multiples(low: float, high: float, step: float) -> tuple[float, ...]:
+    """The multiples of ``step`` from ``low`` to ``high``."""
+    first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+    return tuple(n * step for n in range(first, last + 1))
+
+
+def _decimals(step: float) -> int:
+    """Digits after the point that tell ticks ``step`` apart."""
+    return max(0, -math.floor(math.log10(step) + 1e-9))
+
+
+def value_axis(values: Sequence[float], domain: Domain = ANY_VALUE, count: int = 5) -> Axis:
+    """An axis over ``values`` with a margin, inside ``domain``, with 1-2-5 ticks.
+
+    The span is at least a twentieth of a bounded domain (a 0.004 gap stays small), one value
+    alone gets a margin either side; nothing passes the domain's ends.
+    """
+    finite = [v for v in values if math.isfinite(v)] or [0.0]  # nan/inf have no place
+    lo, hi = min(finite), max(finite)
+    lo_d, hi_d = min(domain[0], lo), max(domain[1], hi)  # a value outside stays on the axis
+    span = (hi - lo) * 1.16
+    if math.isfinite(hi_d - lo_d):
+        span = max(span, (hi_d - lo_d) * MIN_SHARE_OF_DOMAIN)
+    span = span or abs(lo) * 0.2 or 1.0
+    middle = (lo + hi) / 2
+    low, high = middle - span / 2, middle + span / 2
+    if low < lo_d:
+        low, high = lo_d, min(hi_d, lo_d + span)
+    if high > hi_d:
+        low, high = max(lo_d, hi_d - span), hi_d
+    step = nice_step(high - low, count)
+    while len(ticks := _multiples(low, high, step)) < 3:
+        step = _finer(step)
+    digits = _decimals(step)
+    labels = tuple(f"{0.0 if abs(t) < step / 2 else t:.{digits}f}" for t in ticks)
+    return Axis(low, high, ticks, labels)
+
+
+TIME_STEPS_S = (
+    *(1, 2, 5, 10, 15, 30),
+    *(60 * m for m in (1, 2, 5, 10, 15, 30)),
+    *(3600 * h for h in (1, 2, 3, 6, 12)),
+    *(86400 * d for d in (1, 2, 7, 14, 28, 56, 91, 182, 364)),
+)
+"""Round steps of a time axis, in seconds: seconds, minutes, hours, days."""
+
+
+def _time_shape(step: float, span: float) -> str:
+    """The strftime shape that tells ticks ``step`` seconds apart, over ``span`` seconds."""
+    if step >= 86400:
+        return "%Y-%m-%d"
+    if step >= 60:
+        return "%H:%M" if span < 86400 else "%m-%d %H:%M"
+    return "%H:%M:%S" if span < 86400 else "%m-%d %H:%M:%S"
+
+
+def time_axis(moments: Sequence[float], count: int = 3) -> Axis:
+    """A time axis (epoch seconds, UTC) over ``moments``: round steps, labels never repeated."""
+    lo, hi = min(moments), max(moments)
+    if hi - lo < 60:
+        lo, hi = lo - 60, hi + 60
+    pad = (hi - lo) * 0.06
+    low, high = lo - pad, hi + pad
+    step = float(next(s for s in reversed(TIME_STEPS_S) if (high - low) / s >= count - 1))
+    while (high - low) / step > 2 * count:
+        step *= 2
+    ticks = tuple(float(t) for t in _multiples(low, high, step))
+    shape = _time_shape(step, high - low)
+    labels = tuple(datetime.fromtimestamp(t, UTC).strftime(shape) for t in ticks)
+    return Axis(low, high, ticks, labels)
+
+
 def _scale(lo: float, hi: float, out_lo: float, out_hi: float) -> Callable[[float], float]:
     span = hi - lo or 1.0
     return lambda v: out_lo + (v - lo) / span * (out_hi - out_lo)
 
 
-def _bounds(values: Sequence[float], *, alone: float | None = None) -> tuple[float, float]:
-    """The axis range of ``values`` with a margin.
-
-    One value alone gets ``alone`` either side (None: a tenth of the value).
-    """
-    lo, hi = min(values), max(values)
-    if lo == hi:
-        pad = alone if alone is not None else abs(lo) * 0.1 or 1.0
-        return lo - pad, hi + pad
-    pad = (hi - lo) * 0.08
-    return lo - pad, hi + pad
-
-
-def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    step = (hi - lo) / max(count - 1, 1)
-    return [lo + i * step for i in range(count)]
-
-
-def _svg(title: str, desc: str, body: list[str], height: int = HEIGHT) -> Markup:
-    ident = f"plot-{abs(hash((title, desc))) % 10**8}"
+def _svg(
+    title: str, desc: str, body: list[str], height: int = HEIGHT, kind: str = "plot"
+) -> Markup:
+    ident = f"plot-{zlib.crc32((title + desc).encode('utf-8'))}"
     head = (
-        f'<svg class="plot" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'<svg class="{kind}" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'preserveAspectRatio="xMidYMid meet" '
         f'aria-labelledby="{ident}-t {ident}-d" xmlns="http://www.w3.org/2000/svg">'
         f'<title id="{ident}-t">{escape(title)}</title><desc id="{ident}-d">{escape(desc)}</desc>'
     )
     return Markup(head + "".join(body) + "</svg>")  # noqa: S704 (every text is escaped)
 
 
-def _y_axis(lo: float, hi: float, y: Callable[[float], float], fmt: Formatter) -> list[str]:
+def _y_axis(axis: Axis, y: Callable[[float], float]) -> list[str]:
     parts = []
-    for tick in _ticks(lo, hi):
+    for tick, label in zip(axis.ticks, axis.labels, strict=True):
         at = y(tick)
         parts.append(
             f'<line class="plot-grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" '
             f'y1="{at:.1f}" y2="{at:.1f}"/>'
             f'<text class="plot-tick" x="{LEFT - 6}" y="{at + 4:.1f}" text-anchor="end">'
-            f"{escape(fmt(tick))}</text>"
+            f"{escape(label)}</text>"
         )
     return parts
 
 
-def _time_axis(lo: float, hi: float, x: Callable[[float], float], height: int) -> list[str]:
-    parts = [
-        f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" '
-        f'y1="{height - BOTTOM}" y2="{height - BOTTOM}"/>'
-    ]
-    span = hi - lo
-    shape = "%H:%M:%S" if span < 3600 else "%m-%d %H:%M" if span < 5 * 86400 else "%Y-%m-%d"
-    ticks = _ticks(lo, hi, 4)
-    for n, tick in enumerate(ticks):
-        label = datetime.fromtimestamp(tick, UTC).strftime(shape)
+def _x_ticks(axis: Axis, x: Callable[[float], float], y_text: float, left: float) -> list[str]:
+    """Tick labels under an x axis (the end ones lean inwards, to stay inside the plot)."""
+    parts = []
+    for tick, label in zip(axis.ticks, axis.labels, strict=True):
+        at = x(tick)
+        anchor = "start" if at - left < 30 else "end" if WIDTH - RIGHT - at < 30 else "middle"
         parts.append(
-            f'<text class="plot-tick" x="{x(tick):.1f}" y="{height - BOTTOM + 16}" '
-            f'text-anchor="{_anchor(n, len(ticks))}">{escape(label)}</text>'
+            f'<text class="plot-tick" x="{at:.1f}" y="{y_text:.1f}" '
+            f'text-anchor="{anchor}">{escape(label)}</text>'
         )
-    parts.append(
-        f'<text class="plot-tick" x="{WIDTH - RIGHT}" y="{height - BOTTOM + 30}" '
-        'text-anchor="end">UTC</text>'
-    )
     return parts
 
 
-def _anchor(n: int, count: int) -> str:
-    """Ticks at the ends of an axis lean inwards, so their labels stay inside the plot."""
-    return "start" if n == 0 else "end" if n == count - 1 else "middle"
+def _dot(name: str, cx: float, cy: float, text: str, *, mine: bool) -> str:
+    """A team's mark in its colour; the viewer's own outlined and larger."""
+    css = team_colour(name) + (" plot-mine" if mine else "")
+    return (
+        f'<circle class="plot-dot {css}" cx="{cx:.1f}" cy="{cy:.1f}" r="{7 if mine else 5}">'
+        f"<title>{escape(name)}: {escape(text)}</title></circle>"
+    )
 
 
 def time_series(
@@ -112,51 +214,42 @@ def time_series(
     *,
     title: str,
     desc: str,
-    fmt: Formatter,
+    domain: Domain = ANY_VALUE,
     highlight: str | None = None,
     steps: bool = True,
 ) -> Markup:
-    """Lines (steps: a best-so-far) or dots over time, one colour per series, and a legend.
+    """Lines (steps: a best-so-far) or dots over time, one team colour per series.
 
-    ``x`` is epoch seconds; the ``highlight`` series is drawn thicker and last.
+    ``x`` is epoch seconds; the ``highlight`` series is drawn outlined and last. The legend
+    is the page's (``Chart.legend``), so its labels are never cut.
     """
     points = [p for ps in series.values() for p in ps]
     if not points:
         return Markup("")
-    x_lo, x_hi = _bounds([p.x for p in points], alone=HOUR_S)
-    y_lo, y_hi = _bounds([p.y for p in points])
-    legend_rows = math.ceil(len(series) / 4)
-    height = HEIGHT + 18 * legend_rows
+    xs = time_axis([p.x for p in points])
+    ys = value_axis([p.y for p in points], domain)
     plot_bottom = HEIGHT - BOTTOM
-    x = _scale(x_lo, x_hi, LEFT, WIDTH - RIGHT)
-    y = _scale(y_lo, y_hi, plot_bottom, TOP)
-    body = _y_axis(y_lo, y_hi, y, fmt) + _time_axis(x_lo, x_hi, x, HEIGHT)
-    names = sorted(series, key=lambda n: n == highlight)
-    colours = {name: f"plot-s{i % SERIES_CLASSES}" for i, name in enumerate(sorted(series))}
-    for name in names:
+    x = xs.scale(LEFT, WIDTH - RIGHT)
+    y = ys.scale(plot_bottom, TOP)
+    body = _y_axis(ys, y)
+    body.append(
+        f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" '
+        f'y1="{plot_bottom}" y2="{plot_bottom}"/>'
+    )
+    body += _x_ticks(xs, x, plot_bottom + 20, LEFT)
+    body.append(f'<text class="plot-tick" x="{LEFT}" y="{plot_bottom + 42}">time (UTC)</text>')
+    for name in sorted(series, key=lambda n: (n == highlight, n)):
         marks = sorted(series[name], key=lambda p: p.x)
-        css = colours[name] + (" plot-mine" if name == highlight else "")
-        if steps and len(marks) > 1:
+        mine = name == highlight
+        css = team_colour(name) + (" plot-mine" if mine else "")
+        if steps:  # a best-so-far holds until now, one mark alone too
             path = [f"M{x(marks[0].x):.1f},{y(marks[0].y):.1f}"]
             for mark in marks[1:]:
                 path.append(f"H{x(mark.x):.1f}V{y(mark.y):.1f}")
             path.append(f"H{WIDTH - RIGHT}")
             body.append(f'<path class="plot-line {css}" d="{"".join(path)}"/>')
-        for mark in marks:
-            body.append(
-                f'<circle class="plot-dot {css}" cx="{x(mark.x):.1f}" cy="{y(mark.y):.1f}" r="4">'
-                f"<title>{escape(name)}: {escape(mark.label)}</title></circle>"
-            )
-    for i, name in enumerate(sorted(series)):
-        mine = " plot-mine" if name == highlight else ""
-        lx = LEFT + (i % 4) * 140
-        ly = HEIGHT + 4 + 18 * (i // 4)
-        body.append(
-            f'<rect class="plot-key {colours[name]}{mine}" x="{lx}" y="{ly}" width="12" '
-            'height="12"/>'
-            f'<text class="plot-label" x="{lx + 16}" y="{ly + 10}">{escape(name[:18])}</text>'
-        )
-    return _svg(title, desc, body, height)
+        body += [_dot(name, x(m.x), y(m.y), m.label, mine=mine) for m in marks]
+    return _svg(title, desc, body, HEIGHT)
 
 
 def strip(
@@ -165,80 +258,97 @@ def strip(
     title: str,
     desc: str,
     fmt: Formatter,
+    domain: Domain = ANY_VALUE,
     highlight: str | None = None,
 ) -> Markup:
-    """Every value as a dot on one axis (a distribution), the ``highlight`` one marked."""
+    """Every value as a dot on one axis, in its team's colour; ``highlight``'s outlined, named."""
     if not values:
         return Markup("")
-    height = 120
-    lo, hi = _bounds([v for _, v in values])
-    x = _scale(lo, hi, LEFT, WIDTH - RIGHT)
-    middle = 50
-    body = [
-        f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{middle + 24}" '
-        f'y2="{middle + 24}"/>'
-    ]
-    ticks = _ticks(lo, hi)
-    for n, tick in enumerate(ticks):
-        body.append(
-            f'<text class="plot-tick" x="{x(tick):.1f}" y="{middle + 42}" '
-            f'text-anchor="{_anchor(n, len(ticks))}">{escape(fmt(tick))}</text>'
-        )
+    axis = value_axis([v for _, v in values], domain)
+    x = axis.scale(LEFT, WIDTH - RIGHT)
+    marks = sorted(values, key=lambda item: (item[0] == highlight, item[0]))
     seen: dict[int, int] = {}
-    for name, value in sorted(values, key=lambda item: item[0] == highlight):
-        slot = round(x(value) / 8)
-        offset = seen.get(slot, 0)
-        seen[slot] = offset + 1
-        cy = middle + 12 - offset * 9
-        css = "plot-dot plot-mine" if name == highlight else "plot-dot plot-s0"
-        body.append(
-            f'<circle class="{css}" cx="{x(value):.1f}" cy="{cy}" r="5">'
-            f"<title>{escape(name)}: {escape(fmt(value))}</title></circle>"
-        )
-        if name == highlight:
+    offsets = []
+    for _, value in marks:  # dots too close to tell apart stack upwards
+        slot = round(x(value) / 16)
+        offsets.append(seen.get(slot, 0))
+        seen[slot] = offsets[-1] + 1
+    base = 40 + 14 * max(offsets)
+    height = base + 48
+    body = [
+        f'<line class="plot-axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{base + 14}" '
+        f'y2="{base + 14}"/>'
+    ]
+    body += _x_ticks(axis, x, base + 36, LEFT)
+    for (name, value), offset in zip(marks, offsets, strict=True):
+        cy = base - offset * 14
+        mine = name == highlight
+        body.append(_dot(name, x(value), cy, fmt(value), mine=mine))
+        if mine:
+            anchor = "start" if x(value) < 120 else "end" if x(value) > WIDTH - 120 else "middle"
             body.append(
-                f'<text class="plot-label plot-callout" x="{x(value):.1f}" y="{cy - 10}" '
-                f'text-anchor="middle">{escape(name[:18])}</text>'
+                f'<text class="plot-label plot-callout" x="{x(value):.1f}" y="{cy - 14}" '
+                f'text-anchor="{anchor}">{escape(name)}</text>'
             )
     return _svg(title, desc, body, height)
 
 
+@dataclass(frozen=True, slots=True)
+class Bounded:
+    """A row of an interval plot: who, the value, its 95% interval and its number of cases."""
+
+    name: str
+    value: float
+    low: float
+    high: float
+    cases: int | None = None
+
+
 def intervals(
-    rows: list[tuple[str, float, float, float]],
+    rows: list[Bounded],
     *,
     title: str,
     desc: str,
     fmt: Formatter,
+    domain: Domain = ANY_VALUE,
     highlight: str | None = None,
 ) -> Markup:
-    """One row per (name, value, low, high): the value and its interval, ``highlight`` marked."""
+    """One row per entry: its value, and its interval where it has width, cases beside it."""
     if not rows:
         return Markup("")
     row_h = 26
     height = TOP + row_h * len(rows) + 30
-    left = 150
-    lo, hi = _bounds([b for _, _, lo_, hi_ in rows for b in (lo_, hi_)])
-    x = _scale(lo, hi, left, WIDTH - RIGHT)
+    left, right = 190, WIDTH - RIGHT - 70
+    axis = value_axis([b for r in rows for b in (r.low, r.high, r.value)], domain)
+    x = axis.scale(left, right)
     body = []
-    ticks = _ticks(lo, hi)
-    for n, tick in enumerate(ticks):
+    for tick, label in zip(axis.ticks, axis.labels, strict=True):
         body.append(
             f'<line class="plot-grid" x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{TOP}" '
             f'y2="{height - 26}"/><text class="plot-tick" x="{x(tick):.1f}" y="{height - 10}" '
-            f'text-anchor="{_anchor(n, len(ticks))}">{escape(fmt(tick))}</text>'
+            f'text-anchor="middle">{escape(label)}</text>'
         )
-    for i, (name, value, low, high) in enumerate(rows):
+    for i, row in enumerate(rows):
         cy = TOP + row_h * i + row_h / 2
-        css = "plot-mine" if name == highlight else "plot-s0"
+        mine = row.name == highlight
+        css = team_colour(row.name) + (" plot-mine" if mine else "")
+        name = row.name if len(row.name) <= 16 else row.name[:15] + "…"  # whole in the table
         body.append(
             f'<text class="plot-label" x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">'
-            f"{escape(name[:22])}</text>"
-            f'<line class="plot-line {css}" x1="{x(low):.1f}" x2="{x(high):.1f}" '
-            f'y1="{cy:.1f}" y2="{cy:.1f}"/>'
-            f'<circle class="plot-dot {css}" cx="{x(value):.1f}" cy="{cy:.1f}" r="5">'
-            f"<title>{escape(name)}: {escape(fmt(value))} "
-            f"[{escape(fmt(low))}, {escape(fmt(high))}]</title></circle>"
+            f"<title>{escape(row.name)}</title>{escape(name)}</text>"
         )
+        if row.high > row.low:
+            body.append(
+                f'<line class="plot-line {css}" x1="{x(row.low):.1f}" x2="{x(row.high):.1f}" '
+                f'y1="{cy:.1f}" y2="{cy:.1f}"/>'
+            )
+        text = f"{fmt(row.value)} [{fmt(row.low)}, {fmt(row.high)}]"
+        body.append(_dot(row.name, x(row.value), cy, text, mine=mine))
+        if row.cases is not None:
+            body.append(
+                f'<text class="plot-tick" x="{WIDTH - RIGHT}" y="{cy + 4:.1f}" '
+                f'text-anchor="end">n={row.cases}</text>'
+            )
     return _svg(title, desc, body, int(height))
 
 
@@ -288,4 +398,4 @@ def heat_map(
             f'<text class="plot-label" x="{left - 8}" y="{head + cell_h * i + 16}" '
             f'text-anchor="end">{escape(row[:22])}</text>'
         )
-    return _svg(title, desc, body, height)
+    return _svg(title, desc, body, height, "plot plot-heat")

@@ -2,9 +2,11 @@
 
 The sign-in form takes ``login`` (a name or email) and ``password``, which opens a browser
 session (``signin``, rate-limited, one answer for every wrong login); or ``token``, an API
-token kept in the session cookie as before. Signing out ends a password session; with a
-token it drops the cookie in this browser and revokes nothing: the token still works for
-the CLI until it is revoked on the account page or with ``proctor token revoke``.
+token kept in the session cookie as before. Either way the person then lands on ``next``, the
+page that sent them to sign in, when it is a page of this site (``web.next_page``). Signing
+out ends a password session; with a token it drops the cookie in this browser and revokes
+nothing: the token still works for the CLI until it is revoked on the account page or with
+``proctor token revoke``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from proctor.services.platform import sessions, signin
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
+from proctor.web.next_page import safe_next
 from proctor.web.pages.common import (
     CsrfField,
     TokenCookie,
@@ -36,9 +39,17 @@ FormText = Annotated[str, Form()]
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(
-    request: Request, platform: PlatformDep, token: TokenCookie = None, done: str = ""
+    request: Request,
+    platform: PlatformDep,
+    token: TokenCookie = None,
+    done: str = "",
+    next: str = "",
 ) -> Response:
-    """The sign-in form (``done``: a word on what just happened, e.g. an email confirmed)."""
+    """The sign-in form.
+
+    ``done``: a word on what just happened (e.g. an email confirmed); ``next``: the page of
+    this site to go to once signed in (``next_page.safe_next``).
+    """
     notes = {
         "confirmed": "Your email is confirmed: sign in with your name or email and password.",
         "waiting": "Your email is confirmed. An organizer approves new accounts: "
@@ -51,6 +62,7 @@ def login_page(
         principal_of(platform, token),
         note=notes.get(done),
         signup=platform.settings.signup != "closed",
+        next_page=safe_next(next),
     )
 
 
@@ -62,13 +74,15 @@ def login(
     login: FormText = "",
     password: FormText = "",
     token: FormText = "",
+    next: FormText = "",
     sent: CsrfField = "",
     session: TokenCookie = None,
 ) -> Response:
     """Sign in with ``login`` and ``password``, or with an API ``token`` (the CSRF token first).
 
-    The new session replaces the one of whoever was signed in; a refusal changes nothing,
-    and the page says who is still signed in.
+    Then go to ``next`` when it is a page of this site (else the home page). The new session
+    replaces the one of whoever was signed in; a refusal changes nothing, and the page says
+    who is still signed in.
     """
     try:
         csrf.check_form(request, sent)
@@ -89,10 +103,11 @@ def login(
             message=str(error),
             login=login,
             signup=platform.settings.signup != "closed",
+            next_page=safe_next(next),
         )
     if session != cookie:
         sessions.end(platform, session)
-    answer = RedirectResponse("/", status_code=303)
+    answer = RedirectResponse(safe_next(next), status_code=303)
     keep_session(answer, request, cookie)
     return answer
 

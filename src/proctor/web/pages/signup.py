@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, Response
@@ -20,6 +21,7 @@ from proctor.services.platform import signin, signup
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
+from proctor.web.next_page import safe_next
 from proctor.web.pages.common import (
     CsrfField,
     PageRoute,
@@ -34,9 +36,14 @@ FormText = Annotated[str, Form()]
 
 
 @router.get("/signup", response_class=HTMLResponse)
-def signup_page(request: Request, platform: PlatformDep, me: Visitor) -> Response:
-    """The sign-up form (or why there is none: sign-up is closed on this server)."""
-    return render(request, "signup.html", me, mode=platform.settings.signup)
+def signup_page(request: Request, platform: PlatformDep, me: Visitor, next: str = "") -> Response:
+    """The sign-up form (or why there is none: sign-up is closed on this server).
+
+    ``next``: the page of this site to come back to, carried by the mailed link to sign-in.
+    """
+    return render(
+        request, "signup.html", me, mode=platform.settings.signup, next_page=safe_next(next)
+    )
 
 
 @router.post("/signup", response_class=HTMLResponse)
@@ -48,12 +55,14 @@ def signup_form(
     name: FormText = "",
     email: FormText = "",
     password: FormText = "",
+    next: FormText = "",
     sent: CsrfField = "",
 ) -> Response:
     """Sign up; the same answer whatever accounts exist (a refusal says what to change)."""
+    back = safe_next(next)
     try:
         csrf.check_form(request, sent)
-        answer = signup.sign_up(platform, name, email, password, client_address(request))
+        answer = signup.sign_up(platform, name, email, password, client_address(request), then=back)
     except ProctorError as error:
         return render(
             request,
@@ -64,25 +73,39 @@ def signup_form(
             message=str(error),
             user_name=name,
             email=email,
+            next_page=back,
         )
     return render(request, "mail_sent.html", me, title="Check your mail", message=answer.message)
 
 
 @router.get("/signup/verify", response_class=HTMLResponse)
-def confirm_page(request: Request, platform: PlatformDep, me: Visitor, t: str = "") -> Response:
+def confirm_page(
+    request: Request, platform: PlatformDep, me: Visitor, t: str = "", next: str = ""
+) -> Response:
     """The page a confirmation link opens: whose account, and the button that confirms it."""
     user = signup.account_of_link(platform, t)
-    return render(request, "confirm.html", me, user=user, link=t)
+    return render(request, "confirm.html", me, user=user, link=t, next_page=safe_next(next))
 
 
 @router.post("/signup/verify", response_class=HTMLResponse)
 def confirm_form(
-    request: Request, platform: PlatformDep, *, t: FormText = "", sent: CsrfField = ""
+    request: Request,
+    platform: PlatformDep,
+    *,
+    t: FormText = "",
+    next: FormText = "",
+    sent: CsrfField = "",
 ) -> Response:
-    """Confirm the email (the link is used up), then the sign-in page says what comes next."""
+    """Confirm the email (the link is used up), then the sign-in page says what comes next.
+
+    Once signed in, the person goes on to ``next`` (the page that sent them to sign up).
+    """
     csrf.check_form(request, sent)
     done = signup.confirm(platform, t)
-    return see_next("/login?done=waiting" if done.waits_for_approval else "/login?done=confirmed")
+    back = safe_next(next)
+    then = "" if back == "/" else f"&next={quote(back, safe='')}"
+    word = "waiting" if done.waits_for_approval else "confirmed"
+    return see_next(f"/login?done={word}{then}")
 
 
 @router.get("/password-reset", response_class=HTMLResponse)

@@ -16,7 +16,15 @@ from fastapi.responses import HTMLResponse, Response
 
 from proctor.services.platform import teams
 from proctor.web.deps import PlatformDep
-from proctor.web.pages.common import Member, MemberForm, PageRoute, Visitor, render, see_next
+from proctor.web.pages.common import (
+    Member,
+    MemberForm,
+    PageRoute,
+    Visitor,
+    render,
+    see_next,
+    server_url,
+)
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
@@ -47,7 +55,7 @@ def create_form(
 def invite_form(request: Request, platform: PlatformDep, me: MemberForm) -> Response:
     """Make a one-use invitation and show it as a link and a code (shown once)."""
     made = teams.invite(platform, me)
-    link = str(request.base_url).rstrip("/") + f"/teams/join/{quote(made.code)}"
+    link = server_url(request) + f"/teams/join/{quote(made.code)}"
     return render(
         request,
         "team.html",

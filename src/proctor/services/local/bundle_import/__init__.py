@@ -1,9 +1,10 @@
 """``proctor challenge import``: a Codabench, CodaLab or EvalAI bundle → a Proctor challenge.
 
 The dispatcher reads the bundle's YAML, picks the first format whose ``detect`` accepts it
-(:data:`FORMATS`, a small table: one row per format module) and imports it: a row either
-maps the YAML to a plan (``build_plan``; :mod:`.plan` writes the ``challenge.yaml``) or
-writes the challenge folder itself (``importer``, EvalAI's). See docs/import-bundles.md.
+(:data:`FORMATS`, a small table: one row per format module) and imports it: the row's
+``build`` copies the bundle's files under DEST and returns the ``challenge.yaml`` document
+(:mod:`.document`) with the answer, which the dispatcher writes. Codabench and CodaLab build
+through a :class:`.plan.BundlePlan` (:func:`planned`). See docs/import-bundles.md.
 """
 
 from __future__ import annotations
@@ -18,80 +19,69 @@ from typing import Any
 from proctor.errors import ConfigError, UsageError
 from proctor.resolve import load_challenge
 from proctor.services.local.bundle_import import codabench, codalab, evalai
-from proctor.services.local.bundle_import.common import (
+from proctor.services.local.bundle_import.document import Imported, ImportResult, write_document
+from proctor.services.local.bundle_import.environment import (
+    choose_environment,
+    default_environment,
+    describe_choice,
+    describe_image,
+)
+from proctor.services.local.bundle_import.plan import BundlePlan, plan_import
+from proctor.services.local.bundle_import.reading import (
     BundleRefusedError,
-    ImportResult,
-    environment_for_image,
     read_yaml,
-    text,
     unpack_source,
 )
-from proctor.services.local.bundle_import.plan import BundlePlan, write_challenge
 from proctor.services.local.bundle_import.stand_ins import add_stand_ins
 from proctor.services.local.bundle_import.unzip import import_limits, unpack_budget
-from proctor.services.untrusted_tree import copy_inside
 
 __all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
 
+Builder = Callable[[dict[str, Any], Path, Path, str | None], Imported]
+"""(YAML, bundle folder, DEST, ``--environment`` or None) → the document and the answer.
+
+The builder copies the bundle's files under DEST; the dispatcher writes the document."""
 PlanBuilder = Callable[[dict[str, Any], Path, Path, Any], BundlePlan]
-"""(YAML, bundle folder, DEST, environment) → the plan; the files are copied under DEST."""
-Importer = Callable[[Path, Path, Any], ImportResult]
-"""(bundle folder, DEST, the chosen environment or None) → the result; it writes DEST itself."""
+"""(YAML, bundle folder, DEST, the environment) → a plan of Codabench-style programs."""
 
 
 @dataclass(frozen=True)
 class BundleFormat:
-    """One bundle format: its YAML file, how to recognize it, and a plan builder or importer."""
+    """One bundle format: its YAML file, how to recognize it, and how to build the challenge."""
 
     name: str
     yaml_file: str
     detect: Callable[[Any], bool]
-    build_plan: PlanBuilder | None = None
-    importer: Importer | None = None
+    build: Builder
+
+
+def planned(build_plan: PlanBuilder) -> Builder:
+    """The builder of a format whose programs run as Codabench's (a :class:`.plan.BundlePlan`).
+
+    The environment is the ``--environment`` given, else the one standing for the bundle's
+    ``docker_image``; the kit gets its stand-ins; the first warning names the environment.
+    """
+
+    def build(spec: dict[str, Any], bundle: Path, dest: Path, environment: str | None) -> Imported:
+        chosen = choose_environment(environment, default_environment(spec), dest)
+        plan = build_plan(spec, bundle, dest, chosen)
+        add_stand_ins(plan, dest)
+        imported = plan_import(plan, dest)
+        described = describe_image(spec, advise=environment is None)
+        imported.result.warnings.insert(0, f"environment: {describe_choice(chosen)} ({described})")
+        return imported
+
+    return build
 
 
 FORMATS: tuple[BundleFormat, ...] = (
-    BundleFormat(codabench.FORMAT, "competition.yaml", codabench.detect, codabench.build_plan),
-    BundleFormat(codalab.FORMAT, "competition.yaml", codalab.detect, codalab.build_plan),
-    BundleFormat(evalai.FORMAT, evalai.CONFIG, evalai.detect, importer=evalai.import_evalai),
+    BundleFormat(
+        codabench.FORMAT, "competition.yaml", codabench.detect, planned(codabench.build_plan)
+    ),
+    BundleFormat(codalab.FORMAT, "competition.yaml", codalab.detect, planned(codalab.build_plan)),
+    BundleFormat(evalai.FORMAT, evalai.CONFIG, evalai.detect, evalai.build),
 )
 """Tried in order; the first whose YAML file exists and whose ``detect`` accepts it maps it."""
-
-
-def _environment(choice: str | None, default: str, dest: Path) -> Any:
-    """``host``, a bundled environment's name, or a folder holding ``environment.yaml``."""
-    if choice is None:
-        return default
-    folder = Path(choice)
-    if not folder.is_dir():
-        return choice
-    declaration = folder / "environment.yaml"
-    if not declaration.is_file():
-        raise UsageError(f"{folder}: no environment.yaml: give a folder that declares one")
-    copy_inside(folder, dest / "environment")
-    data = read_yaml(dest / "environment" / "environment.yaml")
-    return _rebased(data, "environment")
-
-
-def _rebased(data: Any, prefix: str) -> Any:
-    """The declaration's relative file paths, made relative to the challenge folder."""
-    if not isinstance(data, dict):
-        return data
-    rebased = dict(data)
-    for key in ("lock",):
-        if isinstance(rebased.get(key), str) and not Path(rebased[key]).is_absolute():
-            rebased[key] = f"{prefix}/{rebased[key]}"
-    python = rebased.get("python")
-    if isinstance(python, dict):
-        rebased["python"] = {
-            key: f"{prefix}/{value}"
-            if key in ("requirements", "lock")
-            and isinstance(value, str)
-            and not Path(value).is_absolute()
-            else value
-            for key, value in python.items()
-        }
-    return rebased
 
 
 def import_challenge(
@@ -108,7 +98,7 @@ def import_challenge(
     ``environment.yaml``, instead of the format's default. ``max_bytes``, ``max_ratio``:
     what the bundle's zips may unpack to in all, and expand by (default: an entry's limits).
     The folder is read through a copy with its links resolved inside it (see
-    :func:`.common.unpack_source`).
+    :func:`.reading.unpack_source`).
     """
     if not source.exists():
         raise UsageError(f"{source}: no such file or folder")
@@ -157,48 +147,7 @@ def _loads(dest: Path) -> None:
 def _import(
     form: BundleFormat, spec: Any, bundle: Path, dest: Path, environment: str | None
 ) -> ImportResult:
-    """One format's import of the unpacked ``bundle`` into ``dest``."""
-    if form.importer is not None:
-        chosen = None if environment is None else _environment(environment, environment, dest)
-        return form.importer(bundle, dest, chosen)
-    if form.build_plan is None:
-        raise TypeError(f"the {form.name} row has neither a plan builder nor an importer")
-    chosen = _environment(environment, _default_environment(spec), dest)
-    plan = form.build_plan(spec, bundle, dest, chosen)
-    add_stand_ins(plan, dest)
-    result = write_challenge(plan, dest)
-    described = _image(spec, advise=environment is None)
-    result.warnings.insert(0, f"environment: {_describe(chosen)} ({described})")
-    return result
-
-
-def _image(spec: dict[str, Any], *, advise: bool) -> str:
-    """The bundle's image as the environment warning names it; ``advise``: say what to do."""
-    image = _image_name(spec)
-    if not image:
-        return "no docker_image: Codabench's default"
-    if advise and "codalab/codalab-legacy" not in image:
-        return (
-            f"docker_image {image}: not one of Codabench's images, whose libraries Proctor "
-            "cannot know; if its programs import more than numpy, scipy, scikit-learn, pandas "
-            "and matplotlib, import again with `--environment DIR` declaring them"
-        )
-    return f"docker_image {image}"
-
-
-def _default_environment(spec: dict[str, Any]) -> str:
-    return environment_for_image(_image_name(spec))
-
-
-def _image_name(spec: dict[str, Any]) -> str:
-    """The bundle's ``docker_image`` (CodaLab: ``competition_docker_image``), "" for none."""
-    for key in ("docker_image", "competition_docker_image"):
-        if spec.get(key):
-            return text(spec[key], key)
-    return ""
-
-
-def _describe(chosen: Any) -> str:
-    if isinstance(chosen, dict):
-        return f"the declared environment {chosen.get('name', '')!r} (environment/)"
-    return str(chosen)
+    """One format's import of the unpacked ``bundle`` into ``dest``: built, then written."""
+    imported = form.build(spec, bundle, dest, environment)
+    write_document(imported.document, dest, imported.header, imported.width)
+    return imported.result

@@ -11,25 +11,25 @@ from pathlib import Path
 from typing import Any
 
 from proctor.services.local.bundle_import.code_evidence import codabench_evidence, note_code
-from proctor.services.local.bundle_import.common import (
-    BundleRefusedError,
-    copy_pages,
-    derive_name,
-    flag,
-    number,
-    parse_date,
-    registration_block,
-    text,
-    whole,
-)
+from proctor.services.local.bundle_import.columns import board_mappings, read_columns
+from proctor.services.local.bundle_import.document import registration
+from proctor.services.local.bundle_import.naming import derive_name
 from proctor.services.local.bundle_import.network import note_network_use
+from proctor.services.local.bundle_import.pages import copy_pages
 from proctor.services.local.bundle_import.participant_code import note_participant_code
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
     copy_solutions,
-    read_columns,
     task_plan,
+)
+from proctor.services.local.bundle_import.reading import (
+    BundleRefusedError,
+    flag,
+    number,
+    parse_date,
+    text,
+    whole,
 )
 
 FORMAT = "codabench-v2"
@@ -121,7 +121,7 @@ def _registration(plan: BundlePlan, spec: dict[str, Any]) -> None:
         )
         return
     auto = flag(spec["registration_auto_approve"], "registration_auto_approve")
-    plan.registration = registration_block(not auto, plan.pages)
+    plan.registration = registration(not auto, plan.pages.get("terms"))
 
 
 def _tasks(
@@ -162,7 +162,8 @@ def _tasks(
 
 def _leaderboards(plan: BundlePlan, boards: list[Any]) -> None:
     """The columns of every board; a ``submission_rule`` Proctor has no equivalent of, warned."""
-    read_columns(plan, boards, _columns_v2, "leaderboards")
+    found = [_columns_v2(each, where) for each, where in board_mappings(boards, "leaderboards")]
+    read_columns(plan, boards, found, "leaderboards")
     rule = next((board.get("submission_rule") for board in boards), None)
     if rule not in RULES_KEPT:
         plan.warnings.append(

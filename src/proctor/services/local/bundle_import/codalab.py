@@ -13,23 +13,23 @@ from pathlib import Path
 from typing import Any
 
 from proctor.services.local.bundle_import.code_evidence import codalab_evidence, note_code
-from proctor.services.local.bundle_import.common import (
-    BundleRefusedError,
-    copy_pages,
-    derive_name,
-    number,
-    parse_date,
-    text,
-    whole,
-)
+from proctor.services.local.bundle_import.columns import board_mappings, read_columns
+from proctor.services.local.bundle_import.naming import derive_name
 from proctor.services.local.bundle_import.network import note_network_use
+from proctor.services.local.bundle_import.pages import copy_pages
 from proctor.services.local.bundle_import.participant_code import note_participant_code
 from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
     copy_solutions,
-    read_columns,
     task_plan,
+)
+from proctor.services.local.bundle_import.reading import (
+    BundleRefusedError,
+    number,
+    parse_date,
+    text,
+    whole,
 )
 
 FORMAT = "codalab-v1"
@@ -187,7 +187,8 @@ def _leaderboard(plan: BundlePlan, board: Any) -> None:
     if not isinstance(board, dict):
         raise BundleRefusedError("must be a mapping", location="leaderboard")
     _note_rank_averages(board, plan.warnings)
-    read_columns(plan, [board], _columns_v1, "leaderboard")
+    found = [_columns_v1(each, where) for each, where in board_mappings([board], "leaderboard")]
+    read_columns(plan, [board], found, "leaderboard")
 
 
 def _copy_kit(

@@ -18,7 +18,7 @@ EvalAI's configuration links phases, dataset splits and leaderboards through
   terms page as the terms people accept; a configuration without it asks no registration.
 
 The dispatcher (:mod:`proctor.services.local.bundle_import`) finds ``challenge_config.yaml``
-and calls :func:`import_evalai`, which writes the challenge folder itself.
+and calls :func:`build`; it writes the document :func:`build` returns.
 """
 
 from __future__ import annotations
@@ -30,21 +30,29 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import (
-    BundleRefusedError,
+from proctor.services.local.bundle_import.document import (
+    Board,
+    ChallengeDocument,
+    EvalaiScorer,
+    Imported,
     ImportResult,
-    flag,
-    read_yaml,
-    registration_block,
-    text,
+    Metric,
+    Phase,
+    Protocol,
+    Quota,
+    Registration,
+    SubmissionField,
+    Task,
+    registration,
 )
+from proctor.services.local.bundle_import.environment import choose_environment
 from proctor.services.local.bundle_import.evalai_boards import leaderboard_metrics, note_precision
 from proctor.services.local.bundle_import.evalai_refusals import refuse_unrunnable
+from proctor.services.local.bundle_import.naming import slug
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.participant_code import note_participant_code
+from proctor.services.local.bundle_import.reading import BundleRefusedError, bundle_file, flag, text
 from proctor.services.local.bundle_import.unzip import safe_extract
 from proctor.services.untrusted_tree import copy_inside
 from proctor.spec.submission_fields import MAX_FIELDS
@@ -72,20 +80,6 @@ def detect(config: Any) -> bool:
     return isinstance(config, dict) and any(key in config for key in EVALAI_KEYS)
 
 
-def read_config(path: Path) -> dict[str, Any]:
-    """The configuration as :func:`read_yaml` reads it (bounded; the last duplicate key wins)."""
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError("must be a mapping of EvalAI's challenge keys", path=path)
-    return data
-
-
-def slug(text: str, fallback: str) -> str:
-    """A Proctor name from ``text``: lower case letters, digits and ``-``."""
-    name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
-    return name or fallback
-
-
 def _when(value: Any, where: str, path: Path) -> str | None:
     """An EvalAI date (UTC, with or without a time) as ISO 8601 with a time zone."""
     if value is None or value == "":
@@ -104,11 +98,11 @@ def _when(value: Any, where: str, path: Path) -> str | None:
 class EvalaiImport:
     """One import: the source folder, the destination, and what was noticed on the way."""
 
-    def __init__(self, root: Path, dest: Path, environment: Any) -> None:
+    def __init__(self, config: dict[str, Any], root: Path, dest: Path, environment: Any) -> None:
         self.root = root
         self.dest = dest
         self.config_path = root / CONFIG
-        self.config = read_config(self.config_path)
+        self.config = config
         self.environment = environment or DEFAULT_ENVIRONMENT
         self.warnings: list[str] = []
         self.precision: dict[str, int] = {}
@@ -122,15 +116,15 @@ class EvalaiImport:
 
     def inside(self, named: str, key: str) -> Path:
         """The file of the folder the YAML's ``key`` names; refused if it names one elsewhere."""
-        relative = PurePosixPath(named.replace("\\", "/"))
-        if relative.is_absolute() or ".." in relative.parts:
+        found = bundle_file(self.root, named)
+        if found is None:
             raise ConfigError(
                 f"{named!r} is not a path inside the challenge folder: put the file in the "
                 "folder and name it from there",
                 path=self.config_path,
                 location=key,
             )
-        return self.root.joinpath(*relative.parts)
+        return found
 
     def evaluation_script(self) -> None:
         """Copy the evaluation script (its folder, else the zip the YAML names) to the folder."""
@@ -154,7 +148,9 @@ class EvalaiImport:
                 location="evaluation_script",
             )
 
-    def task(self, phase: dict[str, Any], split: dict[str, Any], metrics: dict[str, Any]) -> Any:
+    def task(
+        self, phase: dict[str, Any], split: dict[str, Any], metrics: dict[str, tuple[str, str]]
+    ) -> Task:
         """The task of one phase–split pair, its annotation copied as the hidden reference."""
         codename = str(phase.get("codename") or phase.get("id"))
         split_name = str(split.get("codename") or split.get("id"))
@@ -173,33 +169,32 @@ class EvalaiImport:
         for folder in (f"public/{CASE}", f"hidden/{CASE}", f"reference/{CASE}"):
             (data / folder).mkdir(parents=True, exist_ok=True)
         shutil.copy2(annotation, data / "reference" / CASE / annotation.name)
-        scorer = {
-            "evalai": PACKAGE,
-            "phase": codename,
-            "split": split_name,
-            "annotation": annotation.name,
-            "labels": {metric: label for metric, (label, _) in metrics.items() if metric != label},
-            "metrics": {metric: {"direction": way} for metric, (_, way) in metrics.items()},
-            "environment": self.environment,
-        }
-        return {
-            "name": name,
-            "public_inputs": f"data/{name}/public/{CASE}",
-            "hidden_inputs": f"data/{name}/hidden/{CASE}",
-            "hidden_references": f"data/{name}/reference",
-            "scorer": scorer,
-        }
+        scorer = EvalaiScorer(
+            evalai=PACKAGE,
+            phase=codename,
+            split=split_name,
+            annotation=annotation.name,
+            labels={metric: label for metric, (label, _) in metrics.items() if metric != label},
+            metrics={metric: Metric(direction=way) for metric, (_, way) in metrics.items()},
+            environment=self.environment,
+        )
+        return Task(
+            name=name,
+            public_inputs=f"data/{name}/public/{CASE}",
+            hidden_inputs=f"data/{name}/hidden/{CASE}",
+            hidden_references=f"data/{name}/reference",
+            scorer=scorer,
+        )
 
-    def phase(self, phase: dict[str, Any], tasks: list[str], boards: list[Any]) -> Any:
+    def phase(self, phase: dict[str, Any], tasks: list[str], boards: list[Board]) -> Phase:
         """A Proctor phase: dates, quota, boards."""
         codename = str(phase.get("codename") or phase.get("id"))
         where = f"challenge_phases[{codename}]"
-        found: dict[str, Any] = {"name": slug(codename, "phase"), "tasks": tasks}
-        found["title"] = text(phase.get("name"), f"{where}.name") or codename
-        for key, target in (("start_date", "opens"), ("end_date", "closes")):
-            moment = _when(phase.get(key), f"{where}.{key}", self.config_path)
-            if moment is not None:
-                found[target] = moment
+        title = text(phase.get("name"), f"{where}.name") or codename
+        opens, closes = (
+            _when(phase.get(key), f"{where}.{key}", self.config_path)
+            for key in ("start_date", "end_date")
+        )
         quota = {
             target: int(phase[key])
             for key, target in (
@@ -208,33 +203,36 @@ class EvalaiImport:
             )
             if isinstance(phase.get(key), int) and phase[key] > 0
         }
-        if quota:
-            found["quota"] = quota
         for key in IGNORED_PHASE_KEYS:
             if phase.get(key):
                 self.warnings.append(f"{where}.{key}: Proctor has no equivalent; left out")
-        if boards:
-            found["leaderboards"] = boards
-        return found
+        return Phase(
+            name=slug(codename, "phase"),
+            title=title,
+            tasks=tasks,
+            opens=opens,
+            closes=closes,
+            quota=Quota(**quota) if quota else None,
+            leaderboards=boards or None,
+        )
 
-    def protocol(self) -> dict[str, Any]:
+    def protocol(self) -> Protocol:
         """One uploaded file; ``allowed_submission_file_types`` of every phase as its names."""
         types: set[str] = set()
         for phase in self.by_id("challenge_phases").values():
             allowed = str(phase.get("allowed_submission_file_types") or "")
             types |= {part.strip() for part in allowed.split(",") if part.strip()}
         patterns = sorted(f"*{kind}" for kind in types if kind.startswith("."))
-        return {"kind": "single_file", "file_patterns": patterns or ["*"]}
+        return Protocol(kind="single_file", file_patterns=patterns or ["*"])
 
-    def build(self) -> dict[str, Any]:
-        """The ``challenge.yaml`` data, with the folder's files written."""
+    def build(self) -> ChallengeDocument:
+        """The ``challenge.yaml`` document, with the folder's files written."""
         refuse_unrunnable(self.config, self.by_id("challenge_phases"), self.config_path)
         self.evaluation_script()
         note_network_use(self.dest, [self.dest / PACKAGE], self.warnings)
         note_participant_code(self.dest, [self.dest / PACKAGE], self.warnings)
         links = self.links()
-        tasks = links.tasks
-        _note_phase_splits(tasks, list(links.phase_tasks.values()))
+        tasks = _with_phase_splits(links.tasks, list(links.phase_tasks.values()))
         if not tasks:
             raise ConfigError(
                 "no phase is linked to a split and a leaderboard",
@@ -242,27 +240,28 @@ class EvalaiImport:
                 location="challenge_phase_splits",
             )
         title = text(self.config.get("title"), "title") or self.root.name
-        return {
-            "name": slug(title, "evalai-challenge"),
-            "title": title,
-            "description": text(self.config.get("short_description"), "short_description"),
-            "protocol": self.protocol(),
-            "tasks": tasks,
-            "leaderboard": {"metric": next(iter(tasks[0]["scorer"]["metrics"]))},
-            "environment": "host",
-            "phases": self.proctor_phases(links),
-            **({"precision": self.precision} if self.precision else {}),
-            **({"submission_fields": fields} if (fields := self.submission_fields()) else {}),
-        }
+        phases = self.proctor_phases(links)
+        return ChallengeDocument(
+            name=slug(title, "evalai-challenge"),
+            title=title,
+            description=text(self.config.get("short_description"), "short_description"),
+            protocol=self.protocol(),
+            tasks=tasks,
+            leaderboard={"metric": next(iter(tasks[0].scorer.metrics))},
+            environment="host",
+            phases=phases,
+            precision=self.precision or None,
+            submission_fields=self.submission_fields() or None,
+        )
 
-    def submission_fields(self) -> list[dict[str, Any]]:
+    def submission_fields(self) -> list[SubmissionField]:
         """Every phase's ``submission_meta_attributes`` as ``submission_fields`` (by name, once).
 
         EvalAI's ``text`` is a line of text; a ``radio``, ``checkbox`` or ``boolean`` choice
         becomes one too, its options in the description. EvalAI shows them to the hosts only:
         not public.
         """
-        found: dict[str, dict[str, Any]] = {}
+        found: dict[str, SubmissionField] = {}
         for codename, phase in self.by_id("challenge_phases").items():
             attributes = phase.get("submission_meta_attributes") or []
             if not isinstance(attributes, list):
@@ -271,7 +270,7 @@ class EvalaiImport:
                 where = f"challenge_phases[{codename}].submission_meta_attributes[{index}]"
                 field = _meta_field(attribute, where, self.warnings)
                 if field is not None:
-                    found.setdefault(field["name"], field)
+                    found.setdefault(field.name, field)
         return list(found.values())[:MAX_FIELDS]
 
     def links(self) -> _Links:
@@ -299,17 +298,17 @@ class EvalaiImport:
             metrics = leaderboard_metrics(board, descending, self.config_path, self.warnings)
             task = self.task(phase, split, metrics)
             links.tasks.append(task)
-            links.phase_tasks[link["challenge_phase_id"]].append(task["name"])
+            links.phase_tasks[link["challenge_phase_id"]].append(task.name)
             links.phase_boards[link["challenge_phase_id"]].setdefault(
                 link["leaderboard_id"], []
-            ).append(task["name"])
+            ).append(task.name)
             links.board_metrics[link["leaderboard_id"]] = list(metrics)
             if link.get("visibility", 3) != 3:
                 links.hidden_boards.add((link["challenge_phase_id"], link["leaderboard_id"]))
             note_precision(link, metrics, where, self.warnings, self.precision)
         return links
 
-    def proctor_phases(self, links: _Links) -> list[dict[str, Any]]:
+    def proctor_phases(self, links: _Links) -> list[Phase]:
         """Each phase holding tasks, with a board for each of its leaderboards."""
         phases = self.by_id("challenge_phases")
         return [
@@ -317,12 +316,12 @@ class EvalaiImport:
                 phases[key],
                 names,
                 [
-                    {
-                        "name": f"leaderboard-{board_id}",
-                        "tasks": board_tasks,
-                        "metrics": list(links.board_metrics[board_id]),
-                        "public": (key, board_id) not in links.hidden_boards,
-                    }
+                    Board(
+                        name=f"leaderboard-{board_id}",
+                        tasks=board_tasks,
+                        metrics=list(links.board_metrics[board_id]),
+                        public=(key, board_id) not in links.hidden_boards,
+                    )
                     for board_id, board_tasks in links.phase_boards[key].items()
                 ],
             )
@@ -337,12 +336,12 @@ class _Links:
 
     phase_tasks: dict[Any, list[str]]
     phase_boards: dict[Any, dict[Any, list[str]]]
-    tasks: list[Any] = field(default_factory=list)
+    tasks: list[Task] = field(default_factory=list)
     hidden_boards: set[tuple[Any, Any]] = field(default_factory=set)
     board_metrics: dict[Any, list[str]] = field(default_factory=dict)
 
 
-def _meta_field(attribute: Any, where: str, warnings: list[str]) -> dict[str, Any] | None:
+def _meta_field(attribute: Any, where: str, warnings: list[str]) -> SubmissionField | None:
     """One EvalAI meta attribute as a Proctor submission field (None: none can be made)."""
     if not isinstance(attribute, dict) or not str(attribute.get("name") or "").strip():
         warnings.append(f"{where}: an attribute without a name; left out")
@@ -360,21 +359,32 @@ def _meta_field(attribute: Any, where: str, warnings: list[str]) -> dict[str, An
         choice = "one or more of" if kind == "checkbox" else "one of"
         shown = ", ".join(str(option) for option in options)
         description = f"{description} ({choice}: {shown})".strip()
-    return {
-        "name": name,
-        "label": label,
-        "description": description[:500],
-        "required": bool(attribute.get("required")),
-        "public": False,
-    }
+    return SubmissionField(
+        name=name,
+        label=label,
+        description=description[:500],
+        required=bool(attribute.get("required")),
+        public=False,
+    )
 
 
-def _note_phase_splits(tasks: list[Any], phases: list[list[str]]) -> None:
-    """Each task's ``phase_splits``: EvalAI fails a ``result`` naming a split its phase lacks."""
+def _with_phase_splits(tasks: list[Task], phases: list[list[str]]) -> list[Task]:
+    """The tasks with their ``phase_splits`` (EvalAI fails a split its phase lacks)."""
+    tasks = list(tasks)
     for names in phases:
-        ours = [task for task in tasks if task["name"] in names]
-        for task in ours:
-            task["scorer"]["phase_splits"] = [other["scorer"]["split"] for other in ours]
+        ours = [index for index, task in enumerate(tasks) if task.name in names]
+        splits = [_split(tasks[index]) for index in ours]
+        for index in ours:
+            scorer = tasks[index].scorer.model_copy(update={"phase_splits": splits})
+            tasks[index] = tasks[index].model_copy(update={"scorer": scorer})
+    return tasks
+
+
+def _split(task: Task) -> str:
+    """The EvalAI split a task reports."""
+    if not isinstance(task.scorer, EvalaiScorer):
+        raise TypeError(f"task {task.name} has no EvalAI scorer")
+    return task.scorer.split
 
 
 def _pages(config: dict[str, Any], dest: Path) -> dict[str, str]:
@@ -390,9 +400,7 @@ def _pages(config: dict[str, Any], dest: Path) -> dict[str, str]:
     return found
 
 
-def _registration(
-    config: dict[str, Any], pages: dict[str, str], path: Path
-) -> dict[str, Any] | None:
+def _registration(config: dict[str, Any], pages: dict[str, str], path: Path) -> Registration | None:
     """``approval_required`` as the registration block; None when the configuration is silent."""
     if "approval_required" not in config:
         return None
@@ -404,53 +412,58 @@ def _registration(
             path=path,
             location="approval_required",
         ) from None
-    return registration_block(approval, pages)  # type: ignore[arg-type]
+    return registration(approval, pages.get("terms"))
 
 
-def import_evalai(root: Path, dest: Path, environment: Any) -> ImportResult:
+def build(config: dict[str, Any], root: Path, dest: Path, environment: str | None) -> Imported:
     """Import the EvalAI challenge folder ``root`` into ``dest`` (see the module docstring).
 
-    ``environment``: the scoring programs' (a bundled name, ``host``, a declaration mapping);
-    None: ``codabench``.
+    ``config``: its ``challenge_config.yaml`` as read. ``environment``: the scoring programs'
+    (a bundled name, ``host``, a folder declaring one); None: ``codabench``.
     """
-    dest.mkdir(parents=True, exist_ok=True)
-    job = EvalaiImport(root, dest, environment)
-    spec = job.build()
+    chosen = None if environment is None else choose_environment(environment, environment, dest)
+    job = EvalaiImport(config, root, dest, chosen)
+    document = job.build()
+    pages: dict[str, str] = {}
     templates = root / "templates"
     if templates.is_dir():
         copy_inside(templates, dest / "pages")
         pages = _pages(job.config, dest)
-        if pages:
-            spec["pages"] = pages
-    registration = _registration(job.config, spec.get("pages", {}), job.config_path)
-    if registration is not None:
-        spec["registration"] = registration
-    (dest / "challenge.yaml").write_text(
-        yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8"
+    document = document.model_copy(
+        update={
+            "pages": pages or None,
+            "registration": _registration(job.config, pages, job.config_path),
+        }
     )
-    return _result(spec, dest, job.warnings)
+    return Imported(document, _result(document, dest, job.warnings), width=None)
 
 
-def _result(spec: dict[str, Any], dest: Path, warnings: list[str]) -> ImportResult:
+def _result(document: ChallengeDocument, dest: Path, warnings: list[str]) -> ImportResult:
     """The import's answer, in the shape every format gives (``ImportResult``)."""
     return ImportResult(
-        challenge=spec["name"],
+        challenge=document.name,
         path=dest,
         format=FORMAT,
         phases=[
-            {key: phase.get(key) for key in ("name", "title", "tasks", "opens", "closes")}
-            for phase in spec["phases"]
+            {
+                "name": phase.name,
+                "title": phase.title,
+                "tasks": phase.tasks,
+                "opens": phase.opens,
+                "closes": phase.closes,
+            }
+            for phase in document.phases
         ],
-        tasks=[{"name": task["name"], "title": task["name"]} for task in spec["tasks"]],
+        tasks=[{"name": task.name, "title": task.name} for task in document.tasks],
         leaderboards=[
             {
-                "phase": phase["name"],
-                "name": board["name"],
-                "metric": board["metrics"][0],
-                "columns": [{"key": metric} for metric in board["metrics"]],
+                "phase": phase.name,
+                "name": board.name,
+                "metric": board.metrics[0],
+                "columns": [{"key": metric} for metric in board.metrics],
             }
-            for phase in spec["phases"]
-            for board in phase.get("leaderboards", [])
+            for phase in document.phases
+            for board in phase.leaderboards or []
         ],
         warnings=list(dict.fromkeys(warnings)),  # a board linked to N splits: said once
     )

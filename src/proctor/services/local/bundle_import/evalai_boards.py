@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
-from proctor.services.local.bundle_import.common import metric_name
+from proctor.services.local.bundle_import.naming import metric_name
 from proctor.spec.display import MAX_PRECISION
 
 DEFAULT_PRECISION = 2
@@ -21,7 +21,7 @@ DEFAULT_PRECISION = 2
 
 def leaderboard_metrics(
     board: dict[str, Any], descending: bool, path: Path, warnings: list[str]
-) -> dict[str, Any]:
+) -> dict[str, tuple[str, str]]:
     """``{metric: (label, direction)}`` of a leaderboard, its ``default_order_by`` first.
 
     ``path``: the configuration, named by the refusals.
@@ -42,7 +42,7 @@ def leaderboard_metrics(
     labels.sort(key=lambda label: label != order)
     metadata = schema.get("metadata") or {}
     taken: set[str] = set()
-    found: dict[str, Any] = {}
+    found: dict[str, tuple[str, str]] = {}
     for label in labels:
         ascending = (metadata.get(label) or {}).get("sort_ascending")
         if label == order:  # EvalAI ranks on it in the split's order, whatever metadata says
@@ -59,7 +59,7 @@ def leaderboard_metrics(
 
 def note_precision(
     link: dict[str, Any],
-    metrics: dict[str, Any],
+    metrics: dict[str, tuple[str, str]],
     where: str,
     warnings: list[str],
     precision: dict[str, int],

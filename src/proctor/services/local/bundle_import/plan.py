@@ -1,7 +1,8 @@
 """A bundle as Proctor sees it (tasks, phases, columns), and the ``challenge.yaml`` it becomes.
 
-Each importer fills a :class:`BundlePlan` from its own YAML; :func:`write_challenge` turns
-any plan into the challenge folder's ``challenge.yaml`` and the ``--json`` answer. The data
+Each importer fills a :class:`BundlePlan` from its own YAML; :func:`plan_import` turns any
+plan into the challenge folder's ``challenge.yaml`` (a :class:`.document.ChallengeDocument`)
+and the ``--json`` answer. The data
 and programs are already copied under DEST by then (``programs/``, ``data/``, ``pages/``,
 ``baseline/`` and ``kit/solutions/``).
 """
@@ -13,14 +14,36 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from proctor.services.local.bundle_import.common import (
-    CODABENCH_MOUNTS,
-    SCORES_FILES,
+from proctor.services.local.bundle_import.document import (
+    Board,
+    ChallengeDocument,
+    Imported,
     ImportResult,
+    IngestionProgram,
+    Metric,
+    Phase,
+    ProgramScorer,
+    Protocol,
+    Quota,
+    Registration,
+    Task,
+    TaskAnswer,
 )
 from proctor.spec.display import MAX_PRECISION, PageName
+
+CODABENCH_MOUNTS = {
+    "program": "/app/program",
+    "reference": "/app/input/ref",
+    "outputs": "/app/input/res",
+    "scores": "/app/output",
+    "cases": "/app/cases.txt",
+    "output": "/app/check/output",
+    "shared": "/app/shared",
+}
+"""A scoring program's mount points as Codabench's compute worker lays the container out."""
+SCORES_FILES = ("scores.json", "scores.txt")
+"""What a Codabench scoring program writes, tried in this order (as the worker reads them)."""
+
 
 DEFAULT_WALL_S = 600.0
 """A scoring program's seconds when the bundle names no ``execution_time_limit``."""
@@ -60,8 +83,8 @@ class TaskPlan:
     hidden_inputs: str
     references: str
     wall_s: float = DEFAULT_WALL_S
-    ingestion: dict[str, Any] | None = None
-    concurrent: dict[str, Any] | None = None
+    ingestion: IngestionProgram | None = None
+    concurrent: IngestionProgram | None = None
     stand_in: dict[str, str] | None = None
     """The kit's public stand-in (``inputs``, ``references``: folders of the challenge)."""
 
@@ -99,15 +122,15 @@ class BundlePlan:
     warnings: list[str] = field(default_factory=list)
     takes_code: bool = False
     """The bundle takes code submissions (``code_evidence``): protocol ``ingestion``."""
-    registration: dict[str, Any] | None = None
-    """The ``registration:`` block (``common.registration_block``); None: none asked."""
+    registration: Registration | None = None
+    """The ``registration:`` block (:func:`.document.registration`); None: none asked."""
 
 
-def _metrics(plan: BundlePlan) -> dict[str, Any]:
-    metrics: dict[str, Any] = {}
-    for column in plan.columns:
-        metrics[column.key] = {"direction": column.direction, "description": column.title}
-    return metrics
+def _metrics(plan: BundlePlan) -> dict[str, Metric]:
+    return {
+        column.key: Metric(direction=column.direction, description=column.title)
+        for column in plan.columns
+    }
 
 
 def _precision(plan: BundlePlan) -> dict[str, int]:
@@ -119,74 +142,55 @@ def _precision(plan: BundlePlan) -> dict[str, int]:
     }
 
 
-def _computed(plan: BundlePlan) -> dict[str, Any]:
-    return {
+def _task(plan: BundlePlan, task: TaskPlan) -> Task:
+    computed = {
         column.key: {"operation": column.computation[0], "of": list(column.computation[1])}
         for column in plan.columns
         if column.computation is not None
     }
-
-
-def _task(plan: BundlePlan, task: TaskPlan) -> dict[str, Any]:
-    scorer: dict[str, Any] = {
-        "program": task.program,
-        "command": task.command,
-        "metrics": _metrics(plan),
-        "limits": {"wall_s": task.wall_s},
-        "mounts": dict(CODABENCH_MOUNTS),
-        "scores_files": list(SCORES_FILES),
-        "booleans": "numbers",
-        "strings": "numbers",
-        "detailed_page": "first_html",
-        "writable_inputs": True,
-        "missing_metrics": "empty",
-    }
-    computed = _computed(plan)
-    if computed:
-        scorer["computed"] = computed
     labels = {column.key: column.label for column in plan.columns if column.label}
-    if labels:
-        scorer["score_keys"] = labels
-    if task.concurrent is not None:
-        scorer["concurrent_ingestion"] = task.concurrent
-    mapping = {
-        "name": task.name,
-        "title": task.title,
-        "public_inputs": task.public_inputs,
-        "hidden_inputs": task.hidden_inputs,
-        "hidden_references": task.references,
-        "scorer": scorer,
-    }
-    if task.stand_in is not None:
-        mapping["kit"] = {"stand_in": dict(task.stand_in)}
-    return mapping
+    scorer = ProgramScorer(
+        program=task.program,
+        command=task.command,
+        metrics=_metrics(plan),
+        limits={"wall_s": task.wall_s},
+        mounts=dict(CODABENCH_MOUNTS),
+        scores_files=list(SCORES_FILES),
+        computed=computed or None,
+        score_keys=labels or None,
+        concurrent_ingestion=task.concurrent,
+    )
+    return Task(
+        name=task.name,
+        title=task.title,
+        public_inputs=task.public_inputs,
+        hidden_inputs=task.hidden_inputs,
+        hidden_references=task.references,
+        scorer=scorer,
+        kit=None if task.stand_in is None else {"stand_in": dict(task.stand_in)},
+    )
 
 
-def _phase(plan: BundlePlan, phase: PhasePlan) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": phase.name, "title": phase.title, "tasks": phase.tasks}
-    if phase.bundle_index is not None:
-        entry["aliases"] = [str(phase.bundle_index)]
-    if phase.opens is not None:
-        entry["opens"] = phase.opens.isoformat()
-    if phase.closes is not None:
-        entry["closes"] = phase.closes.isoformat()
-    quota = {
-        key: value
-        for key, value in (("per_day", phase.per_day), ("total", phase.total))
-        if value is not None
-    }
-    if quota:
-        entry["quota"] = quota
+def _phase(plan: BundlePlan, phase: PhasePlan) -> Phase:
+    quota = Quota(per_day=phase.per_day, total=phase.total)
     shown = [column.key for column in plan.columns if not column.hidden]
+    boards = None
     if shown and plan.primary in shown:
         ordered = [plan.primary, *(key for key in shown if key != plan.primary)]
-        entry["leaderboards"] = [
-            {"name": "results", "title": plan.board_title or "Results", "metrics": ordered}
-        ]
-    return entry
+        boards = [Board(name="results", title=plan.board_title or "Results", metrics=ordered)]
+    return Phase(
+        name=phase.name,
+        title=phase.title,
+        tasks=phase.tasks,
+        aliases=None if phase.bundle_index is None else [str(phase.bundle_index)],
+        opens=None if phase.opens is None else phase.opens.isoformat(),
+        closes=None if phase.closes is None else phase.closes.isoformat(),
+        quota=quota if phase.per_day is not None or phase.total is not None else None,
+        leaderboards=boards,
+    )
 
 
-def _protocol(plan: BundlePlan) -> dict[str, Any]:
+def _protocol(plan: BundlePlan) -> Protocol:
     """The protocol block: ``results``, or ``ingestion`` when the bundle takes code.
 
     Under ``ingestion`` a task without an exam-time ingestion program (nor one beside scoring)
@@ -195,39 +199,31 @@ def _protocol(plan: BundlePlan) -> dict[str, Any]:
     """
     programs = {task.name: task.ingestion for task in plan.tasks if task.ingestion is not None}
     if not programs and not plan.takes_code:
-        return {"kind": "results"}
+        return Protocol(kind="results")
     own = {
         task.name: {"wall_s": task.wall_s}
         for task in plan.tasks
         if task.ingestion is None and task.concurrent is None
     }
-    block: dict[str, Any] = {"kind": "ingestion", "programs": programs}
-    if own:
-        block["submission_programs"] = own
-    return block
+    return Protocol(kind="ingestion", programs=programs, submission_programs=own or None)
 
 
-def challenge_mapping(plan: BundlePlan) -> dict[str, Any]:
-    """The ``challenge.yaml`` mapping of a plan."""
-    mapping: dict[str, Any] = {
-        "name": plan.name,
-        "title": plan.title,
-        "description": plan.description,
-        "protocol": _protocol(plan),
-        "tasks": [_task(plan, task) for task in plan.tasks],
-        "leaderboard": {"metric": plan.primary},
-        "environment": plan.environment,
-        "disclosure": {"per_record": "none"},
-        "phases": [_phase(plan, phase) for phase in plan.phases],
-    }
-    precision = _precision(plan)
-    if precision:
-        mapping["precision"] = precision
-    if plan.pages:
-        mapping["pages"] = plan.pages
-    if plan.registration is not None:
-        mapping["registration"] = plan.registration
-    return mapping
+def challenge_document(plan: BundlePlan) -> ChallengeDocument:
+    """The ``challenge.yaml`` of a plan."""
+    return ChallengeDocument(
+        name=plan.name,
+        title=plan.title,
+        description=plan.description,
+        protocol=_protocol(plan),
+        tasks=[_task(plan, task) for task in plan.tasks],
+        leaderboard={"metric": plan.primary},
+        environment=plan.environment,
+        disclosure={"per_record": "none"},
+        phases=[_phase(plan, phase) for phase in plan.phases],
+        precision=_precision(plan) or None,
+        pages=dict(plan.pages) or None,
+        registration=plan.registration,
+    )
 
 
 HEADER = """\
@@ -241,26 +237,21 @@ HEADER = """\
 """
 
 
-def _task_answer(task: TaskPlan) -> dict[str, Any]:
+def _task_answer(task: TaskPlan) -> TaskAnswer:
     """A task in the ``--json`` answer: its scoring command, and its ingestion's if any."""
-    answer: dict[str, Any] = {"name": task.name, "title": task.title, "command": task.command}
+    answer: TaskAnswer = {"name": task.name, "title": task.title, "command": task.command}
     ingestion = task.ingestion or task.concurrent
     if ingestion is not None:
         answer["ingestion"] = {
-            "command": ingestion["command"],
+            "command": ingestion.command,
             "during_scoring": task.concurrent is not None,
         }
     return answer
 
 
-def write_challenge(plan: BundlePlan, dest: Path) -> ImportResult:
-    """Write ``dest/challenge.yaml`` and return the import's answer."""
-    mapping = challenge_mapping(plan)
-    text = HEADER.format(format=plan.format) + yaml.safe_dump(
-        mapping, sort_keys=False, allow_unicode=True, width=100
-    )
-    (dest / "challenge.yaml").write_text(text, encoding="utf-8")
-    return ImportResult(
+def plan_import(plan: BundlePlan, dest: Path) -> Imported:
+    """The plan's ``challenge.yaml`` document and the import's answer (DEST: the folder)."""
+    result = ImportResult(
         challenge=plan.name,
         path=dest,
         format=plan.format,
@@ -296,3 +287,4 @@ def write_challenge(plan: BundlePlan, dest: Path) -> ImportResult:
         ],
         warnings=plan.warnings,
     )
+    return Imported(challenge_document(plan), result, header=HEADER.format(format=plan.format))

@@ -1,4 +1,4 @@
-"""A bundle task's files under DEST, its programs' commands, its columns and sample submissions.
+"""A bundle task's files under DEST, its programs' commands and its sample submissions.
 
 Shared by the Codabench and CodaLab importers: programs land in ``programs/TASK`` (and
 ``programs/TASK-ingestion``), data in ``data/TASK/{input_data,reference}`` (with an empty
@@ -12,32 +12,90 @@ data as hidden inputs.
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from proctor.services.local.bundle_import.common import (
+from proctor.errors import ConfigError
+from proctor.services.local.bundle_import.document import IngestionProgram
+from proctor.services.local.bundle_import.plan import DEFAULT_WALL_S, TaskPlan
+from proctor.services.local.bundle_import.reading import (
+    METADATA_BOUNDS,
     BundleRefusedError,
-    is_metric_name,
     materialize,
-    metric_name,
-    program_command,
-    text,
-    whole,
+    read_yaml,
 )
-from proctor.services.local.bundle_import.plan import DEFAULT_WALL_S, BundlePlan, Column, TaskPlan
 
-OPERATIONS = {
-    "avg": "avg",
-    "average": "avg",
-    "mean": "avg",
-    "sum": "sum",
-    "min": "min",
-    "max": "max",
-}
-DEFAULT_PRECISION = 2
-"""Codabench's ``precision`` (CodaLab's ``numeric_format``) of a column that gives none."""
+EXAMPLE_COMMAND = "command: python $program/score.py $input $output"
+
+
+def program_command(
+    folder: Path, key: str, *, scoring: bool, input_data: bool = False, during_scoring: bool = False
+) -> list[str]:
+    """The argv of a program folder's ``metadata``/``metadata.yaml`` ``command``, substituted.
+
+    The variables are replaced as Codabench's compute worker replaces them (see
+    :func:`substitute`), then the line is split without a shell. A ``python`` command runs
+    ``python3``.
+    """
+    for name in ("metadata.yaml", "metadata"):
+        if (folder / name).is_file():
+            try:
+                metadata = read_yaml(folder / name, METADATA_BOUNDS)
+            except ConfigError as err:  # named by its key: DEST is removed on a refusal
+                raise BundleRefusedError(
+                    f"the program's {name}: {err.message}", location=key
+                ) from None
+            break
+    else:
+        raise BundleRefusedError(
+            "the program has no `metadata` file (at its top, or one folder down): add one "
+            f"saying how to run it, e.g. `{EXAMPLE_COMMAND}`",
+            location=key,
+        )
+    command = metadata.get("command") if isinstance(metadata, dict) else None
+    if not isinstance(command, str) or not command.strip():
+        raise BundleRefusedError(
+            f"the program's {name} has no `command`: add one, e.g. `{EXAMPLE_COMMAND}`",
+            location=key,
+        )
+    line = substitute(
+        command, scoring=scoring, input_data=input_data, during_scoring=during_scoring
+    )
+    argv = shlex.split(line)
+    if argv and argv[0] == "python":
+        argv[0] = "python3"
+    return argv
+
+
+def substitute(
+    command: str, *, scoring: bool, input_data: bool = False, during_scoring: bool = False
+) -> str:
+    """``command`` with the compute worker's ``$program``, ``$input``... paths (longest first).
+
+    ``scoring``: the run is in the scoring step (``$predictions`` is ``/app/input/res``, else
+    ``/app/output``); ``input_data``: an ingestion program's (``$input`` is
+    ``/app/input_data``, else ``/app/input``); ``during_scoring``: the task runs its ingestion
+    during scoring, where the worker replaces ``$program`` by ``/app/ingestion_program`` in
+    both programs' commands (and mounts nothing there).
+    """
+    table = {
+        "$ingestion_program": "/app/program",
+        "$submission_program": "/app/ingested_program",
+        "$predictions": "/app/input/res" if scoring else "/app/output",
+        "$program": "/app/ingestion_program" if during_scoring and scoring else "/app/program",
+        "$hidden": "/app/input/ref",
+        "$shared": "/app/shared",
+        "$output": "/app/output",
+        "$input": "/app/input_data" if input_data or not scoring else "/app/input",
+        "$tmp": "/app/output",
+    }
+    pattern = re.compile("|".join(re.escape(key) for key in table))
+    return pattern.sub(lambda match: table[match.group(0)], command)
+
+
 EMPTY_NOTE = "No files: on Codabench this task has no {what}.\n"
 
 
@@ -84,11 +142,11 @@ def task_plan(
     concurrent = None
     if during and ingestion is not None:
         concurrent, public, hidden = _beside_scoring(ingestion, inputs, (dest, data))
-        _warn_program_variable([command, concurrent["command"]], key, warnings)
+        _warn_program_variable([command, concurrent.command], key, warnings)
         ingestion = None
     else:
         if ingestion is not None:
-            ingestion["wall_s"] = wall_s or DEFAULT_WALL_S
+            ingestion = ingestion.model_copy(update={"wall_s": wall_s or DEFAULT_WALL_S})
         sample = public_data if task.get("input_data") else None  # no inputs to lay out as
         code_runs = ingestion is not None or takes_code
         public, hidden = _public_and_hidden((bundle, data), inputs, sample, code_runs, warnings)
@@ -117,15 +175,15 @@ def _scoring_limit(wall_s: float | None, key: str, warnings: list[str]) -> float
 
 
 def _beside_scoring(
-    ingestion: dict[str, Any], inputs: Path, places: tuple[Path, Path]
-) -> tuple[dict[str, Any], Path, Path]:
+    ingestion: IngestionProgram, inputs: Path, places: tuple[Path, Path]
+) -> tuple[IngestionProgram, Path, Path]:
     """An ingestion run beside scoring: (its ``concurrent_ingestion``, public, hidden inputs).
 
     The input data is the code's, handed to the ingestion alone: never in the kit, so the
     exam's public and hidden inputs are empty. ``places``: the challenge and the task's data.
     """
     dest, data = places
-    concurrent = {**ingestion, "input_data": inputs.relative_to(dest).as_posix()}
+    concurrent = ingestion.model_copy(update={"input_data": inputs.relative_to(dest).as_posix()})
     public = _empty(data / "public", "public inputs")
     return concurrent, public, _empty(data / "hidden", "hidden inputs")
 
@@ -206,7 +264,7 @@ def _sample_inputs(
 
 def _ingestion(
     bundle: Path, dest: Path, task: dict[str, Any], *, key: str, name: str, during: bool
-) -> dict[str, Any] | None:
+) -> IngestionProgram | None:
     """A task's ingestion program (``program`` and ``command``), None without one."""
     if not task.get("ingestion_program"):
         return None
@@ -216,7 +274,7 @@ def _ingestion(
     )
     root = _program_root(folder)
     command = program_command(root, where, scoring=during, input_data=True, during_scoring=during)
-    return {"program": root.relative_to(dest).as_posix(), "command": command}
+    return IngestionProgram(program=root.relative_to(dest).as_posix(), command=command)
 
 
 def _warn_program_variable(commands: list[list[str]], key: str, warnings: list[str]) -> None:
@@ -228,127 +286,6 @@ def _warn_program_variable(commands: list[list[str]], key: str, warnings: list[s
         "/app/ingestion_program/..., as on Codabench, where nothing is mounted there: use "
         "$ingestion_program (the ingestion's folder) or /app/program in the metadata"
     )
-
-
-def read_columns(
-    plan: BundlePlan,
-    boards: list[Any],
-    columns_of: Callable[[dict[str, Any], str], list[tuple[dict[str, Any], str]]],
-    key: str,
-) -> None:
-    """The boards' columns (Codabench form: key, title, sorting, precision, computation...).
-
-    A key that is no metric name (``err-new``, ``NER accuracy``) becomes one (``err_new``),
-    its scorer reading it under the key (``score_keys``), as Codabench stores any key.
-    """
-    found_by_board = []
-    for position, board in enumerate(boards):
-        if not isinstance(board, dict):
-            raise BundleRefusedError("must be a mapping", location=f"{key}[{position}]")
-        found_by_board.append(columns_of(board, f"{key}[{position}]"))
-    names = _metric_names([column for found in found_by_board for column, _ in found])
-    for position, (board, found) in enumerate(zip(boards, found_by_board, strict=True)):
-        if position == 0:
-            plan.board_title = str(board.get("title") or "Results")
-        elif board.get("columns"):
-            plan.warnings.append(
-                f"{key}[{position}]: its columns join the first board's (one board per phase)"
-            )
-        _read_board(plan, board, found, names, first=position == 0)
-    if not plan.columns:
-        raise BundleRefusedError("no leaderboard column names a score key", location=key)
-    if not plan.primary:
-        plan.primary = plan.columns[0].key
-
-
-def _read_board(
-    plan: BundlePlan,
-    board: dict[str, Any],
-    found: list[tuple[dict[str, Any], str]],
-    names: dict[str, str],
-    first: bool,
-) -> None:
-    """One board's columns into the plan (the first board's primary column ranks)."""
-    by_index = {whole(col.get("index", i), f"{w}.index"): col for i, (col, w) in enumerate(found)}
-    for column, where in found:
-        plan.columns.append(_column(column, where, by_index, names))
-        if plan.columns[-1].label:
-            plan.warnings.append(
-                f"{where}.key: {plan.columns[-1].label!r} is no metric name: metric "
-                f"{plan.columns[-1].key!r}, read from the scores under its key"
-            )
-    if first and found:
-        primary = whole(board.get("primary_index", 0) or 0, "leaderboards[0].primary_index")
-        chosen = by_index.get(primary, found[0][0])
-        plan.primary = names.get(str(chosen.get("key")), "")
-
-
-def _metric_names(columns: list[dict[str, Any]]) -> dict[str, str]:
-    """``{column key: metric name}``: a key that is no metric name gets one, unique."""
-    keys = [str(column.get("key") or "") for column in columns]
-    taken = {key for key in keys if is_metric_name(key)}
-    names: dict[str, str] = {}
-    for key in keys:
-        if not key.strip():
-            continue
-        names.setdefault(key, key if is_metric_name(key) else metric_name(key, taken))
-    return names
-
-
-def _column(
-    column: dict[str, Any],
-    where: str,
-    by_index: dict[int, dict[str, Any]],
-    names: dict[str, str],
-) -> Column:
-    key = text(column.get("key"), f"{where}.key")
-    if key not in names:
-        raise BundleRefusedError("a column needs a score key", location=f"{where}.key")
-    sorting = (text(column.get("sorting"), f"{where}.sorting") or "desc").lower()
-    if sorting not in ("desc", "asc"):
-        raise BundleRefusedError(f"{sorting!r}: use desc or asc", location=f"{where}.sorting")
-    computation = None
-    operation = column.get("computation")
-    if operation:
-        mapped = OPERATIONS.get(text(operation, f"{where}.computation").lower())
-        if mapped is None:
-            raise BundleRefusedError(
-                f"{operation!r} is not a computation Proctor makes (avg, sum, min, max)",
-                location=f"{where}.computation",
-            )
-        sources = column.get("computation_keys") or [
-            by_index[index].get("key")
-            for index in _indexes(column.get("computation_indexes"), f"{where}.computation_indexes")
-            if index in by_index
-        ]
-        if not sources:
-            raise BundleRefusedError(
-                "names no column to compute from", location=f"{where}.computation"
-            )
-        computation = (mapped, tuple(names.get(str(source), str(source)) for source in sources))
-    precision = column.get("precision")
-    return Column(
-        key=names[key],
-        label=key if names[key] != key else "",
-        title=text(column.get("title"), f"{where}.title") or key,
-        direction="higher" if sorting == "desc" else "lower",
-        precision=(
-            whole(precision, f"{where}.precision")
-            if precision not in (None, "")
-            else DEFAULT_PRECISION
-        ),
-        hidden=bool(column.get("hidden")),
-        computation=computation,
-    )
-
-
-def _indexes(value: Any, location: str) -> list[int]:
-    """A list of column indexes, each a whole number (none: empty)."""
-    if value in (None, ""):
-        return []
-    if not isinstance(value, list):
-        raise BundleRefusedError("must be a list of column indexes", location=location)
-    return [whole(index, location) for index in value]
 
 
 def copy_kit_folders(
