@@ -8,16 +8,12 @@ naming it loads, scores and ranks by its ``wrong`` metric, lower first.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from plugin_install import install_plugin
+from plugin_install import install_plugin, run_with_plugin
 from proctor.errors import ConfigError
 from proctor.resolve import load_challenge
 from proctor.scoring import physionet2018
@@ -35,8 +31,6 @@ from proctor.types import Direction, RunStatus
 from table_challenge import DEV, TEST, make_table_challenge, write_prediction
 from toy_scorer import KIND, SCORER
 
-PROCTOR = Path(sys.executable).parent / "proctor"
-TESTS = Path(__file__).parent
 ENTRIES = ("exact_rows = toy_scorer:SCORER", "exact_column = toy_scorer:KIND")
 TWO_WRONG = {**TEST, "t1": "dog", "t2": "cat"}
 SCORERS = pytest.mark.parametrize("scorer", ["exact_rows", {"exact_column": "target"}])
@@ -112,14 +106,8 @@ def test_proctor_run_finds_an_installed_scorer(
     install_plugin(site, monkeypatch, PLUGIN_GROUP, *ENTRIES)
     challenge = write_challenge(shared_dir / "challenge", "exact_rows")
     entry = write_prediction(shared_dir / "entry", DEV, TWO_WRONG)
-    path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path, "PROCTOR_WORK_ROOT": str(shared_dir)}
-    done = subprocess.run(
-        [str(PROCTOR), "run", str(entry), "--challenge", str(challenge), "--json"],
-        capture_output=True, text=True, env=env, timeout=280, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["scores"]["main"]["wrong"] == pytest.approx(2 / 6)
+    report = run_with_plugin(site, entry, challenge, shared_dir)
+    assert report["scores"]["main"]["wrong"] == pytest.approx(2 / 6)
 
 
 def test_without_its_plugin_the_scorer_is_refused_at_load(tmp_path: Path) -> None:

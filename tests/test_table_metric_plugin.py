@@ -8,15 +8,11 @@ then loads, scores and ranks by it, lower first.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from plugin_install import install_plugin
+from plugin_install import install_plugin, run_with_plugin
 from proctor.errors import ConfigError
 from proctor.resolve import load_challenge
 from proctor.scoring.table_metrics import (
@@ -32,8 +28,6 @@ from proctor.types import Direction, RunStatus
 from table_challenge import DEV, TEST, make_table_challenge, write_prediction
 from toy_table_metric import HAMMING_LOSS
 
-PROCTOR = Path(sys.executable).parent / "proctor"
-TESTS = Path(__file__).parent
 ENTRY = "hamming_loss = toy_table_metric:HAMMING_LOSS"
 TWO_WRONG = {**TEST, "t1": "dog", "t2": "cat"}
 
@@ -94,14 +88,8 @@ def test_proctor_run_finds_an_installed_table_metric(
     install_plugin(site, monkeypatch, PLUGIN_GROUP, ENTRY)
     challenge = make_table_challenge(shared_dir / "challenge", metric="hamming_loss")
     entry = write_prediction(shared_dir / "entry", DEV, TWO_WRONG)
-    path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path, "PROCTOR_WORK_ROOT": str(shared_dir)}
-    done = subprocess.run(
-        [str(PROCTOR), "run", str(entry), "--challenge", str(challenge), "--json"],
-        capture_output=True, text=True, env=env, timeout=280, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["scores"]["main"]["hamming_loss"] == pytest.approx(2 / 6)
+    report = run_with_plugin(site, entry, challenge, shared_dir)
+    assert report["scores"]["main"]["hamming_loss"] == pytest.approx(2 / 6)
 
 
 def test_without_its_plugin_the_metric_is_refused_at_load(tmp_path: Path) -> None:
