@@ -4,7 +4,7 @@ Run: ``python bench/bench_fair_queue.py [--submissions 1000] [--teams 10] [--wor
 Needs Redis on 127.0.0.1:6379 and PostgreSQL on 127.0.0.1:5432 (database ``test``).
 
 Ten teams queue 1,000 submissions of a trivial entry (the toy records challenge of
-``tests/toy_challenge.py``, its good entry), team after team: the first team's 100 are all
+``tests/support/toy_challenge.py``, its good entry), team after team: the first team's 100 are all
 queued before the second team's first, as a team flooding the queue would. Two ``proctor
 worker`` processes (``--concurrency 1``) run them; midway one is SIGKILLed, and restarted only
 once the reaper has put its job back in the queue. It prints:
@@ -36,11 +36,12 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 import toy_challenge
-from bench_service_throughput import _database, _pg_reachable, _shared_folder
 from celery_cluster import Cluster, Proc, lease_pid, redis_unreachable, wait_for
+
+from bench_service_throughput import _database, _pg_reachable, _shared_folder
 from proctor.store.models import Attempt, Job, Result, SubmissionRow, Team
 from proctor.types import JobState
 

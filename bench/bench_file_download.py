@@ -32,10 +32,11 @@ from pathlib import Path
 import httpx
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
+
+from served_host import ServedHost
 
 from proctor.services.local.authoring import new_challenge
-from served_host import ServedHost
 
 MIB = 1 << 20
 

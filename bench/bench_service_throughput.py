@@ -33,10 +33,11 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, func, select, text
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 import toy_challenge
 from celery_cluster import Cluster, redis_unreachable, wait_for
+
 from proctor.services.platform.accounts import add_user
 from proctor.services.platform.client import Client
 from proctor.store.models import Job

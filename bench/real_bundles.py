@@ -19,7 +19,7 @@ repositories (none of them is part of Proctor). For each one the script runs, th
    hand from the bundle's own data, in its documented format), and for EvalAI the
    ``*submission*`` files at the challenge's root (zipped, as Proctor's upload of that file);
 4. each task's own program run directly, outside any sandbox, on the same upload
-   (``tests/bundle_direct.py``: the Codabench layout with real paths, or EvalAI's
+   (``tests/support/bundle_direct.py``: the Codabench layout with real paths, or EvalAI's
    ``evaluate()`` called as its worker calls it), with a Python whose libraries are the
    challenge environment's lock (a virtual environment built once under ``--venvs``).
 
@@ -33,8 +33,9 @@ design: a program sent to a challenge taking results, a command beside an ingest
 program), ``quiz fails`` (the direct run scores, but Proctor's quiz, which runs the ingestion
 program on the phase's sample data before any hidden data, failed: a result zip sent to a
 code task with sample data, by design), or ``DIFFERENT``. Exit status 1 when a row differs.
-``make test`` runs look-alikes written for the purpose (``tests/bundle_fixtures.py``,
-``tests/evalai_challenge.py``); ``tests/test_bundle_examples.py`` runs the same comparison
+``make test`` runs look-alikes written for the purpose (``tests/support/bundle_fixtures.py``,
+``tests/support/evalai_challenge.py``); ``tests/services/local/test_bundle_examples.py`` runs
+the same comparison
 under pytest when ``PROCTOR_BUNDLE_EXAMPLES`` or ``PROCTOR_EVALAI_EXAMPLES`` names a folder.
 docs/import-bundles.md lists the real bundles checked so far.
 """
@@ -53,9 +54,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from bundle_direct import RefusedByDesignError, direct_scores
+
 from proctor.resolve import load_challenge
 from proctor.spec.model import Challenge, Task
 

@@ -21,7 +21,8 @@ eHealth-KD 2019 repository: its ``scripts/baseline.py`` runs as its ``run_baseli
 copies of its ``data/submit`` scenario folders (each holding its ``.gitignore``) as ``dev/``
 and ``test/`` of the upload. Then ``proctor run --json`` evaluates the copy and the script
 prints each stage and the scores; it exits 1 when the entry is not scored. ``make test`` runs
-faithful equivalents written by us (``tests/entries/``: the same imports and calls); this script
+faithful equivalents written by us (``tests/data/entries/``: the same imports and calls); this
+script
 runs the originals, which have licences of their own and are fetched by hand (no network at
 test time).
 

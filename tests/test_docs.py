@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
 import yaml
+from paths import REPO
 from typer.testing import CliRunner
 
 from proctor.cli.main import build_app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 DOCS = ROOT / "docs"
 README_LIMIT = 8192
 SECTION_HEADING = re.compile(r"^### `(proctor(?: [a-z0-9-]+)*)`$", re.MULTILINE)

@@ -3,7 +3,7 @@
 A start imports only the modules that register the command it runs (``COMMANDS``): ``proctor
 submit`` needs neither the pipeline nor the scorers, ``proctor run`` none of the service. Any
 other call (``--help``, no command, a misspelled one) builds the whole app.
-``tests/test_cli_lazy_start.py`` checks that each narrow app gives its command exactly as the
+``tests/cli/test_cli_lazy_start.py`` checks that each narrow app gives its command exactly as the
 whole app does.
 """
 

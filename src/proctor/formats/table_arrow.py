@@ -8,7 +8,7 @@ the line and the fix; the fast path never refuses anything itself.
 
 Fields are read as bytes (as the careful reader keeps them), so ids compare exactly as written.
 A number column is converted by Arrow's correctly rounded parser, which gives the same double
-as Python's ``float()`` on every text both accept (``tests/test_formats_table_arrow.py``); a
+as Python's ``float()`` on every text both accept (``tests/formats/test_formats_table_arrow.py``); a
 text Arrow does not read (spaces around a number, ``1_000``, ``nan``) sends the file to the
 careful reader, which decides.
 """

@@ -3,7 +3,7 @@
 ``y_true`` and ``y_pred`` are 1-D arrays of labels of one kind (numbers or strings), one per
 row. The classes are every label found in either array, sorted; a class seen only in
 ``y_pred`` counts as a class (as ``sklearn.metrics`` does with ``labels=None``). Every function
-equals its scikit-learn namesake on the same arrays (``tests/test_metrics_tabular.py``).
+equals its scikit-learn namesake on the same arrays (``tests/metrics/test_metrics_tabular.py``).
 
 Undefined cases follow scikit-learn: a class never predicted has precision 0
 (``zero_division=0``); Cohen's kappa is NaN with a warning when both arrays hold one same

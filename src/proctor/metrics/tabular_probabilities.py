@@ -3,7 +3,7 @@
 ``y_true`` is a 1-D array of labels; ``y_score`` is either 1-D (the score of the positive
 class: the greater of two labels, as in scikit-learn) or 2-D with one column per class of
 ``y_true`` in sorted order. Each function equals its scikit-learn namesake on the same arrays
-(``tests/test_metrics_tabular.py``):
+(``tests/metrics/test_metrics_tabular.py``):
 
 - :func:`roc_auc_ovr_score` = ``roc_auc_score`` (binary; multiclass ``multi_class="ovr"``,
   ``average="macro"``: rows must sum to 1). NaN with a warning when ``y_true`` holds one class.

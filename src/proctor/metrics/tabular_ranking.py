@@ -5,7 +5,7 @@ Each row has a set of relevant items (``actual``) and a ranked list of predicted
 predictions, of the precision at each position holding a relevant item not predicted before,
 divided by ``min(len(actual), k)``; a row with no relevant item scores 0. The result is the
 mean over rows; higher is better. Equal to the reference definition
-(``tests/test_metrics_tabular.py``): scikit-learn has no MAP@K.
+(``tests/metrics/test_metrics_tabular.py``): scikit-learn has no MAP@K.
 """
 
 from __future__ import annotations
