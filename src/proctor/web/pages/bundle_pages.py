@@ -16,8 +16,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from proctor.errors import NotFoundError
-from proctor.spec import Challenge
-from proctor.spec.display import PAGE_NAMES
+from proctor.services.platform.vocabulary import PAGE_NAMES, Challenge
 
 MAX_PAGE_BYTES = 1024 * 1024
 TAGS = (nh3.ALLOWED_TAGS - {"img"}) | {"details", "summary"}

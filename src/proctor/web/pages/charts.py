@@ -20,10 +20,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from proctor.leaderboard import Board
 from proctor.services.platform.answers import BoardRow as LeaderboardRow
 from proctor.services.platform.answers import Leaderboard
 from proctor.services.platform.submissions import TeamSubmission
+from proctor.services.platform.vocabulary import Board
 from proctor.web.pages import plots
 from proctor.web.pages.figures import Numbers
 

@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from proctor.spec import Challenge
-from proctor.spec.display import DEFAULT_PRECISION
+from proctor.services.platform.vocabulary import DEFAULT_PRECISION, Challenge
 from proctor.types import Direction
 
 DASH = "–"

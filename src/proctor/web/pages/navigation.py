@@ -7,7 +7,7 @@ from urllib.parse import quote
 from proctor.services.platform import overview
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.resources import Platform
-from proctor.spec import Challenge
+from proctor.services.platform.vocabulary import Challenge
 from proctor.web.pages.bundle_pages import TITLES, page_names
 
 

@@ -25,7 +25,7 @@ from proctor.services.platform import (
     submission_fields,
     submissions,
 )
-from proctor.spec.leaderboards import default_metric
+from proctor.services.platform.vocabulary import default_metric
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.bundle_pages import TITLES, render_page
