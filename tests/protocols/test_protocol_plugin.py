@@ -6,7 +6,6 @@ its driver (``toy_protocol.SolveDriver``), which carries its kind, summary and s
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from paths import SUPPORT
 from plugin_install import install_plugin as install_in_group
+from plugin_install import run_with_plugin
 from toy_protocol import SolveDriver
 
 from proctor.errors import ConfigError
@@ -34,7 +33,6 @@ from proctor.types import RunStatus
 
 LENGTH = 30
 PROCTOR = Path(sys.executable).parent / "proctor"
-TESTS = SUPPORT
 
 SOLVE_SH = """#!/bin/sh
 n=$(cat "$1")
@@ -133,15 +131,9 @@ def test_proctor_run_finds_an_installed_plugin(
     install_plugin(site, monkeypatch, "solve = toy_protocol:SolveDriver")
     challenge = write_challenge(tmp_path / "challenge")
     entry = write_entry(tmp_path / "entry")
-    path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path, "PROCTOR_WORK_ROOT": str(shared_dir)}
-    done = subprocess.run(
-        [str(PROCTOR), "run", str(entry), "--challenge", str(challenge), "--json"],
-        capture_output=True, text=True, env=env, timeout=280, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["scores"]["main"]["auprc"] == pytest.approx(1.0)
-    env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
+    report = run_with_plugin(site, entry, challenge, shared_dir)
+    assert report["scores"]["main"]["auprc"] == pytest.approx(1.0)
+    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir)}
     done = subprocess.run(
         [str(PROCTOR), "challenge", "check", str(challenge)],
         capture_output=True, text=True, env=env, timeout=280, check=False,
