@@ -1,10 +1,10 @@
 """Metrics of predicted numbers against true ones, as scikit-learn and SciPy compute them.
 
 ``y_true`` and ``y_pred`` are 1-D arrays of finite numbers, one per row. Each function equals
-its namesake on the same arrays (``tests/metrics/test_metrics_tabular.py``): ``root_mean_squared_error``,
-``mean_absolute_error``, ``r2_score``, ``mean_absolute_percentage_error`` and
-``root_mean_squared_log_error`` of ``sklearn.metrics``, ``scipy.stats.pearsonr`` and
-``scipy.stats.spearmanr`` (their ``statistic``).
+its namesake on the same arrays (``tests/metrics/test_metrics_tabular.py``):
+``root_mean_squared_error``, ``mean_absolute_error``, ``r2_score``,
+``mean_absolute_percentage_error`` and ``root_mean_squared_log_error`` of ``sklearn.metrics``,
+``scipy.stats.pearsonr`` and ``scipy.stats.spearmanr`` (their ``statistic``).
 
 Undefined cases: R² of fewer than two rows is NaN with a warning; a constant ``y_true`` gives
 R² 1 for a perfect prediction, else 0 (scikit-learn's ``force_finite``); a correlation with a
