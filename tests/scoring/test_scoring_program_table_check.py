@@ -19,6 +19,7 @@ from proctor.errors import ConfigError
 from proctor.pipeline.report import EvaluationReport
 from proctor.resolve import load_challenge
 from proctor.scoring.table import TableOptions
+from proctor.services.local.catalog import resolve_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.spec.scorer import ScoringProgram
@@ -163,3 +164,10 @@ def test_without_the_check_the_same_upload_fails_the_organizers_program(
     entry = write_prediction(shared_dir / "entry", DEV, partial)
     report = run_entry(RunRequest(entry, str(challenge)), settings)
     assert (report.status, report.failure) == (RunStatus.FAILED, Failure.SCORER)
+
+
+def test_check_table_needs_each_hidden_solution_before_anything_runs(tmp_path: Path) -> None:
+    folder = _program_challenge(tmp_path / "c", **TABLE_CHECK)
+    (folder / "data" / "test-reference" / "main" / "solution.csv").unlink()
+    with pytest.raises(ConfigError, match=r"main/solution\.csv"):
+        resolve_challenge(str(folder))

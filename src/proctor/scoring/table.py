@@ -142,13 +142,18 @@ class TableOptions(OutputCheckSettings):
         known = table_metrics()
         return tuple(known[name] for name in self.metric_names)
 
+    @property
+    def reference(self) -> str:
+        """Each case's solution, ``{record}/solution.csv``: a check reads it too."""
+        return f"{{record}}/{self.solution}"
+
     def declaration(self) -> ScorerDeclaration:
         """The scorer's metrics: the chosen ones (with their directions) and the rows scored."""
         return ScorerDeclaration(
             name=TABLE_SCORER,
             summary=f"table: {', '.join(self.metric_names)} of a CSV prediction against its "
             "solution",
-            reference=f"{{record}}/{self.solution}",
+            reference=self.reference,
             metrics=(*(metric.declaration for metric in self.table_metrics), ROWS_METRIC),
         )
 

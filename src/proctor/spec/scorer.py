@@ -219,6 +219,11 @@ class OutputCheckSettings(Strict):
     messages of the built-in scorer, and a malformed output is the entry's failure.
     """
 
+    @property
+    def reference(self) -> str:
+        """The reference file each hidden case needs for the check, with ``{record}`` ("")."""
+        return ""
+
 
 class ScorerSettings(Strict):
     """Base of a scorer kind's settings (a ``scorer:`` mapping): it declares its metrics.
@@ -395,7 +400,10 @@ class ScoringProgram(ScorerSettings):
             MetricDeclaration(name, metric.direction, metric.description, metric.range)
             for name, metric in self.metrics.items()
         )
-        return ScorerDeclaration(PROGRAM_SCORER, metrics, reference="", summary="scoring program")
+        reference = self.check.reference if isinstance(self.check, OutputCheckSettings) else ""
+        return ScorerDeclaration(
+            PROGRAM_SCORER, metrics, reference=reference, summary="scoring program"
+        )
 
 
 ScorerSpec = str | ScorerSettings
