@@ -62,7 +62,7 @@ from proctor.spec.scorer import (
 from proctor.types import Direction
 
 TABLE_SCORER = "table"
-"""The scorer kind with options (``scorer: {table: {metric: ...}}``): one metric of a CSV."""
+"""The scorer kind with options (``scorer: {table: {metrics: [...]}}``): metrics of a CSV."""
 
 FileName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
 ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=200)]

@@ -436,7 +436,7 @@ def parse_scorer(value: Any, catalog: ScorerCatalog) -> ScorerSpec:
         if value not in catalog.named:
             raise LocatedError(
                 f"unknown scorer {value!r}: use one of {', '.join(sorted(catalog.named))}, a "
-                "table metric ({table: {metric: NAME}}), or a scoring program (a mapping with "
+                "table metric ({table: {metrics: [NAME]}}), or a scoring program (a mapping with "
                 "program, command and metrics)",
                 "",
             )
