@@ -304,15 +304,14 @@ def check_against_solutions(
     """Refuse, as the entry's fault, a prediction the table would refuse against its solution.
 
     The check a scoring program's ``check: table`` runs before the program: each case's
-    prediction (a case without output is the program's to score) is matched with its solution
+    prediction (a case without one is the program's to score) is matched with its solution
     by id and, with metrics named, read as they read it. ``OutputError`` names the file and
     line; a missing or unreadable solution is the organizer's (any other error).
     """
     for case in cases:
-        output = outputs / output_template.format(record=case)
-        if not output.exists():
-            continue
-        _score_case(options, _solution(options, references, case), prediction_file(options, output))
+        prediction = prediction_file(options, outputs / output_template.format(record=case))
+        if prediction.is_file():
+            _score_case(options, _solution(options, references, case), prediction)
 
 
 def table_check(options: TableOptions) -> InputCheck:

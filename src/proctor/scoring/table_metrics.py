@@ -359,9 +359,9 @@ def _fast_binary_score(
 def _class_columns(given: CsvTable, options: TableOptions, *, least: int = 1) -> list[str]:
     """The prediction's columns of per-class scores: all but the id (and the target, if any).
 
-    Empty when the file reads its labels from the target column (a labels metric with
-    ``least=2``), or has fewer than ``least`` such columns. A target column that is the one
-    other column is a one-column score (``id,target``), as before several metrics shared a file.
+    Empty when the file has fewer than ``least`` such columns, or (``least`` above 1, as a
+    labels metric asks) a target column to read its labels from. A target column that is the
+    only other column is a one-column score (``id,target`` for ``roc_auc``).
     """
     names = [name for name in given.header if name != options.id]
     if options.target in names and len(names) > 1:
