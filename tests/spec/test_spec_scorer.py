@@ -96,3 +96,32 @@ def test_a_bad_program_names_the_yaml_path_and_the_fix(
 def test_a_metric_the_program_does_not_declare_cannot_rank(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not report 'f1'"):
         load_challenge(write(tmp_path, PROGRAM, leaderboard={"metric": "f1"}))
+
+
+def test_a_program_may_name_a_check_kind_with_its_block(tmp_path: Path) -> None:
+    scorer = {**PROGRAM, "check": "table", "table": {"prediction": "pred.csv", "id": "key"}}
+    program = load_challenge(write(tmp_path, scorer)).tasks[0].scorer
+    assert isinstance(program, ScoringProgram)
+    assert program.check_command is None
+    assert program.check is not None and not isinstance(program.check, tuple)
+    assert program.check.model_dump()["prediction"] == "pred.csv"
+    assert program.check.model_dump()["id"] == "key"
+
+
+def test_a_check_command_stays_a_command(tmp_path: Path) -> None:
+    program = load_challenge(write(tmp_path, {**PROGRAM, "check": ["python3", "check.py"]}))
+    scorer = program.tasks[0].scorer
+    assert isinstance(scorer, ScoringProgram)
+    assert scorer.check_command == ("python3", "check.py")
+
+
+def test_an_unknown_check_kind_names_the_yaml_path_and_the_kinds(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tasks\[0\]\.scorer\.check") as caught:
+        load_challenge(write(tmp_path, {**PROGRAM, "check": "csv"}))
+    assert "unknown check 'csv'" in str(caught.value)
+    assert "table" in str(caught.value)
+
+
+def test_a_check_kinds_block_that_is_no_mapping_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tasks\[0\]\.scorer\.table"):
+        load_challenge(write(tmp_path, {**PROGRAM, "check": "table", "table": "submission.csv"}))

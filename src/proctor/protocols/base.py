@@ -186,6 +186,15 @@ class ProtocolDriver(ABC):
         """What an entry must contain before anything runs (checked before a slot is claimed)."""
 
     @classmethod
+    def entry_contract(cls, settings: ProtocolSettings) -> str:
+        """What an entry ships and what the quiz checks, in Markdown, for the kit's README.
+
+        "" (the default) when the protocol's summary says it all.
+        """
+        del settings
+        return ""
+
+    @classmethod
     def expected_file(
         cls, settings: ProtocolSettings, hidden_cases: tuple[str, ...]
     ) -> ExpectedFile | None:

@@ -12,9 +12,9 @@ never shown to the entry.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from proctor.entries import Manifest
 from proctor.protocols.answer_lines import compare_lines, last_line
@@ -32,6 +32,21 @@ from proctor.protocols.scripts import duration, launch_problem
 from proctor.sandbox.base import Limits, Mount, Outcome, RunSpec
 from proctor.spec.protocols import ProtocolSettings
 
+HOME = "/entry"
+DATA = "/data"
+NO_ANSWERS = "none"
+"""``answers: none``: the quiz checks each output and compares it with nothing."""
+
+
+def default_answers(output: str) -> str:
+    """The answers an entry ships when ``answers`` is unset: they follow ``output``.
+
+    One file per record goes under ``answers/`` (``{record}.forecast`` →
+    ``answers/{record}.forecast``); a shared file appended to (``answers.txt``) is shipped as
+    itself, one line ``RECORD,ANSWER`` per public record.
+    """
+    return f"answers/{output}" if "{record}" in output else output
+
 
 class RecordsProtocol(ProtocolSettings):
     """PhysioNet sandbox: ``setup`` once, then ``next RECORD`` per case in the entry's home.
@@ -41,6 +56,8 @@ class RecordsProtocol(ProtocolSettings):
     ``output`` without ``{record}`` (``answers.txt``, as in 2015-2017) is one shared file to
     which ``next`` appends a line ``RECORD,ANSWER`` per record; ``answers`` may then be one
     shared file of such lines too (the entry's ``answers.txt``), compared line by line.
+    Unset, ``answers`` follows ``output`` (:func:`default_answers`); ``none`` (or null) runs
+    the quiz without a comparison, each output still passing the scorer's check.
     Seconds: ``setup_s`` for the setup script, ``case_s`` for one case, ``stage_s`` for a whole
     quiz or exam.
     """
@@ -50,12 +67,25 @@ class RecordsProtocol(ProtocolSettings):
     next: str = "next.sh"
     output: str = "{record}.vec"
     answers: str | None = "answers/{record}.vec"
+    """Set from ``output`` when the block leaves it out (:meth:`_answers_follow_output`)."""
     compare: CompareSpec = CompareSpec()
     required_files: tuple[str, ...] = ("setup.sh", "next.sh")
     executable_files: tuple[str, ...] = ("setup.sh", "next.sh")
     setup_s: float = Field(default=300.0, gt=0, strict=True)
     case_s: float = Field(default=20.0, gt=0, strict=True)
     stage_s: float = Field(default=3600.0, gt=0, strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _answers_follow_output(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if "answers" not in data:
+            output = data.get("output", "{record}.vec")
+            return {**data, "answers": default_answers(output) if isinstance(output, str) else None}
+        if isinstance(data["answers"], str) and data["answers"].strip().lower() == NO_ANSWERS:
+            return {**data, "answers": None}
+        return data
 
     @field_validator("output", "answers")
     @classmethod
@@ -81,8 +111,33 @@ class RecordsProtocol(ProtocolSettings):
         return None if "{record}" in self.output else self.output
 
 
-HOME = "/entry"
-DATA = "/data"
+def _quiz_contract(protocol: RecordsProtocol) -> str:
+    """What the quiz compares, in a participant's words."""
+    if protocol.answers is None:
+        return (
+            "The quiz runs every public record and checks each output; it compares it with "
+            "nothing, so the entry ships no answers."
+        )
+    answers = protocol.answers.format(record="RECORD")
+    if "{record}" not in protocol.answers:
+        how = "the line of each public record, compared field by field"
+    else:
+        tolerance = protocol.compare.tolerance
+        within = f" within {tolerance:g}" if tolerance else ""
+        how = (
+            "one file for each public record, compared "
+            + {
+                "exact": "byte for byte",
+                "lines": "line by line",
+                "numeric": f"number by number{within}",
+                "json": f"as JSON values{within}",
+            }[protocol.compare.kind]
+        )
+    return (
+        f"The quiz runs every public record and compares its output with `{answers}`, which "
+        f"the entry ships ({how}). A missing or different answer stops the evaluation at the "
+        "quiz; with an empty file `DRYRUN` in the entry it stops there anyway."
+    )
 
 
 def list_records(folder: Path) -> list[str]:
@@ -131,6 +186,23 @@ class RecordsDriver(Driver):
         protocol = _records_settings(settings)
         shared = protocol.appended
         return protocol.output if shared is None else f"{{record}}.{Path(shared).name}"
+
+    @classmethod
+    def entry_contract(cls, settings: ProtocolSettings) -> str:
+        """The scripts, the output each record leaves and the answers the quiz compares with."""
+        protocol = _records_settings(settings)
+        shared = protocol.appended
+        writes = (
+            f"writes `{protocol.output.format(record='RECORD')}`"
+            if shared is None
+            else f"appends one line `RECORD,ANSWER` to `{shared}`"
+        )
+        required = ", ".join(f"`{name}`" for name in protocol.required_files)
+        return (
+            f"`{protocol.setup}` runs once, then `{protocol.next} RECORD` once per record, with "
+            f"the record's files in its working folder, where it {writes}. The entry must "
+            f"hold {required}. {_quiz_contract(protocol)}"
+        )
 
     @classmethod
     def manifest(cls, settings: ProtocolSettings) -> Manifest:

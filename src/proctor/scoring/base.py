@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.spec.programs import ProgramRunner
-from proctor.spec.scorer import ScorerDeclaration, ScorerSettings
+from proctor.spec.scorer import OutputCheckSettings, ScorerDeclaration, ScorerSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +73,29 @@ class ScorerKind:
     settings_model: type[ScorerSettings]
     make: ScorerFactory
     summary: str
+
+
+BeforeScoring = Callable[[Path, Path, Sequence[str], str], None]
+"""``(outputs, references, cases, output_template) -> None``: refuses a task's outputs with
+``OutputError`` (the entry's fault) before a scoring program reads them."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputCheck:
+    """Proctor's checks serving a scoring program: one output's, then the task's outputs'."""
+
+    check_output: OutputCheck
+    before_scoring: BeforeScoring
+
+
+@dataclass(frozen=True, slots=True)
+class CheckKind:
+    """A check kind a scoring program may name (``check: table``), declared by its module.
+
+    ``settings_model`` validates the block under the key ``kind`` of the program's mapping;
+    ``make`` gives its checks.
+    """
+
+    kind: str
+    settings_model: type[OutputCheckSettings]
+    make: Callable[[Any], InputCheck]

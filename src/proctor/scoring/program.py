@@ -31,11 +31,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from proctor.errors import ConfigError
-from proctor.scoring.base import Scorer, ScorerKind, TaskScores
+from proctor.scoring import table
+from proctor.scoring.base import CheckKind, InputCheck, Scorer, ScorerKind, TaskScores
 from proctor.scoring.concurrent_ingestion import beside_request, judge_beside
 from proctor.scoring.program_scores import ScoringProgramError, judge
 from proctor.spec.programs import ProgramRequest, ProgramRunner
-from proctor.spec.scorer import PROGRAM_SCORER, ScoringProgram
+from proctor.spec.scorer import PROGRAM_SCORER, OutputCheckSettings, ScoringProgram
 
 __all__ = [
     "KIND",
@@ -148,11 +149,12 @@ def _first_html(folder: Path) -> Path | None:
 
 def check_request(spec: ScoringProgram, output: Path) -> ProgramRequest:
     """The run of ``scorer.check`` on one case's output (no references: nothing hidden)."""
-    if spec.check is None:
-        raise ValueError("the scoring program declares no check")
+    command = spec.check_command
+    if command is None:
+        raise ValueError("the scoring program declares no check command")
     mounts = spec.mounts
     return ProgramRequest(
-        argv=(*spec.check, mounts.output),
+        argv=(*command, mounts.output),
         cwd=mounts.program,
         folders=((spec.program, mounts.program), (output, mounts.output)),
         env={"PROCTOR_PROGRAM": mounts.program, "PROCTOR_OUTPUT": mounts.output},
@@ -176,15 +178,30 @@ def run_output_check(spec: ScoringProgram, runner: ProgramRunner, output: Path) 
     return message[:CHECK_MESSAGE_CHARS]
 
 
+def input_check(spec: ScoringProgram) -> InputCheck | None:
+    """The checks of the program's ``check: KIND`` (``check: table``), or None (a command)."""
+    if not isinstance(spec.check, OutputCheckSettings):
+        return None
+    for kind in CHECK_KINDS:
+        if type(spec.check) is kind.settings_model:
+            return kind.make(spec.check)
+    raise ConfigError(f"check kind {type(spec.check).__name__} is not in the check table")
+
+
 def program_scorer(
     spec: ScoringProgram, runner: ProgramRunner, check_runner: ProgramRunner | None = None
 ) -> Scorer:
     """The scorer of a scoring program: ``runner`` runs the program, ``check_runner`` its check.
 
     Without ``check`` in the YAML every stored output is usable (the program judges them).
+    With a check kind (``check: table``) Proctor checks each output, then the task's outputs
+    against the references, before the program runs: a refusal is the entry's failure.
     """
+    checks = input_check(spec)
 
     def score(outputs: Path, references: Path, cases: Sequence[str], template: str) -> TaskScores:
+        if checks is not None:
+            checks.before_scoring(outputs, references, cases, template)
         return run_scoring_program(
             spec, runner, outputs=outputs, references=references, cases=cases, template=template
         )
@@ -192,7 +209,9 @@ def program_scorer(
     checker = check_runner or runner
 
     def check(output: Path) -> str | None:
-        if spec.check is None:
+        if checks is not None:
+            return checks.check_output(output)
+        if spec.check_command is None:
             return None
         return run_output_check(spec, checker, output)
 
@@ -206,6 +225,9 @@ def _make(
         raise ConfigError("a scoring program runs in the sandbox: no sandbox was given to run it")
     return program_scorer(settings, runner, check_runner)
 
+
+CHECK_KINDS: tuple[CheckKind, ...] = (table.CHECK,)
+"""The check kinds a scoring program may name (``check: table``), each declared by its module."""
 
 KIND = ScorerKind(PROGRAM_SCORER, ScoringProgram, _make, "the organizer's scoring program")
 """The scoring-program kind: a ``scorer:`` mapping with program, command and metrics."""

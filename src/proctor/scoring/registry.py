@@ -98,6 +98,7 @@ def scorer_catalog() -> ScorerCatalog:
     return ScorerCatalog(
         {name: scorer.declaration for name, scorer in named.items()},
         {name: kind.settings_model for name, kind in kinds.items()},
+        {check.kind: check.settings_model for check in program.CHECK_KINDS},
     )
 
 

@@ -13,12 +13,16 @@ The kind says how both files are read and how the function is called:
 
 - labels (accuracy, f1_macro, ...): the prediction's ``target`` column holds labels.
   Labels compare as numbers when every label of both files is a number (``1`` = ``1.0``),
-  else as text. ``function(y_true, y_pred)``.
+  else as text. ``function(y_true, y_pred)``. A prediction without a ``target`` column but
+  with per-class probability columns (two or more, each named after its class, as a
+  probabilities metric reads them) gives each row its most probable class; a tie goes to the
+  first tied column of the file. So one file serves ``log_loss`` and ``f1_macro`` alike.
 - scores (roc_auc, average_precision) and probabilities (log_loss): one value column other
   than the id is the positive class's score (``positive``, default the greater solution
-  label); several are per-class probabilities, each named after its class (every solution
-  class needs one). ``function(y_true, y_score, labels=None)``: ``labels`` the sorted classes
-  of the columns. Of two class columns a scores metric reads the positive class's alone.
+  label); several (a ``target`` column beside them left out) are per-class probabilities,
+  each named after its class (every solution class needs one).
+  ``function(y_true, y_score, labels=None)``: ``labels`` the sorted classes of the columns.
+  Of two class columns a scores metric reads the positive class's alone.
 - values (rmse, mae, r2, mape, rmsle, pearson, spearman): the ``target`` column holds numbers.
   ``function(y_true, y_pred)``.
 - lists (map_at_k): the ``target`` columns hold space-separated items (relevant ones in the
@@ -226,29 +230,53 @@ class TableScore:
     rows: int
 
 
-def score_table(solution: Path, prediction: Path, options: TableOptions) -> TableScore:
-    """Read both files, match rows by id and compute ``options.metric``.
+@dataclass(frozen=True, slots=True)
+class TableScores:
+    """Each metric's value (by name, in the options' order) over ``rows`` matched rows."""
 
-    Clean files take the fast path (:mod:`proctor.formats.table_arrow`); anything it does not
+    values: dict[str, float]
+    rows: int
+
+
+def score_table(solution: Path, prediction: Path, options: TableOptions) -> TableScore:
+    """The first metric the options name (:func:`score_metrics`)."""
+    scores = score_metrics(solution, prediction, options)
+    name = options.metric_names[0]
+    return TableScore(name, scores.values[name], scores.rows)
+
+
+def score_metrics(solution: Path, prediction: Path, options: TableOptions) -> TableScores:
+    """Read both files once, match rows by id and compute every metric the options name.
+
+    Clean files take the fast path (:mod:`proctor.formats.table_arrow`); a metric it does not
     take, and every problem, goes through the careful reader, which names the file and line.
+    With no metric named, the files are read and their ids matched only (an input check).
     """
-    metric = table_metrics()[options.metric]
+    metrics = tuple(table_metrics()[name] for name in options.metric_names)
+    values: dict[str, float] = {}
     matched = read_matched(solution, prediction, options.id)
     if matched is not None:
-        fast = _fast_compute(matched, metric, options)
-        if fast is not None:
-            return TableScore(options.metric, fast, matched.rows)
+        for metric in metrics:
+            fast = _fast_compute(matched, metric, options)
+            if fast is not None:
+                values[metric.name] = fast
+        if len(values) == len(metrics):
+            return TableScores(values, matched.rows)
     truth = read_table(solution)
     given = read_table(prediction)
-    truth.column(options.target, "target")
+    if metrics:
+        truth.column(options.target, "target")
     order = match_rows(truth, given, options.id)
-    try:
-        value = _compute(truth, given, order, metric, options)
-    except TableFormatError:
-        raise
-    except MetricInputError as err:
-        raise TableFormatError(prediction, 0, str(err)) from err
-    return TableScore(options.metric, value, truth.rows)
+    for metric in metrics:
+        if metric.name in values:
+            continue
+        try:
+            values[metric.name] = _compute(truth, given, order, metric, options)
+        except TableFormatError:
+            raise
+        except MetricInputError as err:
+            raise TableFormatError(prediction, 0, str(err)) from err
+    return TableScores({name: values[name] for name in options.metric_names}, truth.rows)
 
 
 def _ordered(fields: list[bytes], order: npt.NDArray[np.int64] | None) -> list[bytes]:
@@ -265,6 +293,8 @@ def _compute(
     if metric.kind in SCORED_KINDS:
         return _score_metric(truth, given, order, metric, options)
     expected = truth.column(options.target, "target")
+    if metric.kind is MetricKind.LABELS and _class_columns(given, options, least=2):
+        return metric.function(*_most_probable(truth, expected, given, order, options))
     predicted = _ordered(given.column(options.target, "target"), order)
     if metric.kind is MetricKind.LABELS:
         return metric.function(*_label_arrays(truth, expected, given, predicted))
@@ -312,6 +342,8 @@ def _fast_binary_score(
 ) -> float | None:
     """A score metric of a prediction with one score column, or None (any other layout)."""
     names = [name for name in matched.given.header if name != options.id]
+    if options.target in names and len(names) > 1:
+        names.remove(options.target)  # the labels beside the scores
     expected = matched.truth.codes(options.target)
     if len(names) != 1 or expected is None:
         return None
@@ -322,6 +354,58 @@ def _fast_binary_score(
     (labels,), numeric = _labels_of([(keys, np.arange(len(keys)))])  # each distinct label once
     positive = _positive(np.unique(labels), numeric, options, matched.truth.path)
     return float(metric.function((labels == positive)[codes], scores_given))
+
+
+def _class_columns(given: CsvTable, options: TableOptions, *, least: int = 1) -> list[str]:
+    """The prediction's columns of per-class scores: all but the id (and the target, if any).
+
+    Empty when the file has fewer than ``least`` such columns, or (``least`` above 1, as a
+    labels metric asks) a target column to read its labels from. A target column that is the
+    only other column is a one-column score (``id,target`` for ``roc_auc``).
+    """
+    names = [name for name in given.header if name != options.id]
+    if options.target in names and len(names) > 1:
+        if least > 1:
+            return []
+        names.remove(options.target)
+    return names if len(names) >= least else []
+
+
+def _most_probable(
+    truth: CsvTable,
+    expected: list[bytes],
+    given: CsvTable,
+    order: npt.NDArray[np.int64] | None,
+    options: TableOptions,
+) -> tuple[np.ndarray, np.ndarray]:
+    """True labels, and each row's most probable class of the per-class probability columns.
+
+    A tie goes to the first of the tied columns in the file's order (as ``numpy.argmax``).
+    Every class of the solution needs its column, as for a probabilities metric.
+    """
+    y_true, numeric = _classes(truth, expected)
+    names = _class_columns(given, options, least=2)
+    by_label = _columns_by_label(given, names, numeric)
+    _require_every_class(given, np.unique(y_true), by_label)
+    matrix = np.column_stack(
+        [given.floats(name, _ordered(given.column(name, "id"), order)) for name in names]
+    )
+    labels = np.array(list(by_label))  # the columns' classes, in the file's order
+    return y_true, labels[np.argmax(matrix, axis=1)]
+
+
+def _require_every_class(
+    given: CsvTable, classes: np.ndarray, by_label: dict[float | str, str]
+) -> None:
+    """Refuse per-class columns that leave out a class of the solution."""
+    missing = [label for label in classes.tolist() if label not in by_label]
+    if missing:
+        shown = ", ".join(repr(str(label)) for label in missing[:5])
+        raise given.error(
+            None,
+            f"no probability column for class {shown}: name one column after each class "
+            f"({len(classes)} in the solution)",
+        )
 
 
 def _text(field: bytes) -> str:
@@ -383,7 +467,7 @@ def _score_metric(
 ) -> float:
     y_true, numeric = _classes(truth, truth.column(options.target, "target"))
     classes = np.unique(y_true)
-    names = [name for name in given.header if name != options.id]
+    names = _class_columns(given, options)
     given.column(options.id, "id")
     if not names:
         raise given.error(None, "no score column besides the id: add the predicted scores")
@@ -451,14 +535,7 @@ def _multiclass(
 ) -> float:
     """Per-class probability columns, one per class, in sorted class order."""
     by_label = _columns_by_label(given, names, numeric)
-    missing = [label for label in classes.tolist() if label not in by_label]
-    if missing:
-        shown = ", ".join(repr(str(label)) for label in missing[:5])
-        raise given.error(
-            None,
-            f"no probability column for class {shown}: name one column after each class "
-            f"({len(classes)} in the solution)",
-        )
+    _require_every_class(given, classes, by_label)
     labels_sorted = sorted(by_label)
     matrix = np.column_stack(
         [

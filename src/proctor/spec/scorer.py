@@ -15,7 +15,10 @@ shape this module holds, since the loader resolves its folders and environment:
         mae: {direction: lower, description: mean absolute error}
       limits: {wall_s: 600, memory_bytes: 4294967296}   # optional
       environment: ...             # optional; default: the task's environment
-      check: [python3, check.py]   # optional: is one case's output valid?
+      check: [python3, check.py]   # optional: is one case's output valid? Or a check kind
+                                   # of Proctor's: `check: table` with a `table:` block
+                                   # (prediction, id, target, metrics...): the table
+                                   # scorer's checks, before the program runs
       scores_files: [scores.json]  # optional: names tried in order (.txt: `key: value` YAML)
       booleans: refused            # optional: `numbers` reads true/false as 1/0 (Codabench)
       strings: refused             # optional: `numbers` reads "0.91" or 1e-05 as numbers
@@ -41,7 +44,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -207,6 +210,21 @@ class ProgramMounts(Strict):
         return self
 
 
+class OutputCheckSettings(Strict):
+    """Base of a check kind's settings: Proctor's own checks of the outputs a program scores.
+
+    A scoring program's ``check: KIND`` (``check: table``) takes the block under the key
+    ``KIND`` of its mapping (``table: {prediction: submission.csv}``), validated by the
+    check kind's model (``scoring.program.CHECK_KINDS``): the program keeps the checks and
+    messages of the built-in scorer, and a malformed output is the entry's failure.
+    """
+
+    @property
+    def reference(self) -> str:
+        """The reference file each hidden case needs for the check, with ``{record}`` ("")."""
+        return ""
+
+
 class ScorerSettings(Strict):
     """Base of a scorer kind's settings (a ``scorer:`` mapping): it declares its metrics.
 
@@ -257,7 +275,8 @@ class ScoringProgram(ScorerSettings):
     metrics: dict[str, ProgramMetric] = Field(min_length=1)
     limits: ProgramLimits = ProgramLimits()
     environment: Environment | None = None
-    check: tuple[str, ...] | None = Field(default=None, min_length=1)
+    check: tuple[str, ...] | OutputCheckSettings | None = None
+    """A command run on one case's output, or a check kind's settings (``check: table``)."""
     mounts: ProgramMounts = ProgramMounts()
     scores_files: tuple[str, ...] = Field(default=("scores.json",), min_length=1)
     booleans: Literal["refused", "numbers"] = "refused"
@@ -291,6 +310,20 @@ class ScoringProgram(ScorerSettings):
         if isinstance(value, dict) and "ingestion" in value:
             raise LocatedError(MOVED_INGESTION, "ingestion")
         return value
+
+    @field_validator("check")
+    @classmethod
+    def _some_command(
+        cls, check: tuple[str, ...] | OutputCheckSettings | None
+    ) -> tuple[str, ...] | OutputCheckSettings | None:
+        if isinstance(check, tuple) and not check:
+            raise ValueError("an empty command: give one ([python3, check.py]) or leave it out")
+        return check
+
+    @property
+    def check_command(self) -> tuple[str, ...] | None:
+        """The command run on one case's output, or None (no check, or a check kind)."""
+        return self.check if isinstance(self.check, tuple) else None
 
     @model_validator(mode="after")
     def _shared_for_concurrent_ingestion(self) -> ScoringProgram:
@@ -367,7 +400,10 @@ class ScoringProgram(ScorerSettings):
             MetricDeclaration(name, metric.direction, metric.description, metric.range)
             for name, metric in self.metrics.items()
         )
-        return ScorerDeclaration(PROGRAM_SCORER, metrics, reference="", summary="scoring program")
+        reference = self.check.reference if isinstance(self.check, OutputCheckSettings) else ""
+        return ScorerDeclaration(
+            PROGRAM_SCORER, metrics, reference=reference, summary="scoring program"
+        )
 
 
 ScorerSpec = str | ScorerSettings
@@ -384,6 +420,8 @@ class ScorerCatalog:
 
     named: Mapping[str, ScorerDeclaration]
     kinds: Mapping[str, type[ScorerSettings]]
+    checks: Mapping[str, type[OutputCheckSettings]] = field(default_factory=dict)
+    """The settings model of each check kind a scoring program may name (``check: table``)."""
 
 
 SCORER_CATALOG = "scorer_catalog"
@@ -398,7 +436,7 @@ def parse_scorer(value: Any, catalog: ScorerCatalog) -> ScorerSpec:
         if value not in catalog.named:
             raise LocatedError(
                 f"unknown scorer {value!r}: use one of {', '.join(sorted(catalog.named))}, a "
-                "table metric ({table: {metric: NAME}}), or a scoring program (a mapping with "
+                "table metric ({table: {metrics: [NAME]}}), or a scoring program (a mapping with "
                 "program, command and metrics)",
                 "",
             )
@@ -412,11 +450,42 @@ def parse_scorer(value: Any, catalog: ScorerCatalog) -> ScorerSpec:
     if model is None:
         known = ", ".join(catalog.kinds)
         raise LocatedError(f"unknown scorer kind {kind!r}: use one of {known}", "kind")
+    if issubclass(model, ScoringProgram):
+        value = _named_check(value, catalog.checks)
     try:
         return model.model_validate(value)
     except ValidationError as err:
         location, message = describe_error(err.errors()[0])
         raise LocatedError(message, location) from None
+
+
+def _named_check(
+    value: dict[str, Any], checks: Mapping[str, type[OutputCheckSettings]]
+) -> dict[str, Any]:
+    """A program's ``check: KIND`` with its ``KIND:`` block, as the check kind's settings."""
+    kind = value.get("check")
+    if not isinstance(kind, str):
+        return value
+    model = checks.get(kind)
+    if model is None:
+        known = ", ".join(sorted(checks)) or "none"
+        raise LocatedError(
+            f"unknown check {kind!r}: give a command ([python3, check.py]) or a check kind "
+            f"({known})",
+            "check",
+        )
+    found = dict(value)
+    block = found.pop(kind, None)
+    if block is None:
+        block = {}
+    if not isinstance(block, dict):
+        raise LocatedError(f"check: {kind} reads its options from a mapping here", kind)
+    try:
+        found["check"] = model.model_validate(block)
+    except ValidationError as err:
+        location, message = describe_error(err.errors()[0])
+        raise LocatedError(message, ".".join(part for part in (kind, location) if part)) from None
+    return found
 
 
 def _kind_by_key(value: dict[str, Any], kinds: Mapping[str, type[ScorerSettings]]) -> str:

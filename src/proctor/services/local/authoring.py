@@ -158,8 +158,8 @@ def _program_commands(challenge: Challenge) -> list[tuple[str, Path, str, tuple[
         where = f"tasks[{index}].scorer"
         mount = program.mounts.program
         found.append((f"{where}.command", program.program, mount, program.command))
-        if program.check is not None:
-            found.append((f"{where}.check", program.program, mount, program.check))
+        if program.check_command is not None:
+            found.append((f"{where}.check", program.program, mount, program.check_command))
         beside = program.concurrent_ingestion
         if beside is not None:
             command = f"{where}.concurrent_ingestion.command"

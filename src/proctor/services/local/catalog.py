@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,7 +232,7 @@ def write_kit_with(ref: str, dest: Path, fresh: FreshRecords | None) -> tuple[li
     written += _copy_extras(challenge, dest)
     replica = write_replica(challenge, dest / REPLICA_FOLDER)
     with (dest / "README.md").open("a", encoding="utf-8") as readme:
-        readme.write(readme_section(replica))
+        readme.write(entry_section(challenge) + readme_section(replica))
     return [*written, replica.folder], described
 
 
@@ -313,6 +314,19 @@ Zip the entry's content and submit it to the challenge's server:
 `proctor submit entry.zip --challenge {challenge.name} --server URL --token TOKEN`
 (an empty file `DRYRUN` in the entry stops after the quiz, a check on public data).
 """
+
+
+def entry_section(challenge: Challenge) -> str:
+    """The kit README's section on what the entry ships, from the protocol's settings.
+
+    Written into every kit, the organizer's ``KIT.md`` too, so that it follows the YAML; ""
+    when the protocol has nothing to add to its summary.
+    """
+    contract = driver_for(challenge.protocol.kind).entry_contract(challenge.protocol)
+    if not contract:
+        return ""
+    text = "\n\n".join(textwrap.fill(part, width=92) for part in contract.split("\n\n"))
+    return f"\n## What your entry ships\n\n{text}\n"
 
 
 def _copy_item(source: Path, target: Path) -> None:
