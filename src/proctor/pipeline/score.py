@@ -18,13 +18,15 @@ from pathlib import Path
 
 from proctor.errors import OutputError
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import StageResult, failed_code_message
+from proctor.pipeline.disclosure import StageResult, failed_code_message, run_logs
 from proctor.pipeline.report import FullScores
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
+from proctor.protocols.base import CaseRun
 from proctor.scoring.base import Scorer, TaskScores
 from proctor.scoring.concurrent_ingestion import EntryCodeError
 from proctor.scoring.program_scores import ScoringProgramError
 from proctor.spec.model import DisclosureSpec, PerRecord
+from proctor.spec.programs import TAIL_CHARS
 from proctor.store.runfolder import RunFolder
 from proctor.types import Disclosure, Failure, Stage, StageStatus
 
@@ -170,6 +172,29 @@ def _scorer_failed(target: ScoreTarget) -> StageResult:
     return StageResult(Stage.SCORE, StageStatus.FAILED, message, message, failure=Failure.SCORER)
 
 
+def organizer_program_failed(ctx: TaskContext, stage: Stage, run: CaseRun) -> StageResult:
+    """``run`` failed in the organizer's program before the entry's code ran: E-SCORE.
+
+    The reason and the run's output tails go to the organizer's logs (``score-error.txt``,
+    ``scoring-TASK.log``); the participant is told only that the entry is not at fault.
+    """
+    heading = f"task {ctx.task.name}: {stage}"
+    with ctx.folder.score_errors.open("a", encoding="utf-8") as log:
+        log.write(f"{heading}: {run.organizer_fault}\n")
+    tails = run_logs(run.outcome.stdout[-TAIL_CHARS:], run.outcome.stderr[-TAIL_CHARS:])
+    text = "".join(
+        f"--- {name} (last {TAIL_CHARS} characters) ---\n{body}\n" for name, body in tails
+    )
+    keep_scoring_log(
+        ctx.folder.scoring_log(ctx.task.name), heading, f"failed: {run.organizer_fault}\n{text}"
+    )
+    message = (
+        f"the organizer's program failed before your code ran ({SCORE_ERROR_CODE}); your "
+        "entry is not at fault and the organizers have the details"
+    )
+    return StageResult(stage, StageStatus.FAILED, message, message, failure=Failure.SCORER)
+
+
 def _code_failure(
     ctx: TaskContext, policy: DisclosureSpec, exam: StageResult
 ) -> tuple[str | None, str]:
@@ -193,6 +218,10 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         raise ValueError(f"task {task.name!r} has no hidden data to score")
     # at exam "none" not even the count of failed exam cases may show, here or in a metric
     exam_hidden = disclosure_level(runner.policy, Stage.EXAM) is Disclosure.NONE
+    if exam.failed_run is not None and exam.failed_run.organizer_fault:
+        failed_run = exam.failed_run
+        runner.run(Stage.SCORE, lambda _: organizer_program_failed(ctx, Stage.SCORE, failed_run))
+        return None
     code_failed, failed_note = _code_failure(ctx, runner.policy, exam)
     target = ScoreTarget(
         task=task.name,

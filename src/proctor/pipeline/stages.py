@@ -24,6 +24,7 @@ from proctor.pipeline.disclosure import (
 )
 from proctor.pipeline.report import CaseCounts, Usage
 from proctor.pipeline.runner import CaseSink, StageRunner
+from proctor.pipeline.score import organizer_program_failed
 from proctor.protocols.base import CaseRun, Driver
 from proctor.protocols.scripts import duration
 from proctor.types import Failure, Stage, StageStatus
@@ -211,6 +212,8 @@ def _failed_quiz(
 ) -> StageResult:
     """The quiz's first failed case: the entry's failure, unless the driver lets it go on."""
     driver = ctx.driver
+    if failed.organizer_fault:
+        return organizer_program_failed(ctx, Stage.QUIZ, failed)
     headline = case_headline(driver.case_noun, failed)
     logs = run_logs(failed.outcome.stdout, failed.outcome.stderr)
     goes_on = driver.quiz_failure_goes_on(ctx.entry_root)
@@ -245,6 +248,8 @@ def _shown_logs(driver: Driver, runs: tuple[CaseRun, ...]) -> tuple[tuple[str, s
     if not driver.shows_run_logs or not runs:
         return ()
     shown = next((run for run in runs if not run.ok), runs[0])
+    if shown.organizer_fault:  # the organizer's program's output: theirs only
+        return ()
     return run_logs(shown.outcome.stdout, shown.outcome.stderr)
 
 
