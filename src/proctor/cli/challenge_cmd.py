@@ -43,14 +43,25 @@ def challenge_check(
     as_json: Annotated[
         bool, typer.Option("--json", help='Print {"ok": ..., "problems": [...]} on stdout.')
     ] = False,
+    no_run: Annotated[
+        bool,
+        typer.Option(
+            "--no-run",
+            help="Do not run the samples (baseline/, kit/solutions/) through the pipeline.",
+        ),
+    ] = False,
 ) -> None:
     """Check a challenge folder as `challenge add` and `proctor run` do: every problem at once.
 
-    Exit status: 0 ready; 2 problems (each with its YAML path and the fix).
+    Every Python program and sample is byte-compiled with its environment's Python
+    (FILE:LINE: error). Then, unless --no-run, each sample runs once as `proctor run` runs
+    it, and a failure names whose program failed: "ready" means the organizer's programs
+    ran. Exit status: 0 ready; 2 problems (each with its location and the fix).
     """
     from proctor.services.local.authoring import check_challenge
+    from proctor.settings import Settings
 
-    problems = check_challenge(folder)
+    problems = check_challenge(folder, Settings.from_env(), run=not no_run, listener=_CheckEcho())
     if as_json:
         answer = {"ok": not problems, "problems": [p.to_json() for p in problems]}
         typer.echo(json.dumps(answer, indent=2))
@@ -62,6 +73,18 @@ def challenge_check(
     else:
         typer.echo(f"{folder}: ready")
     raise typer.Exit(2 if problems else 0)
+
+
+class _CheckEcho:
+    """Says on stderr which Python compiled the programs and which sample runs."""
+
+    def note(self, text: str) -> None:
+        """One line of information."""
+        typer.echo(f"note: {text}", err=True)
+
+    def sample_started(self, name: str, index: int, total: int) -> None:
+        """A sample starts its run."""
+        typer.echo(f"running sample {index}/{total}: {name} ...", err=True)
 
 
 def challenge_import(  # noqa: PLR0917 - typer maps parameters to options
