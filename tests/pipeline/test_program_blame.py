@@ -101,3 +101,25 @@ def test_the_programs_crash_on_what_the_participants_code_returned_is_the_entrys
     report = _run(code_zip(shared_dir, returns_a_number), challenge, settings)
     assert report.status is RunStatus.FAILED
     assert report.failure is Failure.ENTRY, report.to_json()
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_an_ingestion_command_the_environment_lacks_is_the_organizers(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = _challenge(shared_dir)
+    spec = challenge / "challenge.yaml"
+    text = spec.read_text()
+    spec.write_text(
+        text.replace(
+            "- python3\n      - /app/program/ingestion.py",
+            "- no-such-python\n      - /app/program/ingestion.py",
+            1,
+        )
+    )
+    assert "no-such-python" in spec.read_text()
+    report = _run(code_zip(shared_dir), challenge, settings)
+    assert report.failure is Failure.SCORER, report.to_json()
+    assert report.run_dir is not None
+    assert "'no-such-python' cannot start" in (report.run_dir / "score-error.txt").read_text()

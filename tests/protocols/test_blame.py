@@ -106,3 +106,17 @@ def test_upload_reads_see_a_read_file_and_a_new_one(tmp_path: Path) -> None:
     (tmp_path / "__pycache__").mkdir()
     (tmp_path / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"")
     assert reads.read()
+
+
+def test_a_command_the_environment_lacks_is_the_organizers(tmp_path: Path) -> None:
+    stderr = "bwrap: execvp python: No such file or directory\n"
+    reason = organizer_fault(
+        stderr, organizer=ORGANIZER, participant=PARTICIPANT, program_folder=tmp_path,
+        command="python",
+    )  # fmt: skip
+    assert reason is not None and "'python' cannot start" in reason
+    other = organizer_fault(
+        stderr, organizer=ORGANIZER, participant=PARTICIPANT, program_folder=tmp_path,
+        command="python3",
+    )  # fmt: skip
+    assert other is None

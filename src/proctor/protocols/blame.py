@@ -14,7 +14,9 @@ participant's code was never reached:
   file's access time is set to 0 before, and read after; a ``__pycache__`` the import of a
   participant's module writes is a new file, so it counts too).
 
-Anything less is the entry's failure, as before. The reason is for the organizer's log only.
+A command the environment does not have (``python`` where only ``python3`` is) is the
+organizer's too, on the same condition that no file of the upload was read. Anything less is
+the entry's failure, as before. The reason is for the organizer's log only.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ TRACEBACK = "Traceback (most recent call last):"
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 MISSING_MODULE = re.compile(r"No module named '(?P<name>[^']+)'")
 PATH_CHANGE = re.compile(r"\bpath\s*\.\s*(append|insert|extend)\s*\(|\bsys\.path\s*\+?=")
+NOT_STARTED = re.compile(r"^bwrap: execvp (?P<command>\S+): (?P<why>.+)$")
+"""What the sandbox says when a run's command is not in its root filesystem."""
 MAX_FILES = 20_000
 """Uploads with more files than this are not watched: no evidence, the entry's failure."""
 
@@ -64,14 +68,27 @@ def last_traceback(stderr: str) -> Traceback | None:
 
 
 def organizer_fault(
-    stderr: str, *, organizer: str, participant: str, program_folder: Path
+    stderr: str,
+    *,
+    organizer: str,
+    participant: str,
+    program_folder: Path,
+    command: str = "",
 ) -> str | None:
     """Why a failed run is the organizer's program's fault, from its stderr; None: not shown.
 
     ``organizer``, ``participant``: the organizer's and the participant's folders as the run
     saw them (``/app/program``, ``/app/ingested_program``); ``program_folder``: the organizer's
-    folder on the host, where the failing file's source is read.
+    folder on the host, where the failing file's source is read; ``command``: the program's
+    command (``python``), which may not exist in the environment.
     """
+    first = stderr.lstrip().splitlines()[0] if stderr.strip() else ""
+    unstarted = NOT_STARTED.match(first)
+    if command and unstarted is not None and unstarted["command"] == command:
+        return (
+            f"its command {command!r} cannot start in this environment ({unstarted['why']}): "
+            "name a command the environment has (python3), or add it to the environment"
+        )
     found = last_traceback(stderr)
     if found is None or participant in found.error:
         return None

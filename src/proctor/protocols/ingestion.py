@@ -326,7 +326,7 @@ def _organizer_fault(outcome: Outcome, program: IngestionProgram, reads: UploadR
         return ""
     reason = organizer_fault(
         outcome.stderr, organizer=LAYOUT.program, participant=LAYOUT.code,
-        program_folder=program.program,
+        program_folder=program.program, command=program.command[0],
     )  # fmt: skip
     if reason is None or reads.read():
         return ""
