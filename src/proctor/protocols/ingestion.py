@@ -42,7 +42,7 @@ from proctor import trees
 from proctor.entries import Manifest
 from proctor.errors import ConfigError
 from proctor.protocols.base import CaseRun, DriverWithoutAnswers, Preparation, run_limits
-from proctor.protocols.blame import UploadReads, organizer_fault
+from proctor.protocols.blame import UploadReads
 from proctor.protocols.codabench_settings import IngestionProgram, IngestionProtocol
 from proctor.protocols.plain_copy import copy_plain, same_trees
 from proctor.protocols.run_metadata import METADATA, remove_run_metadata, write_run_metadata
@@ -56,6 +56,7 @@ from proctor.protocols.upload_program import (
 )
 from proctor.sandbox.base import Mount, Outcome, RunSpec
 from proctor.spec.ingestion import LAYOUT
+from proctor.spec.program_blame import organizer_fault
 from proctor.spec.protocols import ProtocolSettings
 
 SUBMISSION = "submission"
@@ -325,7 +326,7 @@ def _organizer_fault(outcome: Outcome, program: IngestionProgram, reads: UploadR
     if outcome.exit_status in {None, 0} or outcome.timed_out or outcome.memory_exceeded:
         return ""
     reason = organizer_fault(
-        outcome.stderr, organizer=LAYOUT.program, participant=LAYOUT.code,
+        outcome.stderr, organizer=LAYOUT.program, participants=(LAYOUT.code,),
         program_folder=program.program, command=program.command[0],
     )  # fmt: skip
     if reason is None or reads.read():

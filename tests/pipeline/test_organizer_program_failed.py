@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from bundle_fixtures import code_zip, make_code_bundle
+from bundle_fixtures import code_zip, make_beside_bundle, make_code_bundle
 
 from proctor.pipeline.report import EvaluationReport
 from proctor.services.local.bundle_import import import_challenge
@@ -123,3 +123,20 @@ def test_an_ingestion_command_the_environment_lacks_is_the_organizers(
     assert report.failure is Failure.SCORER, report.to_json()
     assert report.run_dir is not None
     assert "'no-such-python' cannot start" in (report.run_dir / "score-error.txt").read_text()
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_concurrent_ingestions_own_import_is_the_organizers(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = shared_dir / "challenge"
+    import_challenge(make_beside_bundle(shared_dir / "bundle", limit=5), challenge, "host")
+    ingestion = challenge / "programs" / "alpha-task-ingestion" / "ingest_beside.py"
+    ingestion.write_text("import not_installed_module\n" + ingestion.read_text())
+    report = _run(code_zip(shared_dir), challenge, settings)
+    assert report.failure is Failure.SCORER, report.to_json()
+    assert "not_installed_module" not in json.dumps(report.to_json())
+    assert report.run_dir is not None
+    kept = (report.run_dir / "score-error.txt").read_text()
+    assert "before the participant's code ran" in kept and "not_installed_module" in kept
