@@ -9,6 +9,9 @@ participant's code stays the entry's.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import pytest
 from bundle_fixtures import code_zip, make_beside_bundle, make_code_bundle
 
 from proctor.pipeline.report import EvaluationReport
+from proctor.services.local.authoring import check_challenge
 from proctor.services.local.bundle_import import import_challenge
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
@@ -33,6 +37,7 @@ xs = (inputs / "x.txt").read_text().split()
 """
 
 DATA_IO = "import os\nimport not_installed_module\n"
+PROCTOR = Path(sys.executable).parent / "proctor"
 
 
 @pytest.fixture
@@ -140,3 +145,20 @@ def test_a_concurrent_ingestions_own_import_is_the_organizers(
     assert report.run_dir is not None
     kept = (report.run_dir / "score-error.txt").read_text()
     assert "before the participant's code ran" in kept and "not_installed_module" in kept
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_proctor_run_and_check_name_the_organizers_program(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = _challenge(shared_dir, ingestion=CHALEARN_INGESTION, data_io=DATA_IO)
+    env = {**os.environ, "PROCTOR_WORK_ROOT": str(settings.work_root)}
+    argv = [str(PROCTOR), "run", str(code_zip(shared_dir)), "--challenge", str(challenge)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "E-SCORE" in done.stdout and "not_installed_module" not in done.stdout
+    problems = check_challenge(challenge, settings, run=True)
+    assert [p.location for p in problems] == ["baseline", "kit/solutions/sample"], problems
+    assert all("the organizer's program" in p.message for p in problems)
+    assert "No module named 'not_installed_module'" in problems[0].message
