@@ -30,6 +30,7 @@ from proctor.spec import Challenge
 from proctor.spec.environment import EnvironmentSpec
 from proctor.spec.programs import ProgramRequest
 from proctor.spec.scorer import ProgramLimits
+from proctor.store.runfolder import RunFolder
 
 SAMPLE_FOLDERS = ("baseline",)
 SOLUTIONS = Path("kit") / "solutions"
@@ -170,9 +171,9 @@ def _compile_group(
         )
         return _compile_on_host(folders)
     runner_root = job_environment(environment, built).root
-    with tempfile.TemporaryDirectory(prefix="proctor-compile-", dir=_scratch(settings)) as work:
-        Path(work).chmod(0o755)
-        runner = SandboxProgramRunner(create_sandbox(settings), Path(work), root=runner_root)
+    folder = RunFolder.create(settings.work_root, "compile")
+    try:
+        runner = SandboxProgramRunner(create_sandbox(settings), folder.scratch, root=runner_root)
         mounts = tuple((item.folder, f"/check/{index}") for index, item in enumerate(folders))
         request = ProgramRequest(
             argv=("python3", "-c", SCRIPT, "/out/answer.json", *(m for _, m in mounts)),
@@ -191,6 +192,8 @@ def _compile_group(
                 f"the sandbox could not compile the programs ({err}): compiled with {mine}"
             )
             return _compile_on_host(folders)
+    finally:
+        folder.discard()
     if result.scores_file is None:
         notes.append(
             f"environment {environment.name!r} could not compile the programs "
@@ -202,13 +205,6 @@ def _compile_group(
         f"programs in environment {environment.name!r} compiled with its Python {answer['python']}"
     )
     return list(answer["errors"])
-
-
-def _scratch(settings: Settings) -> Path:
-    """Where the compile runs' staging goes (a folder every slot may traverse)."""
-    folder = settings.work_root / "scratch"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def _compile_on_host(folders: list[ProgramFolder]) -> list[list[object]]:
