@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from proctor.cli.untrusted import visible
 from proctor.services.local.template_files import TEMPLATES
 
 PROTOCOLS = ", ".join(TEMPLATES)
@@ -69,7 +70,7 @@ def challenge_check(
         typer.echo(f"{len(problems)} problem(s) in {folder}:", err=True)
         for problem in problems:
             where = f"{problem.location}: " if problem.location else ""
-            typer.echo(f"  - {where}{problem.message}", err=True)
+            typer.echo(f"  - {where}{visible(problem.message)}", err=True)
     else:
         typer.echo(f"{folder}: ready")
     raise typer.Exit(2 if problems else 0)

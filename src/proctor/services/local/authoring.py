@@ -119,6 +119,8 @@ def check_challenge(
         problems += _compiled(challenge, settings, listener)
         if run and not problems:
             problems += _sample_runs(challenge, settings, listener)
+        elif run and listener is not None:
+            listener.note("the samples were not run: fix the problems listed first")
     return problems
 
 
