@@ -87,6 +87,17 @@ class _CheckEcho:
         """A sample starts its run."""
         typer.echo(f"running sample {index}/{total}: {name} ...", err=True)
 
+    def build_started(self, name: str) -> None:
+        """An environment a sample needs is being built."""
+        typer.echo(f"building environment {name} (once; this takes minutes) ...", err=True)
+
+    def build_step(self, name: str, step: str) -> None:
+        """A build step: not shown."""
+
+    def build_finished(self, name: str, seconds: float) -> None:
+        """A build ended."""
+        typer.echo(f"built environment {name} in {seconds:.0f} s", err=True)
+
 
 def challenge_import(  # noqa: PLR0917 - typer maps parameters to options
     source: Annotated[Path, typer.Argument(help="The bundle: a zip or a folder.")],

@@ -35,6 +35,15 @@ class Heard:
     def note(self, text: str) -> None:
         self.notes.append(text)
 
+    def build_started(self, name: str) -> None:
+        """Builds are not what these tests look at."""
+
+    def build_step(self, name: str, step: str) -> None:
+        """Builds are not what these tests look at."""
+
+    def build_finished(self, name: str, seconds: float) -> None:
+        """Builds are not what these tests look at."""
+
     def sample_started(self, name: str, index: int, total: int) -> None:
         self.samples.append(name)
 

@@ -19,6 +19,7 @@ from typing import Protocol
 from proctor import trees
 from proctor.errors import ProctorError
 from proctor.pipeline.report import EvaluationReport
+from proctor.services.local.environments import BuildListener
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.services.local.program_compile import sample_folders
 from proctor.settings import Settings
@@ -30,8 +31,8 @@ REASON_LINES = 4
 problem quotes."""
 
 
-class SampleListener(Protocol):
-    """Told which sample is running (a face shows it: samples may take minutes)."""
+class SampleListener(BuildListener, Protocol):
+    """Told which sample is running and how environment builds go (they may take minutes)."""
 
     def sample_started(self, name: str, index: int, total: int) -> None:
         """Sample ``name`` (``index`` of ``total``, from 1) starts."""
@@ -45,14 +46,21 @@ class SampleFailure:
     message: str
 
 
-Runner = Callable[[RunRequest, Settings], EvaluationReport]
+Runner = Callable[[RunRequest, Settings, BuildListener | None], EvaluationReport]
+
+
+def _run_entry(
+    request: RunRequest, settings: Settings, builds: BuildListener | None
+) -> EvaluationReport:
+    """``proctor run``'s use case, without a progress display."""
+    return run_entry(request, settings, builds=builds)
 
 
 def run_samples(
     challenge: Challenge,
     settings: Settings,
     listener: SampleListener | None = None,
-    runner: Runner = run_entry,
+    runner: Runner = _run_entry,
 ) -> list[SampleFailure]:
     """Evaluate every sample of ``challenge`` once; the failed ones, each with whose fault."""
     samples = sample_folders(challenge.root)
@@ -63,7 +71,7 @@ def run_samples(
             listener.sample_started(name, index, len(samples))
         request = RunRequest(sample, str(challenge.root), keep=True)
         try:
-            report = runner(request, settings)
+            report = runner(request, settings, listener)
         except ProctorError as err:
             failures.append(SampleFailure(name, f"could not run: {err}"))
             continue
