@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from bundle_fixtures import code_zip, make_beside_bundle, make_code_bundle
+from bundle_fixtures import MODEL_PY, code_zip, make_beside_bundle, make_code_bundle, submission_zip
 
 from proctor.pipeline.report import EvaluationReport
 from proctor.services.local.authoring import check_challenge
@@ -162,3 +162,34 @@ def test_proctor_run_and_check_name_the_organizers_program(
     assert [p.location for p in problems] == ["baseline", "kit/solutions/sample"], problems
     assert all("the organizer's program" in p.message for p in problems)
     assert "No module named 'not_installed_module'" in problems[0].message
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_code_with_metadata_is_not_scored_after_the_organizers_failure(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = _challenge(shared_dir, ingestion=CHALEARN_INGESTION, data_io=DATA_IO)
+    upload = shared_dir / "code-with-metadata.zip"
+    with zipfile.ZipFile(upload, "w") as archive:
+        archive.writestr("model.py", MODEL_PY)
+        archive.writestr("metadata", "description: my model\n")
+    report = _run(upload, challenge, settings)
+    assert report.failure is Failure.SCORER, report.to_json()
+    assert report.run_dir is not None
+    assert not list(report.run_dir.glob("detailed_results-*"))  # the scoring program never ran
+    assert "before your code ran" in json.dumps(report.to_json())
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_result_zip_is_scored_as_uploaded_with_the_organizers_warning(
+    shared_dir: Path, settings: Settings
+) -> None:
+    challenge = _challenge(shared_dir, ingestion=CHALEARN_INGESTION, data_io=DATA_IO)
+    report = _run(submission_zip(shared_dir), challenge, settings)
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert report.run_dir is not None
+    log = (report.run_dir / "scoring-alpha-task.log").read_text()
+    assert "the organizer's program failed before the entry's code ran" in log
+    assert "scored as uploaded" in log

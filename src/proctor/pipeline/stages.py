@@ -212,11 +212,11 @@ def _failed_quiz(
 ) -> StageResult:
     """The quiz's first failed case: the entry's failure, unless the driver lets it go on."""
     driver = ctx.driver
-    if failed.organizer_fault:
-        return organizer_program_failed(ctx, Stage.QUIZ, failed)
     headline = case_headline(driver.case_noun, failed)
-    logs = run_logs(failed.outcome.stdout, failed.outcome.stderr)
     goes_on = driver.quiz_failure_goes_on(ctx.entry_root)
+    if failed.organizer_fault and goes_on is None:
+        return organizer_program_failed(ctx, Stage.QUIZ, failed)
+    logs = () if failed.organizer_fault else run_logs(failed.outcome.stdout, failed.outcome.stderr)
     if goes_on is not None:
         note = f"{headline}; {goes_on}"
         return StageResult(

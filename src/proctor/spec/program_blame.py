@@ -102,7 +102,7 @@ def organizer_fault(
     if missing is not None and _looks_on_changed_path(program_folder / relative, last.line):
         return None
     where = f"{relative}:{last.line}"
-    return f"{found.error} ({where}, before the participant's code ran)"
+    return f"{found.error} ({where})"
 
 
 def _under(file: str, folder: str) -> bool:

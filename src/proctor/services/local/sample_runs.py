@@ -19,6 +19,7 @@ from typing import Protocol
 from proctor import trees
 from proctor.errors import ProctorError
 from proctor.pipeline.report import EvaluationReport
+from proctor.pipeline.score import ORGANIZER_FAULT
 from proctor.services.local.environments import BuildListener
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.services.local.program_compile import sample_folders
@@ -86,9 +87,19 @@ def run_samples(
 
 
 def _problem(report: EvaluationReport) -> str | None:
-    """Why the sample's run is a problem (whose program failed), or None when it ran."""
+    """Why the sample's run is a problem (whose program failed), or None when it ran.
+
+    A scored sample is one too when the organizer's ingestion program failed before the
+    sample's code ran (the upload was scored as uploaded, as Codabench scores a result zip).
+    """
     if report.status is not RunStatus.FAILED:
-        return None
+        failed = _organizer_failures(report.run_dir)
+        if not failed:
+            return None
+        return (
+            f"scored as uploaded, but the organizer's program failed before the sample's code "
+            f"ran: {failed}: fix the program (its log: scoring-TASK.log)"
+        )
     stage = report.failed_stage or "a stage"
     if report.failure is Failure.SCORER:
         reason = _organizer_reason(report.run_dir)
@@ -117,3 +128,14 @@ def _organizer_reason(run_dir: Path | None) -> str:
             lines = [line.strip() for line in text.splitlines() if line.strip()]
             found.append(" | ".join(lines[-REASON_LINES:]))
     return "; ".join(found)
+
+
+def _organizer_failures(run_dir: Path | None) -> str:
+    """The organizer's-program failures noted in ``run_dir``'s scoring logs (empty: none)."""
+    if run_dir is None:
+        return ""
+    found = []
+    for log in sorted(run_dir.glob("scoring-*.log")):
+        text = log.read_text(encoding="utf-8", errors="replace")
+        found += [line.strip() for line in text.splitlines() if line.startswith(ORGANIZER_FAULT)]
+    return "; ".join(line.removeprefix(ORGANIZER_FAULT + ": ") for line in found)
