@@ -12,6 +12,9 @@ Python 2 program makes (``print "x"``, ``except E, e:``) says that it is Python 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -49,14 +52,16 @@ import json, os, sys
 out, roots, found = sys.argv[1], sys.argv[2:], []
 for root in roots:
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".git"))
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".git"))  # links: not walked
         for name in sorted(files):
             if not name.endswith(".py"):
                 continue
             path = os.path.join(folder, name)
+            if os.path.islink(path) or os.path.getsize(path) > MAX:
+                continue
             try:
                 with open(path, "rb") as source:
-                    text = source.read(MAX)
+                    text = source.read()
                 compile(text, path, "exec", dont_inherit=True)
             except SyntaxError as err:
                 found.append([path, err.lineno or 0, type(err).__name__, str(err.msg)])
@@ -174,11 +179,12 @@ def _compile_group(
     folder = RunFolder.create(settings.work_root, "compile")
     try:
         runner = SandboxProgramRunner(create_sandbox(settings), folder.scratch, root=runner_root)
-        mounts = tuple((item.folder, f"/check/{index}") for index, item in enumerate(folders))
+        sources = _python_sources(folders, folder.root / "sources")
+        roots = [f"/check/{index}" for index in range(len(folders))]
         request = ProgramRequest(
-            argv=("python3", "-c", SCRIPT, "/out/answer.json", *(m for _, m in mounts)),
+            argv=("python3", "-c", SCRIPT, "/out/answer.json", *roots),
             cwd="/",
-            folders=mounts,
+            folders=((sources, "/check"),),
             env={"PYTHONDONTWRITEBYTECODE": "1"},
             limits=ProgramLimits(wall_s=COMPILE_S),
             wall_s=COMPILE_S,
@@ -205,6 +211,29 @@ def _compile_group(
         f"programs in environment {environment.name!r} compiled with its Python {answer['python']}"
     )
     return list(answer["errors"])
+
+
+def _python_sources(folders: list[ProgramFolder], dest: Path) -> Path:
+    """Copy only the Python files of ``folders`` into ``dest/INDEX/...`` (what the run sees).
+
+    A sample's data or weights never reach the sandbox; links are not followed, files over
+    ``MAX_SOURCE_BYTES`` are left out.
+    """
+    for index, item in enumerate(folders):
+        (dest / str(index)).mkdir(parents=True, exist_ok=True)
+        for folder, dirs, files in os.walk(item.folder, followlinks=False):
+            dirs[:] = [name for name in dirs if name not in {"__pycache__", ".git"}]
+            for name in files:
+                path = Path(folder, name)
+                info = path.lstat()
+                if not name.endswith(".py") or not stat.S_ISREG(info.st_mode):
+                    continue
+                if info.st_size > MAX_SOURCE_BYTES:
+                    continue
+                target = dest / str(index) / path.relative_to(item.folder)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+    return dest
 
 
 def _compile_on_host(folders: list[ProgramFolder]) -> list[list[object]]:
