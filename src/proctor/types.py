@@ -59,7 +59,8 @@ class Failure(StrEnum):
     """Whose fault a failed run was.
 
     ``entry``: the participant's (a bad archive, a failing script, a wrong answer);
-    ``platform``: the host's (no mount, a full disk); ``scorer``: the scoring code or the
+    ``platform``: the host's (no mount, a full disk); ``scorer``: the organizer's programs (the
+    scoring code, an ingestion program that failed before the entry's code ran) or the
     references; ``infrastructure``: the worker died or was lost (set by the service).
     """
 

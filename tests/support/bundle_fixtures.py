@@ -593,7 +593,11 @@ def program_zip(root: Path, predict_py: str = PREDICT_PY, name: str = "program")
 
 
 def make_v1_program_zip(
-    root: Path, yaml_text: str = V1_PROGRAM_YAML, *, score_py: str = SCORE_TXT
+    root: Path,
+    yaml_text: str = V1_PROGRAM_YAML,
+    *,
+    score_py: str = SCORE_TXT,
+    predict_py: str = PREDICT_PY,
 ) -> Path:
     """A CodaLab v1 bundle without ingestion program whose sample submission is a program.
 
@@ -617,6 +621,8 @@ def make_v1_program_zip(
     _zip(work / "reference", bundle / "reference_data.zip")
     _zip(work / "input", bundle / "input_data.zip")
     _zip(work / "sample", bundle / "sample_data.zip")
-    program_zip(work, name="sample_code_submission").rename(bundle / "sample_code_submission.zip")
+    program_zip(work, predict_py, name="sample_code_submission").rename(
+        bundle / "sample_code_submission.zip"
+    )
     (bundle / "competition.yaml").write_text(yaml_text)
     return _zip(bundle, root / "v1-program-bundle.zip")

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from proctor.cli.untrusted import visible
 from proctor.services.local.template_files import TEMPLATES
 
 PROTOCOLS = ", ".join(TEMPLATES)
@@ -43,14 +44,25 @@ def challenge_check(
     as_json: Annotated[
         bool, typer.Option("--json", help='Print {"ok": ..., "problems": [...]} on stdout.')
     ] = False,
+    no_run: Annotated[
+        bool,
+        typer.Option(
+            "--no-run",
+            help="Do not run the samples (baseline/, kit/solutions/) through the pipeline.",
+        ),
+    ] = False,
 ) -> None:
     """Check a challenge folder as `challenge add` and `proctor run` do: every problem at once.
 
-    Exit status: 0 ready; 2 problems (each with its YAML path and the fix).
+    Every Python program and sample is byte-compiled with its environment's Python
+    (FILE:LINE: error). Then, unless --no-run, each sample runs once as `proctor run` runs
+    it, and a failure names whose program failed: "ready" means the organizer's programs
+    ran. Exit status: 0 ready; 2 problems (each with its location and the fix).
     """
     from proctor.services.local.authoring import check_challenge
+    from proctor.settings import Settings
 
-    problems = check_challenge(folder)
+    problems = check_challenge(folder, Settings.from_env(), run=not no_run, listener=_CheckEcho())
     if as_json:
         answer = {"ok": not problems, "problems": [p.to_json() for p in problems]}
         typer.echo(json.dumps(answer, indent=2))
@@ -58,10 +70,33 @@ def challenge_check(
         typer.echo(f"{len(problems)} problem(s) in {folder}:", err=True)
         for problem in problems:
             where = f"{problem.location}: " if problem.location else ""
-            typer.echo(f"  - {where}{problem.message}", err=True)
+            typer.echo(f"  - {where}{visible(problem.message)}", err=True)
     else:
         typer.echo(f"{folder}: ready")
     raise typer.Exit(2 if problems else 0)
+
+
+class _CheckEcho:
+    """Says on stderr which Python compiled the programs and which sample runs."""
+
+    def note(self, text: str) -> None:
+        """One line of information."""
+        typer.echo(f"note: {text}", err=True)
+
+    def sample_started(self, name: str, index: int, total: int) -> None:
+        """A sample starts its run."""
+        typer.echo(f"running sample {index}/{total}: {name} ...", err=True)
+
+    def build_started(self, name: str) -> None:
+        """An environment a sample needs is being built."""
+        typer.echo(f"building environment {name} (once; this takes minutes) ...", err=True)
+
+    def build_step(self, name: str, step: str) -> None:
+        """A build step: not shown."""
+
+    def build_finished(self, name: str, seconds: float) -> None:
+        """A build ended."""
+        typer.echo(f"built environment {name} in {seconds:.0f} s", err=True)
 
 
 def challenge_import(  # noqa: PLR0917 - typer maps parameters to options

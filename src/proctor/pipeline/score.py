@@ -18,17 +18,21 @@ from pathlib import Path
 
 from proctor.errors import OutputError
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import StageResult, failed_code_message
+from proctor.pipeline.disclosure import StageResult, failed_code_message, run_logs
 from proctor.pipeline.report import FullScores
 from proctor.pipeline.runner import CaseSink, StageRunner, disclosure_level
+from proctor.protocols.base import CaseRun
 from proctor.scoring.base import Scorer, TaskScores
 from proctor.scoring.concurrent_ingestion import EntryCodeError
 from proctor.scoring.program_scores import ScoringProgramError
 from proctor.spec.model import DisclosureSpec, PerRecord
+from proctor.spec.programs import TAIL_CHARS
 from proctor.store.runfolder import RunFolder
 from proctor.types import Disclosure, Failure, Stage, StageStatus
 
 SCORE_ERROR_CODE = "E-SCORE"
+ORGANIZER_FAULT = "the organizer's program failed before the entry's code ran"
+"""Heads the organizer's log line of such a failure (``challenge check`` looks for it)."""
 ZERO_FILLED = frozenset({"records_zero_filled", "datasets_failed"})
 """Counts of cases without usable output: hidden when the exam shows nothing."""
 
@@ -93,6 +97,9 @@ class ScoreTarget:
     scoring_log: Path | None = None
     code_failed: str | None = None
     failed_note: str = ""
+    organizer_fault: str = ""
+    """The organizer's program failed before the entry's code ran, and the upload is scored
+    as uploaded (Codabench's result zip): a warning when it scores, E-SCORE when it does not."""
 
 
 def log_scorer_failure(errors_log: Path, scoring_log: Path | None, heading: str) -> None:
@@ -140,10 +147,19 @@ def run_scorer(target: ScoreTarget, runner: StageRunner) -> TaskScores | None:
             )
         except Exception:
             log_scorer_failure(target.errors_log, target.scoring_log, f"task {target.task}")
+            if target.organizer_fault:
+                with target.errors_log.open("a", encoding="utf-8") as errors:
+                    errors.write(f"task {target.task}: exam: {ORGANIZER_FAULT}: ")
+                    errors.write(f"{target.organizer_fault}\n")
             return _scorer_failed(target)
         if target.scoring_log is not None:
             note = f"warning: {target.failed_note}; what it wrote was scored anyway\n"
             log = note if target.code_failed else ""
+            if target.organizer_fault:
+                log = (
+                    f"warning: {ORGANIZER_FAULT}: {target.organizer_fault}; the upload was "
+                    "scored as uploaded\n"
+                )
             keep_scoring_log(target.scoring_log, f"task {target.task}: scored", log + result.log)
         scored.append(result)
         count = len(target.cases)
@@ -170,6 +186,37 @@ def _scorer_failed(target: ScoreTarget) -> StageResult:
     return StageResult(Stage.SCORE, StageStatus.FAILED, message, message, failure=Failure.SCORER)
 
 
+def organizer_program_failed(ctx: TaskContext, stage: Stage, run: CaseRun) -> StageResult:
+    """``run`` failed in the organizer's program before the entry's code ran: E-SCORE.
+
+    The reason and the run's output tails go to the organizer's logs (``score-error.txt``,
+    ``scoring-TASK.log``); the participant is told only that the entry is not at fault.
+    """
+    heading = f"task {ctx.task.name}: {stage}"
+    with ctx.folder.score_errors.open("a", encoding="utf-8") as log:
+        log.write(f"{heading}: {ORGANIZER_FAULT}: {run.organizer_fault}\n")
+    keep_organizer_tails(ctx, stage, run)
+    message = (
+        f"the organizer's program failed before your code ran ({SCORE_ERROR_CODE}); your "
+        "entry is not at fault and the organizers have the details"
+    )
+    return StageResult(stage, StageStatus.FAILED, message, message, failure=Failure.SCORER)
+
+
+def keep_organizer_tails(ctx: TaskContext, stage: Stage, run: CaseRun) -> None:
+    """The organizer's failed run's reason and output tails, in ``scoring-TASK.log``."""
+    heading = f"task {ctx.task.name}: {stage}"
+    tails = run_logs(run.outcome.stdout[-TAIL_CHARS:], run.outcome.stderr[-TAIL_CHARS:])
+    text = "".join(
+        f"--- {name} (last {TAIL_CHARS} characters) ---\n{body}\n" for name, body in tails
+    )
+    keep_scoring_log(
+        ctx.folder.scoring_log(ctx.task.name),
+        heading,
+        f"{ORGANIZER_FAULT}: {run.organizer_fault}\n{text}",
+    )
+
+
 def _code_failure(
     ctx: TaskContext, policy: DisclosureSpec, exam: StageResult
 ) -> tuple[str | None, str]:
@@ -194,6 +241,15 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
     # at exam "none" not even the count of failed exam cases may show, here or in a metric
     exam_hidden = disclosure_level(runner.policy, Stage.EXAM) is Disclosure.NONE
     code_failed, failed_note = _code_failure(ctx, runner.policy, exam)
+    failed_run, organizer_fault = exam.failed_run, ""
+    if failed_run is not None and failed_run.organizer_fault:
+        if ctx.driver.quiz_failure_goes_on(ctx.entry_root) is None:  # nothing but code to score
+            runner.run(
+                Stage.SCORE, lambda _: organizer_program_failed(ctx, Stage.SCORE, failed_run)
+            )
+            return None
+        code_failed, organizer_fault = None, failed_run.organizer_fault  # scored as uploaded
+        keep_organizer_tails(ctx, Stage.EXAM, failed_run)
     target = ScoreTarget(
         task=task.name,
         scorer=ctx.scorer,
@@ -207,6 +263,7 @@ def score(ctx: TaskContext, runner: StageRunner, exam: StageResult) -> ShownScor
         scoring_log=ctx.folder.scoring_log(task.name),
         code_failed=code_failed,
         failed_note=failed_note,
+        organizer_fault=organizer_fault,
     )
     scored = run_scorer(target, runner)
     if scored is None:

@@ -24,6 +24,7 @@ from proctor.pipeline.disclosure import (
 )
 from proctor.pipeline.report import CaseCounts, Usage
 from proctor.pipeline.runner import CaseSink, StageRunner
+from proctor.pipeline.score import organizer_program_failed
 from proctor.protocols.base import CaseRun, Driver
 from proctor.protocols.scripts import duration
 from proctor.types import Failure, Stage, StageStatus
@@ -212,8 +213,10 @@ def _failed_quiz(
     """The quiz's first failed case: the entry's failure, unless the driver lets it go on."""
     driver = ctx.driver
     headline = case_headline(driver.case_noun, failed)
-    logs = run_logs(failed.outcome.stdout, failed.outcome.stderr)
     goes_on = driver.quiz_failure_goes_on(ctx.entry_root)
+    if failed.organizer_fault and goes_on is None:
+        return organizer_program_failed(ctx, Stage.QUIZ, failed)
+    logs = () if failed.organizer_fault else run_logs(failed.outcome.stdout, failed.outcome.stderr)
     if goes_on is not None:
         note = f"{headline}; {goes_on}"
         return StageResult(
@@ -245,6 +248,8 @@ def _shown_logs(driver: Driver, runs: tuple[CaseRun, ...]) -> tuple[tuple[str, s
     if not driver.shows_run_logs or not runs:
         return ()
     shown = next((run for run in runs if not run.ok), runs[0])
+    if shown.organizer_fault:  # the organizer's program's output: theirs only
+        return ()
     return run_logs(shown.outcome.stdout, shown.outcome.stderr)
 
 

@@ -72,6 +72,10 @@ class CaseRun:
     outcome: Outcome
     output: Path | None
     problem: str = ""
+    organizer_fault: str = ""
+    """Why the failed run is the organizer's program's fault (the organizer's log only), or
+    empty: an ingestion program that failed before the participant's code ran
+    (``protocols.blame``)."""
 
     @property
     def ok(self) -> bool:

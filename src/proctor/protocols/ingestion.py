@@ -42,6 +42,7 @@ from proctor import trees
 from proctor.entries import Manifest
 from proctor.errors import ConfigError
 from proctor.protocols.base import CaseRun, DriverWithoutAnswers, Preparation, run_limits
+from proctor.protocols.blame import UploadReads
 from proctor.protocols.codabench_settings import IngestionProgram, IngestionProtocol
 from proctor.protocols.plain_copy import copy_plain, same_trees
 from proctor.protocols.run_metadata import METADATA, remove_run_metadata, write_run_metadata
@@ -55,6 +56,7 @@ from proctor.protocols.upload_program import (
 )
 from proctor.sandbox.base import Mount, Outcome, RunSpec
 from proctor.spec.ingestion import LAYOUT
+from proctor.spec.program_blame import organizer_fault
 from proctor.spec.protocols import ProtocolSettings
 
 SUBMISSION = "submission"
@@ -200,13 +202,16 @@ class IngestionDriver(DriverWithoutAnswers):
             own = stack.enter_context(self._program_copy(program, work / "program"))
             seeded = self._seed(output)
             session.give(output)
+            reads = UploadReads(home)
+            reads.start()
             outcome = self._run(program, home, inputs, (output, shared, own), wall_s)
+            fault = _organizer_fault(outcome, program, reads)
             collected = _collected(output, store, self.output_bytes, ingestion=outcome)
         trees.remove_tree_quietly(work)
         problem = self._problem(outcome, wall_s) or seeded or collected
         if problem is None:
             problem = self.validate_output(store)
-        return CaseRun(case, outcome, store, problem or "")
+        return CaseRun(case, outcome, store, problem or "", organizer_fault=fault)
 
     def _without_program(
         self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
@@ -310,6 +315,23 @@ class IngestionDriver(DriverWithoutAnswers):
     def same_output(self, first: Path, second: Path) -> bool:
         """True when two runs left the same files and bytes (but the ``metadata`` file added)."""
         return same_trees(first, second, skip=(METADATA,))
+
+
+def _organizer_fault(outcome: Outcome, program: IngestionProgram, reads: UploadReads) -> str:
+    """Why the ingestion program's failed run is the organizer's fault, or "" (the entry's).
+
+    Only a run that exited with an error, with a traceback all in the program's folder, that
+    read no file of the upload (``protocols.blame``).
+    """
+    if outcome.exit_status in {None, 0} or outcome.timed_out or outcome.memory_exceeded:
+        return ""
+    reason = organizer_fault(
+        outcome.stderr, organizer=LAYOUT.program, participants=(LAYOUT.code,),
+        program_folder=program.program, command=program.command[0],
+    )  # fmt: skip
+    if reason is None or reads.read():
+        return ""
+    return f"the ingestion program failed: {reason}"
 
 
 def _collected(output: Path, store: Path, max_bytes: int, **run: Outcome) -> str | None:

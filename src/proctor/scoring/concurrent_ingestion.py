@@ -13,7 +13,9 @@ limits (``wall_s`` is the execution time limit).
 The verdict, as on Codabench: the scores of the scoring program decide. Scores written: the
 task is scored (a warning in the organizer's log when the ingestion failed). No scores: the
 participant's failure when the ingestion failed on its own (exited non-zero, ran out of time
-or memory) before the scoring program ended, else the organizer's. Everything either program
+or memory) before the scoring program ended, else the organizer's; the organizer's too when the
+ingestion failed setting itself up (its command missing, its own import or syntax error, all
+in its folder: ``spec.program_blame``). Everything either program
 printed is the organizer's: both ran beside the program that reads the references.
 """
 
@@ -26,6 +28,7 @@ from proctor.errors import OutputError
 from proctor.scoring.base import TaskScores
 from proctor.scoring.program_scores import ScoringProgramError, judge
 from proctor.spec.ingestion import LAYOUT
+from proctor.spec.program_blame import organizer_fault
 from proctor.spec.programs import ProgramRequest, ProgramResult
 from proctor.spec.scorer import ScoringProgram
 
@@ -33,6 +36,17 @@ CODE_FAILED = (
     "your code failed under the ingestion program, which ran it beside the scoring program, "
     "and nothing could be scored"
 )
+
+
+SETUP_FAILURES = (
+    "ModuleNotFoundError",
+    "ImportError",
+    "SyntaxError",
+    "IndentationError",
+    "TabError",
+    "its command",
+)
+"""Failures of the ingestion program's own set-up, which no participant's code can cause."""
 
 
 class EntryCodeError(OutputError):
@@ -92,9 +106,35 @@ def judge_beside(
         if failed is None:
             raise ScoringProgramError(err.reason, log + err.log + _left(result)) from None
         reason = f"the ingestion program {failed}; the scoring program: {err.reason}"
+        own = _own_failure(spec, ingestion)
+        if own is not None:
+            reason = f"the ingestion program failed before the participant's code ran: {own}"
+            raise ScoringProgramError(reason, log + err.log + _left(result)) from None
         raise EntryCodeError(CODE_FAILED, f"failed: {reason}\n{log}{err.log}") from None
     note = f"warning: the ingestion program {failed}; scored anyway\n" if failed else ""
     return TaskScores(scored.summary, scored.per_record, log=note + log + scored.log, pages=pages)
+
+
+def _own_failure(spec: ScoringProgram, ingestion: ProgramResult) -> str | None:
+    """Why the ingestion's failure is its own (the organizer's), or None (the entry's).
+
+    Only what the participant's code cannot have caused, as no read of the upload can be
+    watched here: the program's own command could not start, or it failed importing or
+    compiling its own modules (``spec.program_blame``).
+    """
+    beside = spec.concurrent_ingestion
+    if beside is None or ingestion.exit_status in {None, 0} or ingestion.timed_out:
+        return None
+    reason = organizer_fault(
+        ingestion.stderr,
+        organizer=LAYOUT.program,
+        participants=(LAYOUT.code, LAYOUT.predictions),
+        program_folder=beside.program,
+        command=beside.command[0],
+    )
+    if reason is None or not reason.startswith(SETUP_FAILURES):
+        return None
+    return reason
 
 
 def _left(result: ProgramResult) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from proctor.challenges import bundled_root
 from proctor.errors import ConfigError, UsageError
@@ -21,7 +22,10 @@ from proctor.resolve import load_challenge
 from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
 from proctor.services.local.catalog import check_references
 from proctor.services.local.kit_replica import plan_copies
+from proctor.services.local.program_compile import compile_programs
+from proctor.services.local.sample_runs import SampleListener, run_samples
 from proctor.services.local.template_files import TEMPLATES, write_files
+from proctor.settings import Settings
 from proctor.spec import CHALLENGE_FILE, Challenge
 from proctor.spec.ingestion import LAYOUT
 
@@ -81,7 +85,13 @@ def problems_of(error: ConfigError) -> list[Problem]:
     return [Problem(error.location, message)]
 
 
-def check_challenge(location: Path) -> list[Problem]:
+def check_challenge(
+    location: Path,
+    settings: Settings | None = None,
+    *,
+    run: bool = False,
+    listener: CheckListener | None = None,
+) -> list[Problem]:
     """Every problem ``challenge add`` and ``proctor run`` would find in ``location``, at once.
 
     The YAML (keys, values, names, metrics, directions), the folders it names, the scoring
@@ -89,6 +99,11 @@ def check_challenge(location: Path) -> list[Problem]:
     and the determinism cases, the stand-ins, what the starting kit's replica copies (no
     folder holding hidden data), and sample uploads (``baseline/``, ``kit/solutions/``) naming a
     ``command`` the protocol would refuse at prep. Empty when the challenge is ready.
+
+    With ``settings``, every Python program and sample is also byte-compiled with its
+    environment's Python (``program_compile``), and with ``run`` too, once nothing else is
+    wrong, each sample is evaluated through the real pipeline (``sample_runs``); ``listener``
+    hears the notes (which Python compiled what) and which sample runs.
     """
     try:
         challenge = load_challenge(location)
@@ -100,7 +115,38 @@ def check_challenge(location: Path) -> list[Problem]:
             check(challenge)
         except ConfigError as err:
             problems += problems_of(err)
+    if settings is not None:
+        problems += _compiled(challenge, settings, listener)
+        if run and not problems:
+            problems += _sample_runs(challenge, settings, listener)
+        elif run and listener is not None:
+            listener.note("the samples were not run: fix the problems listed first")
     return problems
+
+
+class CheckListener(SampleListener, Protocol):
+    """Told what a check does beyond reading files: notes, and which sample runs."""
+
+    def note(self, text: str) -> None:
+        """A line of information that is no problem (which Python compiled what)."""
+
+
+def _compiled(
+    challenge: Challenge, settings: Settings, listener: CheckListener | None
+) -> list[Problem]:
+    """Each Python file that does not compile, as ``FILE:LINE`` and the error."""
+    report = compile_programs(challenge, settings)
+    if listener is not None:
+        for text in report.notes:
+            listener.note(text)
+    return [Problem(error.location, error.message) for error in report.errors]
+
+
+def _sample_runs(
+    challenge: Challenge, settings: Settings, listener: CheckListener | None
+) -> list[Problem]:
+    """Each sample whose run through the pipeline failed, naming whose program failed."""
+    return [Problem(f.sample, f.message) for f in run_samples(challenge, settings, listener)]
 
 
 def _program_problems(challenge: Challenge) -> list[Problem]:

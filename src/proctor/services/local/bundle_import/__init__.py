@@ -34,6 +34,8 @@ from proctor.services.local.bundle_import.reading import (
 )
 from proctor.services.local.bundle_import.stand_ins import add_stand_ins
 from proctor.services.local.bundle_import.unzip import import_limits, unpack_budget
+from proctor.services.local.program_compile import compile_warnings
+from proctor.settings import Settings
 
 __all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
 
@@ -122,6 +124,7 @@ def import_challenge(
             try:
                 result = _import(form, spec, bundle, dest, environment)
                 _loads(dest)
+                result.warnings += compile_warnings(load_challenge(dest), Settings.from_env())
                 return result
             except ConfigError as err:
                 shutil.rmtree(dest, ignore_errors=True)
