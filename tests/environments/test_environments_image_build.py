@@ -19,18 +19,20 @@ import pytest
 from sandbox_helpers import SLOT_BASE
 
 from proctor.environments.store import BuiltEnvironment
-from proctor.errors import ImageBuildError
+from proctor.errors import EntryRequirementsError, ImageBuildError
 from proctor.pipeline.image_build import (
     BaseImage,
     BuildLimits,
     BuildResult,
     build_image,
+    entry_wheelhouse,
     offered_bases,
     prep_entry_image,
 )
 from proctor.sandbox.base import MiB
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
+from proctor.spec.environment import ParticipantWheels
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.environment, pytest.mark.slow]
 LIMITS = BuildLimits(wall_s=120, memory_bytes=1024 * MiB, disk_bytes=128 * MiB, processes=64)
@@ -264,3 +266,39 @@ def test_an_entry_without_a_dockerfile_builds_nothing(
             entry, bases, LIMITS, store=image_store, session=session, work=shared_dir / "b"
         )
     assert found is None
+
+
+def test_requirements_reach_the_build_as_a_wheelhouse_the_host_fetched(
+    bases: dict[str, BaseImage],
+    reference_env: BuiltEnvironment,
+    image_store: Path,
+    shared_dir: Path,
+) -> None:
+    install = (
+        "import glob, os, zipfile; assert os.environ['PIP_NO_INDEX'] == '1'; "
+        "[zipfile.ZipFile(w).extractall('/usr/local/lib/python3.11/dist-packages') "
+        "for w in glob.glob(os.environ['PIP_FIND_LINKS'] + '/*.whl')]"
+    )
+    context = _context(
+        shared_dir / "entry",
+        "FROM proctor/reference\n"
+        f'RUN python3 -c "{install}"\n'
+        'RUN python3 -c "import tabulate; print(tabulate.__version__)"\n',
+        {"requirements.txt": "tabulate==0.9.0\n"},
+    )
+    with pytest.raises(EntryRequirementsError, match="does not install packages"):
+        entry_wheelhouse(context, reference_env, None, shared_dir / "wheels")
+    allowed = ParticipantWheels(allow=True)
+    wheelhouse = entry_wheelhouse(context, reference_env, allowed, shared_dir / "wheels")
+    assert wheelhouse is not None
+    sandbox = BwrapSandbox(Settings(work_root=shared_dir / "work", slot_uid_base=SLOT_BASE))
+    with sandbox.session() as session:
+        built = prep_entry_image(
+            context, bases, LIMITS, store=image_store, session=session,
+            work=shared_dir / "build", wheelhouse=wheelhouse,
+        )  # fmt: skip
+    assert built is not None
+    _, (layer,) = _image(built.archive)
+    assert "usr/local/lib/python3.11/dist-packages/tabulate/__init__.py" in layer
+    assert not any(name.startswith(".proctor") for name in layer)
+    assert "0.9.0" in built.log.read_text()

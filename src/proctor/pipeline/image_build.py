@@ -41,6 +41,11 @@ from proctor.environments.dockerfile import (
     image_name,
     parse_dockerfile,
 )
+from proctor.environments.entry_wheels import (
+    REQUIREMENTS,
+    download_entry_wheels,
+    read_requirements,
+)
 from proctor.environments.image_layers import (
     Layer,
     diff_layer,
@@ -49,8 +54,10 @@ from proctor.environments.image_layers import (
     write_oci_archive,
 )
 from proctor.environments.store import BuiltEnvironment
-from proctor.errors import ConfigError, ImageBuildError, PlatformError
+from proctor.environments.wheels import Target
+from proctor.errors import ConfigError, EntryRequirementsError, ImageBuildError, PlatformError
 from proctor.sandbox.base import GiB, KiB, Limits, MiB, Mount, Outcome, RunSpec, SandboxSession
+from proctor.spec.environment import ParticipantWheels
 
 DOCKERFILE = "Dockerfile"
 FORMAT = 1
@@ -151,6 +158,39 @@ def offered_bases(
         base = environment_base(environments[name])
         bases[public] = BaseImage(base.root, base.digest, base.env, f"{public} → proctor/{name}")
     return bases
+
+
+def entry_wheelhouse(
+    entry: Path,
+    base: BuiltEnvironment,
+    allowed: ParticipantWheels | None,
+    folder: Path,
+) -> Path | None:
+    """The wheels of the entry's ``requirements.txt``, fetched by the host into ``folder``.
+
+    None without a ``requirements.txt``; an ``EntryRequirementsError`` where the challenge
+    does not allow participant wheels, or the file is refused. Resolved for ``base``'s
+    Python and platform, its own pinned wheels as constraints (as participant wheels are).
+    """
+    requirements = entry / REQUIREMENTS
+    if not requirements.is_file():
+        return None
+    if allowed is None or not allowed.allow:
+        raise EntryRequirementsError(
+            f"this challenge does not install packages from {REQUIREMENTS}: build on a base "
+            "that holds them, or remove the file"
+        )
+    downloads = folder / "wheelhouse"
+    download_entry_wheels(
+        read_requirements(requirements, allowed),
+        downloads,
+        work=folder / "resolve",
+        target=Target.for_suite(base.manifest.suite),
+        pinned=dict(base.manifest.wheels),
+        limits=allowed,
+    )
+    downloads.chmod(0o755)
+    return downloads
 
 
 def prep_entry_image(
