@@ -23,13 +23,13 @@ def test_continuations_comments_and_exec_forms_are_read() -> None:
         "  # a comment inside the continuation\n"
         "  && echo b\n"
         'CMD ["python3", "run.py"]\n'
-        "COPY --from=0 /x /y\n"
+        "COPY --from=0 --chown=1000:1000 /x /y\n"
     )
     (stage,) = parsed.stages
     run, cmd, copy = stage.instructions
     assert (run.keyword, run.args, run.line) == ("RUN", "echo a && echo b", 3)
     assert cmd.exec_form == ("python3", "run.py")
-    assert copy.flags == {"from": "0"} and copy.args == "/x /y"
+    assert copy.flags == {"from": "0", "chown": "1000:1000"} and copy.args == "/x /y"
 
 
 def test_a_global_arg_names_the_base() -> None:
@@ -68,6 +68,7 @@ def test_a_later_stage_may_start_from_an_earlier_one_only() -> None:
         ("FROM proctor/reference\nRUN --network=host curl x\n", "--network"),
         ("FROM proctor/reference\nRUN --mount=type=cache,target=/r pip install x\n", "--mount"),
         ("FROM proctor/reference\nRUN <<EOF\necho\nEOF\n", "here-documents"),
+        ("FROM proctor/reference\nCOPY --chmod=755 a /a\n", "RUN chmod after the COPY"),
         ("# nothing\n", "no FROM"),
     ],
 )

@@ -121,7 +121,8 @@ def test_copy_and_run_build_an_image_archive_on_an_aliased_base(
         "WORKDIR /challenge\n"
         "ENV MODEL_DIR=/challenge/model\n"
         'RUN mkdir -p $MODEL_DIR && python3 -c "print(6 * 7)" > $MODEL_DIR/answer '
-        "&& rm -rf /usr/share/doc\n"
+        "&& rm -rf /usr/share/doc && ln -s /etc/shadow /challenge/leak && ln -s / /challenge/up "
+        "&& mkfifo /challenge/fifo\n"
         'CMD ["python3", "run_model.py"]\n',
         {"team_code.py": "def train_model():\n    pass\n", "sub/notes.txt": "n"},
     )
@@ -138,8 +139,12 @@ def test_copy_and_run_build_an_image_archive_on_an_aliased_base(
     assert layer["challenge/sub/notes.txt"] == b"n"
     assert layer["challenge/model/answer"] == b"42\n"
     assert "usr/share/.wh.doc" in layer
+    # links a step planted are kept as links, never followed by the host; a FIFO is left out
+    assert (layer["challenge/leak"], layer["challenge/up"]) == ("/etc/shadow", "/")
+    assert "challenge/fifo" not in layer
     log = built.log.read_text()
     assert "STEP 1/7: FROM python:3.10.1-buster" in log and "RUN mkdir /challenge" in log
+    assert "challenge/fifo is not a file, folder or link" in log
 
 
 def test_a_second_build_of_the_same_context_is_a_cache_hit(

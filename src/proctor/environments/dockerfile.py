@@ -26,8 +26,14 @@ KNOWN = frozenset({
 REFUSED = {
     "ONBUILD": "ONBUILD runs in images built later; Proctor builds only this one",
 }
-FLAGGED = {"FROM": {"platform"}, "COPY": {"from", "chmod", "link"}, "ADD": {"chmod", "link"}}
+FLAGGED = {"FROM": {"platform"}, "COPY": {"from", "chown", "link"}, "ADD": {"chown", "link"}}
 """The ``--flag=value`` options each instruction accepts (others are refused, named)."""
+FLAG_FIXES = {
+    "chmod": "RUN chmod after the COPY",
+    "mount": "builds have no cache or secret mounts; COPY what the step needs",
+    "network": "builds have no network; put what the step fetches in the entry",
+    "security": "builds run without privileges",
+}
 _VARIABLE = re.compile(
     r"\\\$|\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::([-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
 )
@@ -163,9 +169,9 @@ def _instruction(number: int, line: str) -> Instruction:
             raise ImageBuildError(f"Dockerfile, line {number}: {rest.split()[0]!r} needs a value")
         name = match.group(1)
         if name not in FLAGGED.get(keyword, set()):
+            fix = FLAG_FIXES.get(name, "remove the flag")
             raise ImageBuildError(
-                f"Dockerfile, line {number}: {keyword} --{name} is not supported here "
-                "(builds have no network, no secrets and no cache mounts); remove the flag"
+                f"Dockerfile, line {number}: {keyword} --{name} is not supported ({fix})"
             )
         flags[name] = match.group(2)
         rest = rest[match.end() :].strip()

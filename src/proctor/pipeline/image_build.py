@@ -25,6 +25,7 @@ import posixpath
 import shlex
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import Any
 
 from proctor.environments.digests import canonical_tar
 from proctor.environments.dockerfile import (
+    MAX_BYTES,
     Dockerfile,
     Instruction,
     Stage,
@@ -55,7 +57,13 @@ from proctor.environments.image_layers import (
 )
 from proctor.environments.store import BuiltEnvironment
 from proctor.environments.wheels import Target
-from proctor.errors import ConfigError, EntryRequirementsError, ImageBuildError, PlatformError
+from proctor.errors import (
+    ConfigError,
+    EntryRequirementsError,
+    ImageBuildError,
+    JobCancelledError,
+    PlatformError,
+)
 from proctor.sandbox.base import GiB, KiB, Limits, MiB, Mount, Outcome, RunSpec, SandboxSession
 from proctor.spec.environment import ParticipantWheels
 
@@ -243,9 +251,7 @@ def build_image(
     if (folder / RECORD).is_file():
         return _result(folder, cached=True)
     store.mkdir(parents=True, exist_ok=True)
-    partial = store / f"{key}.partial-{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir()
+    partial = Path(tempfile.mkdtemp(prefix=f"{key}.partial-", dir=store))
     try:
         _build(plan, limits, session, work, partial)
         try:
@@ -261,6 +267,8 @@ def build_image(
 def _read_dockerfile(path: Path) -> str:
     if path.is_symlink() or not path.is_file():
         raise ImageBuildError(f"{path.name} is missing or not a plain file at the entry's root")
+    if path.stat().st_size > MAX_BYTES:
+        raise ImageBuildError(f"{path.name} is over {MAX_BYTES} bytes; keep it short")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -397,8 +405,8 @@ class _Builder:
         self.steps = sum(1 + len(stage.instructions) for stage in plan.parsed.stages)
 
     def fail(self, message: str) -> ImageBuildError:
-        self.log.add(f"error: {message}")
-        return ImageBuildError(message, log=self.log.text())
+        """The entry's failure, with the log so far and the reason (past the log's cap too)."""
+        return ImageBuildError(message, log=f"{self.log.text()}error: {message}\n")
 
     def copy_tree(self, source: Path, target: Path) -> None:
         """A copy of ``source`` at ``target`` that the slot owns (host side, as root)."""
@@ -448,8 +456,11 @@ class _Builder:
         return outcome
 
     def check(self, outcome: Outcome, instruction: Instruction) -> None:
+        """Raise the step's failure, if it failed, as the entry's (a cancel as a cancel)."""
         if outcome.succeeded:
             return
+        if self.session.cancelled:
+            raise JobCancelledError("the build was cancelled")
         if outcome.timed_out:
             raise self.fail(
                 f"{instruction.where()}: the build ran past its time limit of "
@@ -613,7 +624,10 @@ def _copy(builder: _Builder, instruction: Instruction, state: _State, tree: Path
     to_dir = dest.endswith("/") or len(matches) > 1 or dest in (".", "./")
     argv = ["/bin/sh", "-c", COPY_SCRIPT, "copy", target, "1" if to_dir else "0"]
     argv += [posixpath.join(COPY_MOUNT, m) if m != "." else COPY_MOUNT for m in matches]
-    outcome = builder.run(argv, state, tree, [Mount(origin, COPY_MOUNT)])
+    # The build's own files (its copy of the context, an earlier stage) are bound as they are:
+    # a read-only mount would be packed into an image first (sandbox.views), losing mtimes.
+    ours = origin == builder.staged or origin in builder.trees
+    outcome = builder.run(argv, state, tree, [Mount(origin, COPY_MOUNT, writable=ours)])
     builder.check(outcome, instruction)
 
 
@@ -655,8 +669,9 @@ def _layers(
     bases.mkdir(exist_ok=True)
     base_layer = bases / f"{base.digest}.tar"
     if not base_layer.is_file():
-        partial = bases / f"{base.digest}.tar.partial-{os.getpid()}"
-        with partial.open("wb") as sink:
+        handle, name = tempfile.mkstemp(prefix=f"{base.digest}.tar.partial-", dir=bases)
+        partial = Path(name)
+        with os.fdopen(handle, "wb") as sink:
             digest, _ = canonical_tar(base.root, sink)
         if digest != base.digest:
             partial.unlink()
