@@ -241,6 +241,20 @@ def test_a_build_that_fills_its_disk_fails(
     assert "No space left on device" in error.log
 
 
+def test_sparse_files_past_the_disk_cap_fail_before_the_layer_is_written(
+    bases: dict[str, BaseImage], image_store: Path, shared_dir: Path
+) -> None:
+    context = _context(
+        shared_dir / "entry",
+        "FROM proctor/reference\n"
+        "RUN for i in $(seq 1 40); do truncate -s 60M /sparse$i || exit 4; done; du -sk /sparse1\n",
+    )
+    limits = BuildLimits(wall_s=60, memory_bytes=512 * MiB, disk_bytes=64 * MiB, processes=32)
+    error = _failure(context, bases, image_store, shared_dir, limits)
+    assert "over the cap of 67108864" in str(error) and "sparse" in str(error)
+    assert not list(image_store.glob("*.partial-*"))
+
+
 def test_a_build_past_its_time_is_stopped(
     bases: dict[str, BaseImage], image_store: Path, shared_dir: Path
 ) -> None:

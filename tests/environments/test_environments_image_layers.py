@@ -10,8 +10,11 @@ import stat
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from proctor.environments.image_layers import (
     Layer,
+    LayerTooLargeError,
     diff_layer,
     file_sha256,
     write_oci_archive,
@@ -96,3 +99,13 @@ def test_the_archive_is_an_oci_layout_whose_blobs_match_their_digests(tmp_path: 
         assert image_config["rootfs"]["diff_ids"] == [f"sha256:{summary.digest}"]
         layer = tar.extractfile(f"blobs/sha256/{summary.digest}")
         assert layer is not None and layer.read() == layer_path.read_bytes()
+
+
+def test_sparse_files_count_whole_against_the_cap(tmp_path: Path) -> None:
+    base, tree = _trees(tmp_path)
+    with (tree / "sparse").open("wb") as handle:
+        handle.truncate(1 << 30)
+    sink = io.BytesIO()
+    with pytest.raises(LayerTooLargeError, match=f"{1 << 30} bytes, over the cap of 1048576"):
+        diff_layer(base, tree, sink, max_bytes=1 << 20)
+    assert sink.getvalue() == b""

@@ -147,15 +147,36 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
+class LayerTooLargeError(ValueError):
+    """The changes' files come to more bytes than the layer may hold (sparse files count whole)."""
+
+
 def diff_layer(
-    base: Path, tree: Path, sink: IO[bytes], *, skip: Collection[str] = ()
+    base: Path,
+    tree: Path,
+    sink: IO[bytes],
+    *,
+    skip: Collection[str] = (),
+    max_bytes: int | None = None,
 ) -> LayerSummary:
-    """Write the changes from ``base`` to ``tree`` as an uncompressed layer into ``sink``."""
+    """Write the changes from ``base`` to ``tree`` as an uncompressed layer into ``sink``.
+
+    ``max_bytes``: the most the changed files may hold together, counted before anything is
+    written at their apparent sizes (a sparse file, or a file linked twice, counts whole each
+    time, as the layer would store it); past it, ``LayerTooLargeError``.
+    """
+    found = changes(base, tree, skip=skip)
+    if max_bytes is not None:
+        total = sum(_apparent(tree / rel) for rel, is_whiteout in found if not is_whiteout)
+        if total > max_bytes:
+            raise LayerTooLargeError(
+                f"the image's new files come to {total} bytes, over the cap of {max_bytes}"
+            )
     stream = HashingWriter(sink)
     entries = whiteouts = 0
     skipped: list[str] = []
     with tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT) as tar:  # type: ignore[call-overload]
-        for rel, is_whiteout in changes(base, tree, skip=skip):
+        for rel, is_whiteout in found:
             if is_whiteout:
                 member = tarfile.TarInfo(rel)
                 member.mode = 0o644
@@ -167,6 +188,11 @@ def diff_layer(
                 continue
             entries += 1
     return LayerSummary(stream.sha256.hexdigest(), stream.size, entries, whiteouts, tuple(skipped))
+
+
+def _apparent(path: Path) -> int:
+    info = os.lstat(path)
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
 def _add(tar: tarfile.TarFile, path: Path, rel: str) -> bool:

@@ -50,6 +50,7 @@ from proctor.environments.entry_wheels import (
 )
 from proctor.environments.image_layers import (
     Layer,
+    LayerTooLargeError,
     diff_layer,
     file_sha256,
     tree_bytes,
@@ -678,8 +679,13 @@ def _layers(
             raise PlatformError(f"the base {base.label} no longer matches its digest: rebuild it")
         partial.replace(base_layer)
     own = into / "layer.tar"
-    with own.open("wb") as sink:
-        summary = diff_layer(base.root, tree, sink, skip=SKIPPED)
+    try:
+        with own.open("wb") as sink:
+            summary = diff_layer(
+                base.root, tree, sink, skip=SKIPPED, max_bytes=builder.limits.disk_bytes
+            )
+    except LayerTooLargeError as err:
+        raise builder.fail(f"{err} (disk_bytes; sparse files count at their full size)") from None
     for path in summary.skipped:
         builder.log.add(f"note: {path} is not a file, folder or link; left out of the image")
     builder.log.add(f"layer: {summary.entries} entries, {summary.whiteouts} removals, "
