@@ -7,8 +7,10 @@ import pytest
 from proctor.environments.dockerfile import (
     check_bases,
     expand,
+    ignored,
     image_name,
     parse_dockerfile,
+    read_dockerignore,
 )
 from proctor.errors import ImageBuildError
 
@@ -84,3 +86,16 @@ def test_names_and_variables_are_spelled_once() -> None:
     assert image_name("ghcr.io/x/y@sha256:ab") == "ghcr.io/x/y@sha256:ab"
     values = {"A": "1", "EMPTY": ""}
     assert expand("$A-${A}-${EMPTY:-d}-${A:+set}-${NONE}-\\$A", values) == "1-1-d-set--$A"
+
+
+def test_dockerignore_rules_decide_in_order_folders_included() -> None:
+    rules = read_dockerignore(
+        "# comment\n\ndata\n!data/keep.txt\n**/*.pyc\n/build/\n?.tmp\n[ab].log\n"
+    )
+    assert ignored(rules, "data") and ignored(rules, "data/big/part1.bin")
+    assert not ignored(rules, "data/keep.txt")
+    assert ignored(rules, "x.pyc") and ignored(rules, "src/deep/y.pyc")
+    assert ignored(rules, "build/out.o") and not ignored(rules, "src/build.py")
+    assert ignored(rules, "a.tmp") and not ignored(rules, "ab.tmp")
+    assert ignored(rules, "b.log") and not ignored(rules, "c.log")
+    assert not ignored(rules, "team_code.py")

@@ -124,8 +124,10 @@ def test_copy_and_run_build_an_image_archive_on_an_aliased_base(
         "&& rm -rf /usr/share/doc && ln -s /etc/shadow /challenge/leak && ln -s / /challenge/up "
         "&& mkfifo /challenge/fifo\n"
         'CMD ["python3", "run_model.py"]\n',
-        {"team_code.py": "def train_model():\n    pass\n", "sub/notes.txt": "n"},
-    )
+        {"team_code.py": "def train_model():\n    pass\n", "sub/notes.txt": "n",
+         ".dockerignore": "# as Docker reads it\ndata\n!data/keep.txt\n**/*.pyc\n",
+         "data/big.bin": "x" * 1000, "data/keep.txt": "k", "sub/cache.pyc": "c"},
+    )  # fmt: skip
     built = _build(context, bases, image_store, shared_dir)
     assert not built.cached
     assert built.base_digest == reference_env.manifest.digest
@@ -137,6 +139,8 @@ def test_copy_and_run_build_an_image_archive_on_an_aliased_base(
     assert "MODEL_DIR=/challenge/model" in config["config"]["Env"]
     assert layer["challenge/team_code.py"] == b"def train_model():\n    pass\n"
     assert layer["challenge/sub/notes.txt"] == b"n"
+    assert layer["challenge/data/keep.txt"] == b"k"
+    assert "challenge/data/big.bin" not in layer and "challenge/sub/cache.pyc" not in layer
     assert layer["challenge/model/answer"] == b"42\n"
     assert "usr/share/.wh.doc" in layer
     # links a step planted are kept as links, never followed by the host; a FIFO is left out

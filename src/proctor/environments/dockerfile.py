@@ -4,16 +4,18 @@
 instructions with their flags and their JSON (exec) form where given; line continuations,
 comments and the global ``ARG`` defaults that ``FROM`` lines may use are applied. Nothing runs
 here. ``check_bases`` refuses a ``FROM`` that names neither an earlier stage nor a base the
-challenge offers, listing the offered ones. ``image_name`` is the one spelling of an image
+challenge offers, listing the offered ones. ``read_dockerignore`` and ``ignored`` leave out of
+the context what a ``.dockerignore`` names. ``image_name`` is the one spelling of an image
 reference (``python:3.10`` and ``docker.io/library/python:3.10`` are the same base).
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shlex
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from proctor.errors import ImageBuildError
@@ -257,3 +259,61 @@ def check_bases(dockerfile: Dockerfile, offered: Collection[str]) -> list[str | 
             )
         found.append(name)
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreRule:
+    """One ``.dockerignore`` line: its pattern as a regular expression, and ``!`` (keep)."""
+
+    pattern: re.Pattern[str]
+    keep: bool
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Docker's pattern (Go's ``filepath.Match`` plus ``**``) as a regular expression."""
+    out, index = "", 0
+    while index < len(pattern):
+        char = pattern[index]
+        if pattern.startswith("**/", index):
+            out, index = out + "(?:.*/)?", index + 3
+        elif pattern.startswith("**", index):
+            out, index = out + ".*", index + 2
+        elif char == "*":
+            out, index = out + "[^/]*", index + 1
+        elif char == "?":
+            out, index = out + "[^/]", index + 1
+        elif char == "[" and "]" in pattern[index + 1 :]:
+            end = pattern.index("]", index + 1)
+            body = pattern[index + 1 : end].replace("\\", "\\\\")
+            out, index = out + f"[{'^' + body[1:] if body.startswith('!') else body}]", end + 1
+        else:
+            out, index = out + re.escape(char), index + 1
+    return re.compile(out + r"\Z")
+
+
+def read_dockerignore(text: str) -> list[IgnoreRule]:
+    """The rules of a ``.dockerignore`` (comments and blank lines dropped, paths cleaned)."""
+    rules = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        keep = line.startswith("!")
+        cleaned = posixpath.normpath("/" + line.removeprefix("!").strip()).lstrip("/")
+        if cleaned and cleaned != ".":
+            rules.append(IgnoreRule(_glob_regex(cleaned), keep))
+    return rules
+
+
+def ignored(rules: Sequence[IgnoreRule], relative: str) -> bool:
+    """Whether ``relative`` (a path in the context) is left out of it.
+
+    The last rule that matches the path, or one of the folders above it, decides.
+    """
+    parts = relative.split("/")
+    candidates = ["/".join(parts[: count + 1]) for count in range(len(parts))]
+    verdict = False
+    for rule in rules:
+        if any(rule.pattern.match(candidate) for candidate in candidates):
+            verdict = not rule.keep
+    return verdict

@@ -40,8 +40,10 @@ from proctor.environments.dockerfile import (
     arg_default,
     check_bases,
     expand,
+    ignored,
     image_name,
     parse_dockerfile,
+    read_dockerignore,
 )
 from proctor.environments.entry_wheels import (
     REQUIREMENTS,
@@ -486,6 +488,9 @@ def _build(
         builder = _Builder(plan, session, limits, space)
         builder.log.add(f"building {len(plan.parsed.stages)} stage(s), {builder.steps} step(s)")
         builder.copy_tree(plan.context, _fresh(builder.staged))
+        left_out = _apply_dockerignore(builder.staged)
+        if left_out:
+            builder.log.add(f".dockerignore: {left_out} path(s) left out of the context")
         for index, stage in enumerate(plan.parsed.stages):
             _stage(builder, index, stage)
         base = roots[-1]
@@ -500,6 +505,36 @@ def _build(
     record = {"digest": digest, "base": base.label or plan.root_names[-1],
               "base_digest": base.digest, "config": config}  # fmt: skip
     (partial / RECORD).write_text(json.dumps(record, indent=1, sort_keys=True))
+
+
+def _apply_dockerignore(staged: Path) -> int:
+    """Remove from the build's copy of the context what its ``.dockerignore`` names.
+
+    Files first, then folders left empty, so a ``!`` rule keeps a file inside an ignored
+    folder (and the folders above it). Links are removed as links, never followed.
+    """
+    rules_file = staged / ".dockerignore"
+    if rules_file.is_symlink() or not rules_file.is_file():
+        return 0
+    if rules_file.stat().st_size > MAX_BYTES:
+        raise ImageBuildError(f".dockerignore is over {MAX_BYTES} bytes; keep it short")
+    rules = read_dockerignore(rules_file.read_text(encoding="utf-8", errors="replace"))
+    removed = 0
+    for folder, folders, files in os.walk(staged, topdown=False):
+        here = Path(folder)
+        prefix = here.relative_to(staged).as_posix()
+        for name in [*files, *folders]:
+            path = here / name
+            if not ignored(rules, name if prefix == "." else f"{prefix}/{name}"):
+                continue
+            if path.is_symlink() or not path.is_dir():
+                path.unlink()
+            elif not any(path.iterdir()):
+                path.rmdir()
+            else:
+                continue
+            removed += 1
+    return removed
 
 
 def _fresh(path: Path) -> Path:
