@@ -299,6 +299,7 @@ def test_requirements_reach_the_build_as_a_wheelhouse_the_host_fetched(
 ) -> None:
     install = (
         "import glob, os, zipfile; assert os.environ['PIP_NO_INDEX'] == '1'; "
+        "assert os.environ['PIP_BREAK_SYSTEM_PACKAGES'] == '1'; "
         "[zipfile.ZipFile(w).extractall('/usr/local/lib/python3.11/dist-packages') "
         "for w in glob.glob(os.environ['PIP_FIND_LINKS'] + '/*.whl')]"
     )
@@ -325,3 +326,5 @@ def test_requirements_reach_the_build_as_a_wheelhouse_the_host_fetched(
     assert "usr/local/lib/python3.11/dist-packages/tabulate/__init__.py" in layer
     assert not any(name.startswith(".proctor") for name in layer)
     assert "0.9.0" in built.log.read_text()
+    config, _ = _image(built.archive)
+    assert not any(item.startswith("PIP_") for item in config["config"]["Env"])

@@ -79,6 +79,14 @@ WHEELS_MOUNT = "/.proctor-wheels"
 SKIPPED = (COPY_MOUNT.lstrip("/"), WHEELS_MOUNT.lstrip("/"))
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_SHELL = ("/bin/sh", "-c")
+PIP_ENV = {
+    "PIP_NO_INDEX": "1",
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    "PIP_BREAK_SYSTEM_PACKAGES": "1",
+}
+"""pip in a ``RUN`` reads only the wheelhouse (there is no network), and installs into a
+Debian base's ``/usr/local`` as it would into the ``python`` images' (no PEP 668 refusal).
+These are the steps' variables only, not the image's."""
 HOST_TOOL_S = 600
 COPY_SCRIPT = r"""set -eu
 dest=$1; todir=$2; shift 2
@@ -438,10 +446,10 @@ class _Builder:
         left = self.limits.wall_s - self.used_s
         if left <= 0:
             return Outcome(exit_status=None, timed_out=True)
-        env = {"HOME": "/root", "PATH": DEFAULT_PATH, **state.values()}
+        env = {"HOME": "/root", "PATH": DEFAULT_PATH, **state.values(), **PIP_ENV}
         if self.plan.wheelhouse is not None:
             mounts = [*mounts, Mount(self.plan.wheelhouse, WHEELS_MOUNT)]
-            env |= {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": WHEELS_MOUNT}
+            env["PIP_FIND_LINKS"] = WHEELS_MOUNT
         limits = Limits(
             wall_s=left,
             memory_bytes=self.limits.memory_bytes,
