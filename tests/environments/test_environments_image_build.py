@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import subprocess
 import tarfile
 import tempfile
 from collections.abc import Iterator
@@ -131,7 +132,7 @@ def test_copy_and_run_build_an_image_archive_on_an_aliased_base(
     built = _build(context, bases, image_store, shared_dir)
     assert not built.cached
     assert built.base_digest == reference_env.manifest.digest
-    assert ALIAS in built.base and "proctor/reference" in built.base
+    assert built.base == f"{ALIAS} → proctor/reference"
     config, (layer,) = _image(built.archive)
     assert config["rootfs"]["diff_ids"][0] == f"sha256:{reference_env.manifest.digest}"
     assert config["config"]["WorkingDir"] == "/challenge"
@@ -146,6 +147,12 @@ def test_copy_and_run_build_an_image_archive_on_an_aliased_base(
     # links a step planted are kept as links, never followed by the host; a FIFO is left out
     assert (layer["challenge/leak"], layer["challenge/up"]) == ("/etc/shadow", "/")
     assert "challenge/fifo" not in layer
+    # skopeo (a system package Proctor already needs) reads the archive as an OCI image
+    shown = subprocess.run(
+        ["skopeo", "inspect", "--config", f"oci-archive:{built.archive}"],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    assert json.loads(shown.stdout)["rootfs"] == config["rootfs"]
     log = built.log.read_text()
     assert "STEP 1/7: FROM python:3.10.1-buster" in log and "RUN mkdir /challenge" in log
     assert "challenge/fifo is not a file, folder or link" in log
@@ -205,6 +212,9 @@ def test_the_host_postgresql_is_unreachable_during_the_build(
         "        print('REACHED', host, port); sys.exit(0)\n"
         "    except OSError as err:\n"
         "        print('refused', host, port, err)\n"
+        "for path in ['/usr/bin/mmdebstrap', '/var/lib/proctor', '/work']:\n"
+        "    if __import__('os').path.exists(path):\n"
+        "        print('HOST FILE', path)\n"
         "sys.exit(3)\n"
     )
     context = _context(
@@ -215,6 +225,7 @@ def test_the_host_postgresql_is_unreachable_during_the_build(
     error = _failure(context, bases, image_store, shared_dir, LIMITS)
     assert "line 3 (RUN) exited with status 3" in str(error)
     assert "REACHED" not in error.log and "refused 127.0.0.1 5432" in error.log
+    assert "HOST FILE" not in error.log and Path("/usr/bin/mmdebstrap").exists()
 
 
 def test_a_fork_bomb_is_contained_as_the_entrys_failure(
@@ -257,6 +268,19 @@ def test_sparse_files_past_the_disk_cap_fail_before_the_layer_is_written(
     error = _failure(context, bases, image_store, shared_dir, limits)
     assert "over the cap of 67108864" in str(error) and "sparse" in str(error)
     assert not list(image_store.glob("*.partial-*"))
+
+
+def test_a_build_past_its_memory_is_stopped(
+    bases: dict[str, BaseImage], image_store: Path, shared_dir: Path
+) -> None:
+    context = _context(
+        shared_dir / "entry",
+        'FROM proctor/reference\nRUN python3 -c "b = bytearray(1 << 30); print(len(b))"\n',
+    )
+    limits = BuildLimits(wall_s=60, memory_bytes=256 * MiB, disk_bytes=64 * MiB, processes=32)
+    error = _failure(context, bases, image_store, shared_dir, limits)
+    assert "line 2 (RUN)" in str(error)
+    assert "memory limit" in str(error) or "MemoryError" in error.log
 
 
 def test_a_build_past_its_time_is_stopped(

@@ -149,10 +149,14 @@ class BuildResult:
     config: Mapping[str, Any]
 
 
-def environment_base(built: BuiltEnvironment) -> BaseImage:
-    """A declared environment as a base (its tree, digest and variables)."""
+def environment_base(built: BuiltEnvironment, name: str | None = None) -> BaseImage:
+    """A declared environment as a base (its tree, digest and variables).
+
+    ``name``: the environment's name in the challenge (default: its manifest's).
+    """
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", **built.manifest.variables}
-    return BaseImage(built.rootfs, built.manifest.digest, env, f"proctor/{built.manifest.name}")
+    label = f"proctor/{name or built.manifest.name}"
+    return BaseImage(built.rootfs, built.manifest.digest, env, label)
 
 
 def offered_bases(
@@ -165,7 +169,9 @@ def offered_bases(
     ``aliases`` maps a public name (``python:3.10.1-buster``) to an environment's name; one
     naming no environment is a ``ConfigError``.
     """
-    bases = {f"proctor/{name}": environment_base(built) for name, built in environments.items()}
+    bases = {
+        f"proctor/{name}": environment_base(built, name) for name, built in environments.items()
+    }
     bases.update(imported)
     for public, name in aliases.items():
         if name not in environments:
@@ -174,7 +180,7 @@ def offered_bases(
                 f"entry_images.bases: {public!r} names the environment {name!r}, which is not "
                 f"declared; use one of: {known}"
             )
-        base = environment_base(environments[name])
+        base = environment_base(environments[name], name)
         bases[public] = BaseImage(base.root, base.digest, base.env, f"{public} → proctor/{name}")
     return bases
 
