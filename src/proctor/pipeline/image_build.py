@@ -117,6 +117,8 @@ class BuildLimits:
     disk_bytes: int = 4 * GiB
     processes: int = 512
     log_bytes: int = 512 * KiB
+    cpus: float | None = None
+    """The cores the steps may keep busy (a cgroup CPU quota; None: no cap)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,6 +465,7 @@ class _Builder:
             file_size_bytes=self.limits.disk_bytes,
             open_files=1024,
             log_bytes=self.limits.log_bytes,
+            cpus=self.limits.cpus,
         )
         spec = RunSpec(argv, mounts=mounts, limits=limits, env=env, cwd=cwd or state.workdir,
                        root_tree=tree)  # fmt: skip
