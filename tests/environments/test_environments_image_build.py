@@ -20,7 +20,7 @@ import pytest
 from sandbox_helpers import SLOT_BASE
 
 from proctor.environments.store import BuiltEnvironment
-from proctor.errors import EntryRequirementsError, ImageBuildError
+from proctor.errors import ConfigError, EntryRequirementsError, ImageBuildError
 from proctor.pipeline.image_build import (
     BaseImage,
     BuildLimits,
@@ -352,3 +352,11 @@ def test_requirements_reach_the_build_as_a_wheelhouse_the_host_fetched(
     assert "0.9.0" in built.log.read_text()
     config, _ = _image(built.archive)
     assert not any(item.startswith("PIP_") for item in config["config"]["Env"])
+
+
+def test_an_alias_must_name_a_declared_environment(reference_env: BuiltEnvironment) -> None:
+    with pytest.raises(ConfigError, match=r"'python:3\.12' names the environment 'py312'"):
+        offered_bases({"reference": reference_env}, {"python:3.12": "py312"})
+    offered = offered_bases({"reference": reference_env}, {ALIAS: "reference"})
+    assert sorted(offered) == ["proctor/reference", ALIAS]
+    assert offered[ALIAS].digest == offered["proctor/reference"].digest
