@@ -17,6 +17,7 @@ kind of its own goes by its parent's, and ``error_type`` finds the class a kind 
     │   ├── ArchiveError         unsafe or malformed upload (zip bomb, zip-slip, links, devices)
     │   ├── ManifestError        required files missing, empty or not executable
     │   ├── EntryRequirementsError   requirements.txt refused (not allowed, too big, no wheel)
+│   ├── ImageBuildError      a Dockerfile cannot be built (base not offered, step failed)
     │   └── OutputError          an output cannot be scored as written (ids missing, repeated)
     ├── PlatformError            the host is at fault, not the participant
     │   ├── SandboxUnavailableError   no working isolation; says how to fix the host
@@ -135,6 +136,17 @@ class EnvironmentBuildError(PlatformError):
 
 class EntryRequirementsError(EntryError):
     """An entry's ``requirements.txt`` cannot be installed (not allowed, too big, no wheel)."""
+
+
+class ImageBuildError(EntryError):
+    """An entry's ``Dockerfile`` cannot be built (a base not offered, a failed step, a limit).
+
+    ``log`` is the build log so far, the entry's prep diagnostics.
+    """
+
+    def __init__(self, message: str, *, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
 
 
 class RefusedError(ProctorError):

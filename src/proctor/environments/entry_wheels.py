@@ -148,19 +148,45 @@ def install_entry_wheels(
     resolution and are not installed again.
     """
     work = layer.parent / f"{layer.name}.work"
-    work.mkdir(parents=True, exist_ok=True)
-    wheels = _resolve(requirements, work, target=target, pinned=pinned, limits=limits)
+    downloads = work / "downloads"
+    wheels = download_entry_wheels(
+        requirements, downloads, work=work, target=target, pinned=pinned, limits=limits
+    )
     if not wheels:
         return []
     lock = work / "entry-wheels.lock"
-    lock.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels))
-    downloads = _download(lock, work / "downloads", target=target, limits=limits)
     done = _pip(["install", "--quiet", "--no-deps", "--require-hashes", "--no-index",
                  "--find-links", str(downloads), "--target", str(layer), *target.pip_options(),
                  "-r", str(lock)], limits)  # fmt: skip
     if done.returncode != 0:
         raise _refusal(done.stderr)
     shutil.rmtree(downloads, ignore_errors=True)
+    return wheels
+
+
+def download_entry_wheels(
+    requirements: list[Requirement],
+    downloads: Path,
+    *,
+    work: Path,
+    target: Target,
+    pinned: dict[str, tuple[str, str]],
+    limits: ParticipantWheels,
+) -> list[EntryWheel]:
+    """Resolve ``requirements`` and fetch their wheels into ``downloads``; install nothing.
+
+    The same checks as :func:`install_entry_wheels` (hashes, the byte cap); ``downloads`` is
+    then a wheelhouse an image build's ``pip install`` reads with no network. ``work`` holds
+    the resolution's files and the lock (``entry-wheels.lock``).
+    """
+    work.mkdir(parents=True, exist_ok=True)
+    wheels = _resolve(requirements, work, target=target, pinned=pinned, limits=limits)
+    downloads.mkdir(parents=True, exist_ok=True)
+    if not wheels:
+        return []
+    lock = work / "entry-wheels.lock"
+    lock.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels))
+    _download(lock, downloads, target=target, limits=limits)
     return wheels
 
 

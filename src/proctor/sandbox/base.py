@@ -93,6 +93,12 @@ class RunSpec:
 
     ``argv`` and ``mounts`` are kept as tuples and ``env`` as a copy, so a spec never changes
     once made. ``env`` adds to the sandbox's own variables (``PATH``, ``HOME``, ...).
+
+    ``root_tree``: a whole root filesystem tree shown writable at ``/`` (an image build's
+    ``RUN`` step) instead of the session's read-only root. The run is uid 0 of its own user
+    namespace, which is the slot uid outside, with no capabilities; ``/tmp`` is the tree's
+    own; nothing of the host is shown. The tree must belong to the slot (``give``). Only the
+    bwrap backend runs such specs.
     """
 
     argv: Sequence[str]
@@ -100,6 +106,7 @@ class RunSpec:
     limits: Limits = field(default_factory=Limits)
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
     cwd: str = "/"
+    root_tree: Path | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "argv", tuple(self.argv))

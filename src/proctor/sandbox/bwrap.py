@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from proctor.errors import SandboxUnavailableError, UsageError
-from proctor.sandbox.base import Limits, Outcome, RunSpec, plain_workspace
+from proctor.sandbox.base import Limits, Mount, Outcome, RunSpec, plain_workspace
 from proctor.sandbox.bwrap_args import (
     bwrap_args,
     check_reachable,
@@ -185,6 +185,8 @@ class BwrapSandbox(SessionSandbox):
         uid, gid = self.slot_ids(slot)
         for mount in spec.mounts:
             check_reachable(mount, uid, gid)
+        if spec.root_tree is not None:
+            check_reachable(Mount(spec.root_tree, "/", writable=True), uid, gid)
         if spec.cwd != "/":
             spec = dataclasses.replace(spec, cwd=check_target(spec.cwd, what="cwd"))
         self.check()

@@ -120,8 +120,11 @@ def bwrap_args(
     """The full ``bwrap`` argv; ``data_fds`` pairs an open fd with the file it becomes inside.
 
     ``root_dir``: a root filesystem tree whose ``usr``, ``etc`` and ``opt`` are shown instead
-    of the host's (None: the host's ``/usr`` and a curated part of its ``/etc``).
+    of the host's (None: the host's ``/usr`` and a curated part of its ``/etc``). A spec with
+    a ``root_tree`` gets :func:`tree_args` instead.
     """
+    if spec.root_tree is not None:
+        return tree_args(bwrap, spec, data_fds=data_fds, seccomp_fd=seccomp_fd)
     limits = spec.limits
     args = [bwrap, *ISOLATION_ARGS, *root_args(root_dir), *_system_args(data_fds)]
     args += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
@@ -137,6 +140,47 @@ def bwrap_args(
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     return [*args, "--", *spec.argv]
+
+
+def tree_args(
+    bwrap: str,
+    spec: RunSpec,
+    *,
+    data_fds: Sequence[tuple[int, str]] = (),
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """The ``bwrap`` argv of a run on a writable ``spec.root_tree`` (an image build step).
+
+    The same namespaces, seccomp filter, ``/proc`` views and limits as any run, but uid 0
+    inside (the slot uid outside, no capabilities), the tree bound writable at ``/`` with its
+    own ``/etc`` and ``/tmp``. The synthetic ``/etc`` files are not bound: they would leave
+    mount points in the tree the build snapshots.
+    """
+    assert spec.root_tree is not None  # noqa: S101 - the caller's check
+    args = [bwrap, *_isolation(uid=0, gid=0), "--bind", str(spec.root_tree), "/"]
+    late = [pair for pair in data_fds if pair[1].startswith("/proc/")]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += [arg for fd, target in late for arg in ("--ro-bind-data", str(fd), target)]
+    for folder in hidden_dirs():
+        args += ["--size", "4096", "--tmpfs", folder]
+    args += ["--size", str(spec.limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    for mount in spec.mounts:
+        target = check_target(mount.target, what="mount target")
+        args += ["--bind" if mount.writable else "--ro-bind", str(mount.source), target]
+    args += ["--remount-ro", "/dev", "--chdir", spec.cwd, "--clearenv"]
+    for key, value in sandbox_env(spec.env).items():
+        args += ["--setenv", key, value]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    return [*args, "--", *spec.argv]
+
+
+def _isolation(*, uid: int, gid: int) -> list[str]:
+    """``ISOLATION_ARGS`` with another identity inside the user namespace."""
+    args = list(ISOLATION_ARGS)
+    args[args.index("--uid") + 1] = str(uid)
+    args[args.index("--gid") + 1] = str(gid)
+    return args
 
 
 ISOLATION_ARGS = (

@@ -69,6 +69,8 @@ class ProcessSandbox(SessionSandbox):
         self.check()
         if not spec.argv:
             raise UsageError("argv must name a command to run")
+        if spec.root_tree is not None:
+            raise UsageError("a run on a root tree (an image build) needs PROCTOR_SANDBOX=bwrap")
         mounts, limits = spec.mounts, spec.limits
         # trusted code only, on the host: the caller's mounts override these defaults
         scratch = "/tmp"  # noqa: S108

@@ -133,7 +133,7 @@ class GroupSession(SandboxSession):
 
     def run_case(self, spec: RunSpec) -> Outcome:
         """Run one of many similar short runs, on a case server when the backend has them."""
-        if self._pool is None:
+        if self._pool is None or spec.root_tree is not None:
             return self.run(spec)
         if self._runs.cancelled:
             return CANCELLED
