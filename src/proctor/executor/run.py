@@ -21,12 +21,13 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from proctor.entries import ArchiveLimits, entry_flags, unpack_upload
+from proctor.entries import entry_flags, unpack_upload
 from proctor.entries.manifest import set_executable_bits
 from proctor.errors import ArchiveError, JobCancelledError, ProctorError
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
+from proctor.pipeline.entry_image import upload_limits
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport, TaskReport
 from proctor.pipeline.report_codec import to_data
@@ -222,7 +223,7 @@ def _evaluate(
     )
     try:
         manifest = driver_for(challenge.protocol.kind).manifest(challenge.protocol)
-        limits = ArchiveLimits(max_files=challenge.limits.entry_files)
+        limits = upload_limits(challenge)
         unpacked = unpack_upload(
             upload, folder.entry, limits=limits, root_names=manifest.root_names()
         )

@@ -123,7 +123,7 @@ def bwrap_args(
     of the host's (None: the host's ``/usr`` and a curated part of its ``/etc``).
     """
     limits = spec.limits
-    args = [bwrap, *ISOLATION_ARGS, *root_args(root_dir), *_system_args(data_fds)]
+    args = [bwrap, *ISOLATION_ARGS, *root_args(root_dir, spec.mounts), *_system_args(data_fds)]
     args += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
     args += ["--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
     for mount in spec.mounts:
@@ -173,24 +173,41 @@ def _system_args(data_fds: Sequence[tuple[int, str]]) -> list[str]:
     return args
 
 
-def root_args(root_dir: Path | None) -> list[str]:
+def root_args(root_dir: Path | None, mounts: Sequence[Mount] = ()) -> list[str]:
     """What the sandbox sees as ``/usr``, ``/bin``… and ``/etc``: the host's or ``root_dir``'s.
 
     With an environment, its whole ``/etc`` is shown (the sandbox's own ``passwd``, ``group``
-    and ``hosts`` are bound over it); nothing comes from the host.
+    and ``hosts`` are bound over it), and so is every other top-level folder and link of its
+    tree (an entry image's ``/app``, a non-merged ``/bin``), except those the sandbox makes
+    itself (``/proc``, ``/dev``, ``/sys``, ``/tmp``, ``/run``) and those holding one of the
+    run's ``mounts``. Links are recreated as they are: they resolve inside the sandbox, never
+    on the host. Nothing comes from the host.
     """
-    base = Path("/") if root_dir is None else root_dir
-    args = ["--ro-bind", str(base / "usr"), "/usr"]
-    for link in ("bin", "lib", "lib64", "sbin"):
-        if (base / "usr" / link).is_dir():
-            args += ["--symlink", f"usr/{link}", f"/{link}"]
     if root_dir is None:
+        args = ["--ro-bind", "/usr", "/usr"]
+        for link in ("bin", "lib", "lib64", "sbin"):
+            if Path(f"/usr/{link}").is_dir():
+                args += ["--symlink", f"usr/{link}", f"/{link}"]
         for name in ETC_FILES:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         return args
+    args = ["--ro-bind", str(root_dir / "usr"), "/usr"]
     args += ["--ro-bind", str(root_dir / "etc"), "/etc"]
     args += ["--ro-bind-try", str(root_dir / "opt"), "/opt"]
+    taken = {target.strip("/").split("/")[0] for target in (m.target for m in mounts)}
+    for entry in sorted(os.scandir(root_dir), key=lambda e: e.name):
+        if entry.name in _ROOT_SHOWN or entry.name in _SANDBOX_MADE or entry.name in taken:
+            continue
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(entry.path), f"/{entry.name}"]
+        elif entry.is_dir(follow_symlinks=False):
+            args += ["--ro-bind", entry.path, f"/{entry.name}"]
     return args
+
+
+_ROOT_SHOWN = frozenset({"usr", "etc", "opt"})
+_SANDBOX_MADE = frozenset({"proc", "dev", "sys", "tmp", "run"})
+"""Top-level names of an environment's tree the sandbox makes itself (never from the tree)."""
 
 
 def host_paths_shown(root_dir: Path | None) -> list[Path]:

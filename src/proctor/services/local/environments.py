@@ -117,6 +117,8 @@ def job_environment(spec: EnvironmentSpec, built: BuiltEnvironment) -> JobEnviro
         suite=spec.debian.suite,
         wheels=dict(built.manifest.wheels),
         participant_wheels=spec.participant_wheels,
+        entry_images=spec.entry_images,
+        store_root=built.folder.parent,
     )
 
 
