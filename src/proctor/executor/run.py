@@ -27,6 +27,7 @@ from proctor.errors import ArchiveError, JobCancelledError, ProctorError
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
+from proctor.pipeline.entry_image import RECORD as ENTRY_IMAGE_RECORD
 from proctor.pipeline.entry_image import upload_limits
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport, TaskReport
@@ -288,14 +289,21 @@ EXAM_OUTPUTS = "outputs/exam"
 def _run_logs(folder: RunFolder, task: str) -> io.BytesIO:
     """The organizer's files of the run as one ``.tar.gz`` in memory (kept by the commit).
 
-    The case log, tracebacks, exact figures, the scorer's whole dashboard
+    The case log, tracebacks, exact figures, the entry image it ran in (``entry-image.json``:
+    digest, base, packages), the scorer's whole dashboard
     (``dashboard-TASK.json``), the scorer's pages (``detailed_results-TASK.html``), and the
     exam's collected outputs under ``outputs/exam`` (a rescore scores them again with a newer
     scorer; predictions uploads are kept as the upload itself).
     """
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        kept = ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json")
+        kept = (
+            "cases.jsonl",
+            "score-error.txt",
+            "platform-error.txt",
+            "efficiency.json",
+            ENTRY_IMAGE_RECORD,
+        )
         pages = (folder.scorer_page(task, name).name for name in SCORER_PAGES)
         for name in (*kept, folder.scoring_log(task).name, folder.dashboard(task).name, *pages):
             if (folder.root / name).is_file():

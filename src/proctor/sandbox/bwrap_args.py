@@ -178,10 +178,10 @@ def root_args(root_dir: Path | None, mounts: Sequence[Mount] = ()) -> list[str]:
 
     With an environment, its whole ``/etc`` is shown (the sandbox's own ``passwd``, ``group``
     and ``hosts`` are bound over it), and so is every other top-level folder and link of its
-    tree (an entry image's ``/app``, a non-merged ``/bin``), except those the sandbox makes
-    itself (``/proc``, ``/dev``, ``/sys``, ``/tmp``, ``/run``) and those holding one of the
-    run's ``mounts``. Links are recreated as they are: they resolve inside the sandbox, never
-    on the host. Nothing comes from the host.
+    tree (an entry image's ``/app``, a non-merged ``/bin``), except the places a system keeps
+    for itself (``/proc``, ``/var``, ``/home``, ``/root``…: see ``NOT_SHOWN``) and those
+    holding one of the run's ``mounts``. Links are recreated as they are: they resolve inside
+    the sandbox, never on the host. Nothing comes from the host.
     """
     if root_dir is None:
         args = ["--ro-bind", "/usr", "/usr"]
@@ -196,7 +196,7 @@ def root_args(root_dir: Path | None, mounts: Sequence[Mount] = ()) -> list[str]:
     args += ["--ro-bind-try", str(root_dir / "opt"), "/opt"]
     taken = {target.strip("/").split("/")[0] for target in (m.target for m in mounts)}
     for entry in sorted(os.scandir(root_dir), key=lambda e: e.name):
-        if entry.name in _ROOT_SHOWN or entry.name in _SANDBOX_MADE or entry.name in taken:
+        if entry.name in _ROOT_SHOWN or entry.name in NOT_SHOWN or entry.name in taken:
             continue
         if entry.is_symlink():
             args += ["--symlink", os.readlink(entry.path), f"/{entry.name}"]
@@ -206,8 +206,11 @@ def root_args(root_dir: Path | None, mounts: Sequence[Mount] = ()) -> list[str]:
 
 
 _ROOT_SHOWN = frozenset({"usr", "etc", "opt"})
-_SANDBOX_MADE = frozenset({"proc", "dev", "sys", "tmp", "run"})
-"""Top-level names of an environment's tree the sandbox makes itself (never from the tree)."""
+NOT_SHOWN = frozenset({
+    "proc", "dev", "sys", "tmp", "run", "var", "home", "root", "boot", "mnt", "media", "srv",
+    "lost+found",
+})  # fmt: skip
+"""Top-level folders of a root never shown: the sandbox makes its own, or a system's state."""
 
 
 def host_paths_shown(root_dir: Path | None) -> list[Path]:
