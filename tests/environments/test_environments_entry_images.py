@@ -195,6 +195,25 @@ def test_links_out_of_the_root_are_kept_inside_it(tmp_path: Path, store: Environ
     assert os.readlink(root / "escape") == str(outside)
 
 
+@pytest.mark.parametrize("folder", ["usr", "etc", "opt"])
+def test_a_bound_folder_linked_to_the_host_becomes_a_plain_folder(
+    tmp_path: Path, store: EnvironmentStore, folder: str
+) -> None:
+    host = tmp_path / "host-folder"
+    host.mkdir()
+    (host / "secret").write_text("host")
+    layers = [
+        Layer.of(layer_tar([m for m in BASE if not m[0].name.startswith(folder)])),
+        Layer.of(layer_tar([
+            member(f".wh.{folder}", b""),
+            member(folder, type=tarfile.SYMTYPE, linkname=str(host)),
+        ])),
+    ]  # fmt: skip
+    root = imported(Image(layers), tmp_path, store)
+    assert (root / folder).is_dir() and not (root / folder).is_symlink()
+    assert not (root / folder / "secret").exists()
+
+
 def test_a_whiteout_of_the_root_only_empties_lower_layers(
     tmp_path: Path, store: EnvironmentStore
 ) -> None:

@@ -250,9 +250,20 @@ def _unpack(
 
 
 def _sandbox_ready(root_fd: int) -> None:
-    """Make the folders and files the sandbox binds over real (a link there is replaced)."""
+    """Make the folders and files the sandbox binds, or binds over, real: a link is replaced.
+
+    ``usr``, ``etc`` and ``opt`` are bound by their host path (bwrap would resolve a link
+    there on the host, showing a host folder); ``etc/passwd``, ``group`` and ``hosts`` are
+    bound over.
+    """
     for folder in ("usr", "etc"):
         _real_folder(root_fd, folder)
+    try:
+        opt = os.stat("opt", dir_fd=root_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        opt = None
+    if opt is not None and not stat.S_ISDIR(opt.st_mode):
+        _real_folder(root_fd, "opt")  # a link there would be resolved on the host by bwrap
     etc = fsafe.open_dir(root_fd, ("etc",), create=False)
     try:
         for name in ("passwd", "group", "hosts"):

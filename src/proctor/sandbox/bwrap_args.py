@@ -191,9 +191,13 @@ def root_args(root_dir: Path | None, mounts: Sequence[Mount] = ()) -> list[str]:
         for name in ETC_FILES:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         return args
+    for name in ("usr", "etc"):
+        if not _real_folder(root_dir / name):
+            raise PlatformError(f"{root_dir / name} is not a folder: not a root filesystem")
     args = ["--ro-bind", str(root_dir / "usr"), "/usr"]
     args += ["--ro-bind", str(root_dir / "etc"), "/etc"]
-    args += ["--ro-bind-try", str(root_dir / "opt"), "/opt"]
+    if _real_folder(root_dir / "opt"):  # bwrap resolves a bind's source on the host
+        args += ["--ro-bind", str(root_dir / "opt"), "/opt"]
     taken = {target.strip("/").split("/")[0] for target in (m.target for m in mounts)}
     for entry in sorted(os.scandir(root_dir), key=lambda e: e.name):
         if entry.name in _ROOT_SHOWN or entry.name in NOT_SHOWN or entry.name in taken:
@@ -203,6 +207,11 @@ def root_args(root_dir: Path | None, mounts: Sequence[Mount] = ()) -> list[str]:
         elif entry.is_dir(follow_symlinks=False):
             args += ["--ro-bind", entry.path, f"/{entry.name}"]
     return args
+
+
+def _real_folder(path: Path) -> bool:
+    """True for a folder that is not a link (a link would be resolved on the host)."""
+    return path.is_dir() and not path.is_symlink()
 
 
 _ROOT_SHOWN = frozenset({"usr", "etc", "opt"})
