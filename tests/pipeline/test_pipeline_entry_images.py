@@ -63,6 +63,8 @@ def toy_image(reference_env: BuiltEnvironment, tmp_path_factory: pytest.TempPath
         member("toy/bin/toy-answer", GOOD_NEXT.replace("$PROCTOR_DATA", "$PROCTOR_DATA").encode(),
                mode=0o755),
         member("toy/bin/su-like", b"#!/bin/sh\n", mode=0o4755),
+        member("toy/escape", type=tarfile.SYMTYPE, linkname=str(reference_env.folder.parent)),
+        member("toy/up", type=tarfile.SYMTYPE, linkname="../../../../../../../.."),
     ])  # fmt: skip
     env = [*base.env, "PATH=/toy/bin:/usr/local/bin:/usr/bin:/bin", "TOY_MARK=from-image",
            "HOME=/root"]  # fmt: skip
@@ -70,6 +72,7 @@ def toy_image(reference_env: BuiltEnvironment, tmp_path_factory: pytest.TempPath
                  labels=base.labels)  # fmt: skip
 
 
+@pytest.mark.timeout(900)  # the reference environment exported once, then imported
 def test_an_entry_image_is_scored_through_proctor_run(
     tmp_path: Path, shared_dir: Path, toy_image: Image
 ) -> None:
@@ -90,11 +93,15 @@ def test_an_entry_image_is_scored_through_proctor_run(
     assert environment["base"] == "proctor/proctor-reference"
 
 
+@pytest.mark.timeout(900)
 def test_the_run_keeps_what_ran_and_reuses_the_stored_image(
     tmp_path: Path, shared_dir: Path, toy_image: Image
 ) -> None:
     challenge = with_entry_images(make_challenge(tmp_path / "challenge"), allow=True)
-    setup = SETUP + "test ! -u /toy/bin/su-like\nid -u > /tmp/uid; test $(id -u) != 0\n"
+    setup = SETUP + (
+        "test ! -u /toy/bin/su-like\ntest $(id -u) != 0\n"
+        "test ! -e /toy/escape/entry-images\ntest ! -e /toy/up/var\ntest -d /toy/up/toy\n"
+    )
     entry = make_entry(tmp_path / "entry", setup_sh=setup, next_sh=NEXT)
     docker_archive(toy_image, entry / "image.tar")
     settings = Settings(work_root=shared_dir / "runs")
