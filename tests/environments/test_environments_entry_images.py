@@ -17,6 +17,8 @@ from image_craft import Image, Layer, docker_archive, layer_tar, member, oci_arc
 from proctor.environments.entry_images import ImageLimits, find_image, import_archive
 from proctor.environments.store import EnvironmentStore
 from proctor.errors import EntryImageError
+from proctor.services.local.environments import prune_environments
+from proctor.settings import Settings
 
 LIMITS = ImageLimits()
 
@@ -101,6 +103,15 @@ def test_the_same_image_is_reused_from_the_store(tmp_path: Path, store: Environm
     again = import_archive(docker_archive(image, tmp_path / "b.tar"), store, LIMITS, pack=False)
     assert again.folder == first.folder and (again.rootfs / "marker").is_file()
     assert find_image(store, image.digest) == again
+
+
+def test_prune_removes_entry_images(tmp_path: Path) -> None:
+    settings = Settings(work_root=tmp_path / "work", env_root=tmp_path / "envs")
+    store = EnvironmentStore(settings.environments)
+    image = one_layer(*BASE)
+    stored = import_archive(docker_archive(image, tmp_path / "a.tar"), store, LIMITS, pack=False)
+    assert prune_environments(settings, keep=set()) == [stored.folder]
+    assert find_image(store, image.digest) is None and not stored.folder.exists()
 
 
 def test_modes_are_normalised_and_capabilities_dropped(

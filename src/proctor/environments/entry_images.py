@@ -322,6 +322,13 @@ def list_images(store: EnvironmentStore) -> list[EntryImage]:
     return found
 
 
+def remove_image(image: EntryImage) -> None:
+    """Delete one stored entry image (renamed away first, so it never looks half-gone)."""
+    doomed = image.folder.with_name(f"{image.folder.name}{PARTIAL}0")
+    os.rename(image.folder, doomed)
+    remove_tree(doomed)
+
+
 def debian_packages(rootfs: Path) -> dict[str, str]:
     """Package → version of every installed Debian package (``dpkg-query -W``), from the tree.
 

@@ -191,6 +191,11 @@ def root_args(root_dir: Path | None, mounts: Sequence[Mount] = ()) -> list[str]:
         for name in ETC_FILES:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         return args
+    return _environment_root_args(root_dir, mounts)
+
+
+def _environment_root_args(root_dir: Path, mounts: Sequence[Mount]) -> list[str]:
+    """``root_args`` for an environment's tree (its folders, never a host path)."""
     for name in ("usr", "etc"):
         if not _real_folder(root_dir / name):
             raise PlatformError(f"{root_dir / name} is not a folder: not a root filesystem")
