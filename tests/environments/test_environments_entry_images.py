@@ -6,9 +6,11 @@ Every image is made here with ``tarfile`` (see ``image_craft``); no registry, no
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import stat
 import tarfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -311,3 +313,32 @@ def test_a_zstd_layer_is_refused_with_the_fix(tmp_path: Path, store: Environment
     image = Image([Layer(b"\x28\xb5\x2f\xfd" + bytes(100), "sha256:" + "0" * 64)])
     with pytest.raises(EntryImageError, match="zstd"):
         imported(image, tmp_path, store)
+
+
+def test_a_loop_of_links_in_the_archive_is_refused(tmp_path: Path, store: EnvironmentStore) -> None:
+    archive = tmp_path / "image.tar"
+    with tarfile.open(archive, "w") as tar:
+        for name, target in (("a/layer.tar", "../b/layer.tar"), ("b/layer.tar", "../a/layer.tar")):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tar.addfile(info)
+        manifest = b'[{"Config": "c.json", "Layers": ["a/layer.tar"]}]'
+        config = b'{"rootfs": {"diff_ids": ["sha256:00"]}}'
+        for name, data in (("manifest.json", manifest), ("c.json", config)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(EntryImageError):
+        import_archive(archive, store, LIMITS, pack=False)
+
+
+def test_images_of_one_run_may_be_imported_at_once(tmp_path: Path, store: EnvironmentStore) -> None:
+    image = one_layer(*BASE, *(member(f"usr/f{i}", bytes(5000)) for i in range(300)))
+    archive = docker_archive(image, tmp_path / "image.tar")
+    with ThreadPoolExecutor(4) as pool:
+        found = list(
+            pool.map(lambda _: import_archive(archive, store, LIMITS, pack=False), range(4))
+        )
+    assert {entry.folder for entry in found} == {found[0].folder}
+    assert len(os.listdir(found[0].rootfs / "usr")) == 301  # bin and 300 files
+    assert [p.name for p in (store.root / "entry-images").iterdir()] == [found[0].folder.name]

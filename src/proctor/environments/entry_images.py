@@ -24,6 +24,7 @@ import re
 import stat
 import tarfile
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,7 +183,8 @@ def import_archive(
         known = find_image(store, found.digest)
         if known is not None:
             return known
-        partial = images / f"{_folder_name(found.digest)}{PARTIAL}{os.getpid()}"
+        owner = f"{os.getpid()}-{threading.get_ident()}"  # jobs of one run import at once
+        partial = images / f"{_folder_name(found.digest)}{PARTIAL}{owner}"
         remove_tree(partial)
         partial.mkdir(mode=0o755)
         try:
@@ -305,7 +307,7 @@ def _commit(store: EnvironmentStore, partial: Path, digest: str) -> EntryImage:
 
 def _remove_leftovers(images: Path) -> None:
     for entry in images.iterdir():
-        owner = entry.name.rpartition(PARTIAL)[2]
+        owner = entry.name.rpartition(PARTIAL)[2].partition("-")[0]
         if PARTIAL in entry.name and owner.isdigit() and not pid_alive(int(owner)):
             remove_tree(entry)
 

@@ -25,6 +25,7 @@ from proctor.errors import EntryImageError
 
 MAX_JSON_BYTES = 4 * MiB
 MAX_ARCHIVE_MEMBERS = 10_000
+MAX_LINK_HOPS = 8
 OCI_INDEX_TYPES = frozenset({
     "application/vnd.oci.image.index.v1+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
@@ -95,7 +96,15 @@ def open_image_archive(
             yield outer, _describe(outer, name)
     except EntryImageError:
         raise
-    except (tarfile.TarError, EOFError, OSError, KeyError, ValueError, TypeError) as err:
+    except (
+        tarfile.TarError,
+        EOFError,
+        OSError,
+        KeyError,
+        ValueError,
+        TypeError,
+        RecursionError,
+    ) as err:
         raise EntryImageError(
             f"{name} is not an image archive Proctor can read ({type(err).__name__}: {err}): "
             "save it with `docker save`, `podman save` or as an OCI layout archive"
@@ -143,10 +152,12 @@ def read_member(outer: tarfile.TarFile, member: str, label: str) -> IO[bytes]:
 def member_size(outer: tarfile.TarFile, member: str) -> int:
     """The stored size of ``member`` (its link target's, for a link)."""
     info = outer.getmember(_clean(member))
-    while info.issym() or info.islnk():
+    for _ in range(MAX_LINK_HOPS):
+        if not (info.issym() or info.islnk()):
+            return info.size
         target = info.linkname if info.islnk() else _join(info.name, info.linkname)
         info = outer.getmember(_clean(target))
-    return info.size
+    raise EntryImageError(f"{member!r} is a loop of links in the image archive: save it again")
 
 
 def _join(name: str, link: str) -> str:
