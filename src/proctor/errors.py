@@ -98,6 +98,10 @@ class ArchiveError(EntryError):
     kind = "archive"
 
 
+class EntryImageError(ArchiveError):
+    """An entry's own image (``image.tar``) is unsafe, malformed, too big or not allowed."""
+
+
 class ManifestError(EntryError):
     """An entry lacks a required file, or a required file is empty or not executable."""
 

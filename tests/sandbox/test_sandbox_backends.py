@@ -95,6 +95,27 @@ def test_bad_mount_targets_are_rejected(target: str) -> None:
         check_target(target, what="mount target")
 
 
+def test_an_environment_roots_links_are_never_bound_from_the_host(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for folder in ("usr/bin", "etc", "app", "var", "home"):
+        (root / folder).mkdir(parents=True)
+    (root / "opt").symlink_to("/root")
+    (root / "bin").symlink_to("usr/bin")
+    (root / "data").mkdir()
+    spec = RunSpec(["true"], mounts=[Mount(tmp_path, "/data/in")], limits=FAST)
+    argv = bwrap_args("bwrap", spec, root_dir=root)
+    joined = " ".join(argv)
+    assert f"--ro-bind {root}/app /app" in joined
+    assert "--symlink usr/bin /bin" in joined
+    assert "/opt" not in joined and "/root" not in joined.replace(str(root), "")
+    assert f"{root}/var" not in joined and f"{root}/home" not in joined
+    assert f"{root}/data" not in joined  # a run mounts below it
+    (root / "etc").rmdir()
+    (root / "etc").symlink_to("/etc")
+    with pytest.raises(PlatformError, match="not a root filesystem"):
+        bwrap_args("bwrap", spec, root_dir=root)
+
+
 def test_the_bwrap_command_line_isolates_everything() -> None:
     argv = bwrap_args(
         "bwrap", RunSpec(["true"], mounts=[], limits=FAST, env={"K": "V"}, cwd="/"), seccomp_fd=9

@@ -106,7 +106,7 @@ def prune(
         typer.Option("--keep", help="Also keep the environments of this challenge (repeatable)."),
     ] = None,
 ) -> None:
-    """Remove build leftovers and environments no bundled (or --keep) challenge declares."""
+    """Remove build leftovers, entry images and environments no kept challenge declares."""
     challenges = [*bundled_challenges(), *(resolve_challenge(ref) for ref in keep or [])]
     removed = prune_environments(Settings.from_env(), declared_digests(challenges))
     for path in removed:

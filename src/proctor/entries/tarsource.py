@@ -96,6 +96,10 @@ class _GuardedTarInfo(tarfile.TarInfo):
         raise tarfile.ReadError(SPARSE_REFUSED)
 
 
+GuardedTarInfo = _GuardedTarInfo
+"""The ``tarinfo`` class other readers of untrusted tar streams use (an entry image's layers)."""
+
+
 class TarSource:
     """A tar archive on disk, gzip-compressed or not; ``packed_size`` is its size in bytes."""
 

@@ -1,293 +1,479 @@
-"""The layers of a built image: what a build changed in a tree, and the OCI archive of it all.
+"""Applying an entry image's layers to a root folder, as untrusted input.
 
-``diff_layer`` compares a build's tree with the base tree it started from and writes the
-changes as one uncompressed OCI layer: new and changed entries, ``.wh.NAME`` whiteouts for
-removed ones. The tree is untrusted (a build's ``RUN`` steps wrote it): it is walked folder by
-folder without following links, only folders, regular files and symbolic links are kept,
-owners become 0 and setuid/setgid bits are dropped. ``write_oci_archive`` packs layers and a
-config into an OCI image archive (``oci-layout``, ``index.json``, ``blobs/sha256``), which
-``podman load`` and ``skopeo`` read as ``oci-archive:``.
+Each layer is a tar stream (plain or gzip), read forward once. Every member is checked before
+anything is written for it: a safe name (no ``..``), a size within what is left of the image's
+byte budget, a count within its file budget, and a compression ratio no bomb reaches. Then:
+
+- whiteouts are applied (``.wh.NAME`` removes ``NAME`` of lower layers, ``.wh..wh..opq``
+  empties its folder of lower layers' files; a character device 0:0 is a whiteout too);
+- parent folders are resolved inside the root: a link met on the way is followed as the
+  image's own root would see it, never to the host (``..`` stops at the root);
+- regular files are created anew (never written through an existing file or link), with mode
+  0o755 when any execute bit is set, else 0o644: no setuid, setgid or sticky bit survives;
+- symbolic links are created as they are (they resolve inside the sandbox, never on the host);
+- hard links must name a regular file already in the image (below the root);
+- device nodes and FIFOs are refused; extended attributes (file capabilities) are never set.
+
+The uncompressed bytes of each layer are hashed as they pass, so the caller can check the
+config's ``diff_ids``. A refusal is an ``EntryImageError``, the entry's failure.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import hashlib
 import io
-import json
 import os
+import shutil
 import stat
 import tarfile
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO, cast
 
-from proctor.environments.digests import HashingWriter
+from proctor.entries import fsafe
+from proctor.entries.limits import MiB, human_bytes
+from proctor.entries.names import member_parts
+from proctor.entries.tarsource import GuardedTarInfo
+from proctor.errors import ArchiveError, EntryImageError, PlatformError
 
-MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
-CONFIG_TYPE = "application/vnd.oci.image.config.v1+json"
-LAYER_TYPE = "application/vnd.oci.image.layer.v1.tar"
 WHITEOUT = ".wh."
-PRIVILEGE_BITS = stat.S_ISUID | stat.S_ISGID
-BLOCK = 4096
+OPAQUE = ".wh..wh..opq"
+MAX_LINK_HOPS = 40
+MAX_LINK_TARGET = 4096
+RATIO_FLOOR_BYTES = 64 * MiB
+"""A layer's ratio is checked once it expands past this many bytes (small layers compress well)."""
+
+_GZIP = b"\x1f\x8b"
+_ZSTD = b"\x28\xb5\x2f\xfd"
+_CHUNK = 1 * MiB
 
 
-@dataclass(frozen=True, slots=True)
-class LayerSummary:
-    """A written layer: its sha256 (its ``diff_id``), bytes, entries and whiteouts."""
+@dataclass
+class LayerBudget:
+    """What all layers of one image may still write: bytes of file data and members.
 
-    digest: str
-    size: int
-    entries: int
-    whiteouts: int
-    skipped: tuple[str, ...]
-    """Paths left out (FIFOs, sockets, device nodes), for the build log."""
-
-
-def tree_bytes(root: Path) -> int:
-    """What the tree at ``root`` takes on a tmpfs (file sizes rounded up to pages, folders)."""
-    total = 0
-    stack = [root]
-    while stack:
-        with os.scandir(stack.pop()) as entries:
-            for entry in entries:
-                info = entry.stat(follow_symlinks=False)
-                total += (
-                    BLOCK + (-(-info.st_size // BLOCK)) * BLOCK
-                    if entry.is_file(follow_symlinks=False)
-                    else BLOCK
-                )
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-    return total
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "dir"
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISLNK(mode):
-        return "link"
-    return "other"
-
-
-def _same(base: os.stat_result, tree: os.stat_result, base_path: Path, tree_path: Path) -> bool:
-    """Whether an entry is unchanged (kind, mode without setuid bits, size, time, target)."""
-    kind = _kind(tree.st_mode)
-    if kind != _kind(base.st_mode):
-        return False
-    if kind == "link":
-        return os.readlink(base_path) == os.readlink(tree_path)
-    if stat.S_IMODE(base.st_mode) & ~PRIVILEGE_BITS != stat.S_IMODE(tree.st_mode) & ~PRIVILEGE_BITS:
-        return False
-    if kind == "file":
-        return base.st_size == tree.st_size and base.st_mtime_ns == tree.st_mtime_ns
-    return True
-
-
-def _listing(folder: Path) -> dict[str, os.stat_result]:
-    try:
-        with os.scandir(folder) as entries:
-            return {entry.name: entry.stat(follow_symlinks=False) for entry in entries}
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-
-
-def _all_below(tree: Path, rel: str) -> Iterator[str]:
-    """``rel`` and everything below it in ``tree``, sorted, folders before their contents."""
-    yield rel
-    path = tree / rel
-    if stat.S_ISDIR(os.lstat(path).st_mode):
-        for name in sorted(_listing(path)):
-            yield from _all_below(tree, f"{rel}/{name}")
-
-
-def changes(base: Path, tree: Path, *, skip: Collection[str] = ()) -> list[tuple[str, bool]]:
-    """(relative path, is_whiteout) of every change from ``base`` to ``tree``, in tar order.
-
-    ``skip``: top-level names never compared (the build's own mount points).
+    ``max_ratio`` caps a layer's uncompressed size over its compressed size.
     """
-    return _changes(base, tree, "", set(skip))
+
+    max_bytes: int
+    max_files: int
+    max_ratio: float = 200.0
+    written: int = field(default=0, init=False)
+    members: int = field(default=0, init=False)
 
 
-def _changes(base: Path, tree: Path, rel: str, skip: set[str]) -> list[tuple[str, bool]]:
-    found: list[tuple[str, bool]] = []
-    here_tree = _listing(tree / rel) if rel else _listing(tree)
-    base_folder = base / rel if rel else base
-    here_base = _listing(base_folder) if _is_dir(base_folder) else {}
-    prefix = f"{rel}/" if rel else ""
-    for name in sorted(here_base.keys() - here_tree.keys()):
-        if not (not rel and name in skip):
-            found.append((f"{prefix}{WHITEOUT}{name}", True))
-    for name in sorted(here_tree):
-        if not rel and name in skip:
-            continue
-        path = f"{prefix}{name}"
-        now, before = here_tree[name], here_base.get(name)
-        if before is not None and _same(before, now, base / path, tree / path):
-            if stat.S_ISDIR(now.st_mode):
-                below = _changes(base, tree, path, skip)
-                if below:
-                    found += [(path, False), *below]
-            continue
-        if before is not None and _kind(before.st_mode) != _kind(now.st_mode):
-            found.append((f"{prefix}{WHITEOUT}{name}", True))
-        if before is not None and stat.S_ISDIR(now.st_mode):
-            found += [(path, False), *_changes(base, tree, path, skip)]  # only the mode changed
-        else:
-            found += [(item, False) for item in _all_below(tree, path)]
-    return found
+class _Counted(io.RawIOBase):
+    """A readable stream that hashes and counts what passes, and stops a decompression bomb."""
 
+    def __init__(self, inner: IO[bytes], packed: int, budget: LayerBudget, label: str) -> None:
+        self.inner = inner
+        self.packed = max(packed, 1)
+        self.budget = budget
+        self.label = label
+        self.sha256 = hashlib.sha256()
+        self.size = 0
 
-def _is_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
+    def readable(self) -> bool:
+        return True
 
-
-class LayerTooLargeError(ValueError):
-    """The changes' files come to more bytes than the layer may hold (sparse files count whole)."""
-
-
-def diff_layer(
-    base: Path,
-    tree: Path,
-    sink: IO[bytes],
-    *,
-    skip: Collection[str] = (),
-    max_bytes: int | None = None,
-) -> LayerSummary:
-    """Write the changes from ``base`` to ``tree`` as an uncompressed layer into ``sink``.
-
-    ``max_bytes``: the most the changed files may hold together, counted before anything is
-    written at their apparent sizes (a sparse file, or a file linked twice, counts whole each
-    time, as the layer would store it); past it, ``LayerTooLargeError``.
-    """
-    found = changes(base, tree, skip=skip)
-    if max_bytes is not None:
-        total = sum(_apparent(tree / rel) for rel, is_whiteout in found if not is_whiteout)
-        if total > max_bytes:
-            raise LayerTooLargeError(
-                f"the image's new files come to {total} bytes, over the cap of {max_bytes}"
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.inner.read(len(buffer))
+        self.sha256.update(data)
+        self.size += len(data)
+        if self.size > RATIO_FLOOR_BYTES and self.size > self.budget.max_ratio * self.packed:
+            raise EntryImageError(
+                f"{self.label} expands from {human_bytes(self.packed)} to more than "
+                f"{self.budget.max_ratio:g} times that: this looks like a decompression bomb; "
+                "save the image with ordinary layers"
             )
-    stream = HashingWriter(sink)
-    entries = whiteouts = 0
-    skipped: list[str] = []
-    with tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT) as tar:  # type: ignore[call-overload]
-        for rel, is_whiteout in found:
-            if is_whiteout:
-                member = tarfile.TarInfo(rel)
-                member.mode = 0o644
-                tar.addfile(member)
-                whiteouts += 1
-                continue
-            if not _add(tar, tree / rel, rel):
-                skipped.append(rel)
-                continue
-            entries += 1
-    return LayerSummary(stream.sha256.hexdigest(), stream.size, entries, whiteouts, tuple(skipped))
+        if self.size > 2 * self.budget.max_bytes + 64 * MiB:
+            raise EntryImageError(
+                f"{self.label} is larger than the image's {human_bytes(self.budget.max_bytes)} "
+                "limit: make the image smaller"
+            )
+        buffer[: len(data)] = data
+        return len(data)
 
 
-def _apparent(path: Path) -> int:
-    info = os.lstat(path)
-    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+def apply_layer(root_fd: int, blob: IO[bytes], packed: int, budget: LayerBudget, label: str) -> str:
+    """Apply one layer (``blob``, ``packed`` bytes, plain or gzip tar) below ``root_fd``.
 
-
-def _add(tar: tarfile.TarFile, path: Path, rel: str) -> bool:
-    """Add one entry of the untrusted tree (never through a link); False if left out."""
-    info = os.lstat(path)
-    member = tarfile.TarInfo(rel)
-    member.mode = stat.S_IMODE(info.st_mode) & ~PRIVILEGE_BITS
-    member.uid = member.gid = 0
-    member.uname = member.gname = "root"
-    member.mtime = int(info.st_mtime)
-    if stat.S_ISDIR(info.st_mode):
-        member.type = tarfile.DIRTYPE
-        tar.addfile(member)
-    elif stat.S_ISLNK(info.st_mode):
-        member.type, member.linkname = tarfile.SYMTYPE, os.readlink(path)
-        tar.addfile(member)
-    elif stat.S_ISREG(info.st_mode):
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as handle:
-            opened = os.fstat(handle.fileno())
-            if not stat.S_ISREG(opened.st_mode):
-                return False
-            member.size = opened.st_size
-            tar.addfile(member, handle)
-    else:
-        return False
-    return True
-
-
-def _add_bytes(out: tarfile.TarFile, name: str, data: bytes) -> None:
-    member = tarfile.TarInfo(name)
-    member.size = len(data)
-    member.mode = 0o644
-    out.addfile(member, io.BytesIO(data))
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class Layer:
-    """A layer file (an uncompressed tar) and its sha256, which is also its ``diff_id``."""
-
-    path: Path
-    digest: str
-    created_by: str
-
-
-def write_oci_archive(
-    archive: Path, layers: Sequence[Layer], config: Mapping[str, Any], *, ref: str
-) -> str:
-    """Write an OCI image archive of ``layers`` and ``config``; returns the manifest digest.
-
-    ``config``: the image's run settings (``Env``, ``WorkingDir``, ``User``, ``Cmd``,
-    ``Entrypoint``, ``Labels``); ``ref`` names the image in the index.
+    Returns the sha256 (hex) of the uncompressed layer, to be checked against its
+    ``diff_id``. ``label`` names the layer in messages (``layer 2 of image.tar``).
     """
-    config_bytes = json.dumps({
-        "architecture": "amd64",
-        "os": "linux",
-        "config": dict(config),
-        "rootfs": {"type": "layers", "diff_ids": [f"sha256:{layer.digest}" for layer in layers]},
-        "history": [{"created_by": layer.created_by} for layer in layers],
-    }, sort_keys=True).encode()  # fmt: skip
-    config_digest = hashlib.sha256(config_bytes).hexdigest()
-    manifest_bytes = json.dumps({
-        "schemaVersion": 2,
-        "mediaType": MANIFEST_TYPE,
-        "config": {"mediaType": CONFIG_TYPE, "digest": f"sha256:{config_digest}",
-                   "size": len(config_bytes)},
-        "layers": [{"mediaType": LAYER_TYPE, "digest": f"sha256:{layer.digest}",
-                    "size": layer.path.stat().st_size} for layer in layers],
-    }, sort_keys=True).encode()  # fmt: skip
-    manifest_digest = hashlib.sha256(manifest_bytes).hexdigest()
-    index = json.dumps({
-        "schemaVersion": 2,
-        "manifests": [{"mediaType": MANIFEST_TYPE, "digest": f"sha256:{manifest_digest}",
-                       "size": len(manifest_bytes),
-                       "annotations": {"org.opencontainers.image.ref.name": ref}}],
-    }, sort_keys=True).encode()  # fmt: skip
-    partial = archive.with_name(archive.name + ".partial")
-    with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as out:
-        _add_bytes(out, "oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
-        _add_bytes(out, "index.json", index)
-        _add_bytes(out, f"blobs/sha256/{config_digest}", config_bytes)
-        _add_bytes(out, f"blobs/sha256/{manifest_digest}", manifest_bytes)
-        written: set[str] = set()
-        for layer in layers:
-            if layer.digest not in written:
-                out.add(layer.path, arcname=f"blobs/sha256/{layer.digest}")
-                written.add(layer.digest)
-    partial.replace(archive)
-    return f"sha256:{manifest_digest}"
+    head = blob.read(4)
+    raw = cast(IO[bytes], _Prefixed(head, blob))
+    if head[:4] == _ZSTD:
+        raise EntryImageError(
+            f"{label} is compressed with zstd, which Proctor does not read: save the image "
+            "with gzip or uncompressed layers (docker save, podman save --format docker-archive)"
+        )
+    stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb")) if head[:2] == _GZIP else raw
+    counted = _Counted(stream, packed, budget, label)
+    reader = cast(IO[bytes], io.BufferedReader(counted, _CHUNK))
+    applier = _Applier(root_fd, budget, label, counted)
+    try:
+        with tarfile.open(fileobj=reader, mode="r|", tarinfo=GuardedTarInfo) as layer:
+            while (info := layer.next()) is not None:
+                applier.apply(info, layer)
+        while reader.read(_CHUNK):  # the end-of-archive blocks count in the diff_id
+            pass
+    except EntryImageError:
+        raise
+    except ArchiveError as err:
+        raise EntryImageError(f"{label}: {err}") from err
+    except (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib_error()) as err:
+        raise EntryImageError(
+            f"{label} is not a readable tar layer ({err}): save the image again"
+        ) from err
+    return counted.sha256.hexdigest()
+
+
+def zlib_error() -> type[Exception]:
+    """The error zlib raises on corrupt data (imported lazily: not every caller needs it)."""
+    import zlib
+
+    return zlib.error
+
+
+class _Prefixed(io.RawIOBase):
+    """``head`` (bytes already read) followed by the rest of ``inner``."""
+
+    def __init__(self, head: bytes, inner: IO[bytes]) -> None:
+        self.head = head
+        self.inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self.head:
+            count = min(len(buffer), len(self.head))
+            buffer[:count] = self.head[:count]
+            self.head = self.head[count:]
+            return count
+        data = self.inner.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Applier:
+    """Applies the members of one layer, in order, below the root."""
+
+    def __init__(self, root_fd: int, budget: LayerBudget, label: str, counted: _Counted) -> None:
+        self.root_fd = root_fd
+        self.budget = budget
+        self.label = label
+        self.counted = counted
+        self.own: set[tuple[str, ...]] = set()
+
+    def apply(self, info: tarfile.TarInfo, layer: tarfile.TarFile) -> None:
+        """Check and write one member (or apply one whiteout)."""
+        name = info.name.lstrip("/")
+        parts = member_parts(name)
+        what = f"member {info.name!r}"
+        self._count(what, info)
+        if not parts:
+            return  # the root folder itself
+        base = parts[-1]
+        if base == OPAQUE:
+            self._opaque(parts[:-1])
+            return
+        if base.startswith(WHITEOUT):
+            self._whiteout(parts, what)
+            return
+        if info.ischr() and info.devmajor == 0 and info.devminor == 0:
+            self._remove_at(parts)  # overlayfs' own whiteout
+            return
+        kind = _refused_kind(info)
+        if kind is not None:
+            raise EntryImageError(
+                f"{self.label}: {what} is a {kind}: an image may hold only files, folders and "
+                "links; remove it from the image"
+            )
+        self.own.add(parts)
+        if info.isdir():
+            self._folder(parts)
+        elif info.issym():
+            self._symlink(parts, info.linkname, what)
+        elif info.islnk():
+            self._hardlink(parts, info.linkname, what)
+        else:
+            data = layer.extractfile(info)
+            if data is None:
+                raise EntryImageError(f"{self.label}: {what} has no data: save the image again")
+            self._file(parts, data, info, what)
+
+    def _count(self, what: str, info: tarfile.TarInfo) -> None:
+        budget = self.budget
+        budget.members += 1
+        if budget.members > budget.max_files:
+            raise EntryImageError(
+                f"{self.label}: at {what} the image holds more than {budget.max_files} files "
+                "and folders: make the image smaller"
+            )
+        if not info.isreg():
+            return
+        if budget.written + info.size > budget.max_bytes:
+            raise EntryImageError(
+                f"{self.label}: {what} ({human_bytes(info.size)}) brings the image over its "
+                f"{human_bytes(budget.max_bytes)} limit: make the image smaller"
+            )
+        expanded, packed = self.counted.size + info.size, self.counted.packed
+        if expanded > RATIO_FLOOR_BYTES and expanded > budget.max_ratio * packed:
+            raise EntryImageError(
+                f"{self.label}: at {what} the layer expands from {human_bytes(packed)} to "
+                f"{human_bytes(expanded)}, more than {budget.max_ratio:g} times: this looks "
+                "like a decompression bomb; save the image with ordinary layers"
+            )
+
+    def _parent(self, parts: tuple[str, ...], *, create: bool) -> int:
+        """A descriptor of ``parts``' parent folder, resolved inside the root."""
+        try:
+            return open_inside(self.root_fd, parts[:-1], create=create)
+        except (NotADirectoryError, FileNotFoundError, _LinkLoopError) as err:
+            raise EntryImageError(
+                f"{self.label}: the folder of {'/'.join(parts)!r} cannot be reached inside "
+                f"the image ({err}): save the image again"
+            ) from err
+
+    def _remove_at(self, parts: tuple[str, ...]) -> None:
+        try:
+            parent = open_inside(self.root_fd, parts[:-1], create=False)
+        except (NotADirectoryError, FileNotFoundError, _LinkLoopError):
+            return
+        try:
+            remove_entry(parent, parts[-1])
+        finally:
+            os.close(parent)
+
+    def _whiteout(self, parts: tuple[str, ...], what: str) -> None:
+        hidden = parts[-1].removeprefix(WHITEOUT)
+        if hidden.startswith(WHITEOUT):
+            return  # other aufs metadata (.wh..wh.plnk): nothing to apply
+        if hidden in ("", ".", ".."):
+            raise EntryImageError(
+                f"{self.label}: {what} is a whiteout of {hidden or 'nothing'!r}: refused; "
+                "save the image again"
+            )
+        self._remove_at((*parts[:-1], hidden))
+
+    def _opaque(self, folder: tuple[str, ...]) -> None:
+        try:
+            fd = open_inside(self.root_fd, folder, create=True)
+        except (NotADirectoryError, FileNotFoundError, _LinkLoopError):
+            return
+        try:
+            for name in os.listdir(fd):
+                if (*folder, name) not in self.own:
+                    remove_entry(fd, name)
+        finally:
+            os.close(fd)
+
+    def _folder(self, parts: tuple[str, ...]) -> None:
+        parent = self._parent(parts, create=True)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                mode = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode
+                if not stat.S_ISDIR(mode):
+                    remove_entry(parent, parts[-1])
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(parts[-1], fsafe.DIR_MODE, dir_fd=parent)
+            os.chmod(parts[-1], fsafe.DIR_MODE, dir_fd=parent, follow_symlinks=False)
+        finally:
+            os.close(parent)
+
+    def _symlink(self, parts: tuple[str, ...], target: str, what: str) -> None:
+        if not target or "\0" in target or len(target) > MAX_LINK_TARGET:
+            raise EntryImageError(f"{self.label}: {what} is a link with an invalid target")
+        parent = self._parent(parts, create=True)
+        try:
+            remove_entry(parent, parts[-1])
+            os.symlink(target, parts[-1], dir_fd=parent)
+        finally:
+            os.close(parent)
+
+    def _hardlink(self, parts: tuple[str, ...], target: str, what: str) -> None:
+        source = member_parts(target.lstrip("/"))
+        if source == parts:
+            return
+        try:
+            source_dir = open_inside(self.root_fd, source[:-1], create=False)
+        except (NotADirectoryError, FileNotFoundError, _LinkLoopError):
+            source_dir = None
+        try:
+            info = (
+                os.stat(source[-1], dir_fd=source_dir, follow_symlinks=False)
+                if source_dir is not None and source
+                else None
+            )
+        except FileNotFoundError:
+            info = None
+        if source_dir is None or info is None or not stat.S_ISREG(info.st_mode):
+            if source_dir is not None:
+                os.close(source_dir)
+            raise EntryImageError(
+                f"{self.label}: {what} is a hard link to {target!r}, which is not a file of the "
+                "image above it: save the image again"
+            )
+        parent = self._parent(parts, create=True)
+        try:
+            remove_entry(parent, parts[-1])
+            os.link(
+                source[-1],
+                parts[-1],
+                src_dir_fd=source_dir,
+                dst_dir_fd=parent,
+                follow_symlinks=False,
+            )
+        finally:
+            os.close(parent)
+            os.close(source_dir)
+
+    def _file(
+        self, parts: tuple[str, ...], data: IO[bytes], info: tarfile.TarInfo, what: str
+    ) -> None:
+        parent = self._parent(parts, create=True)
+        try:
+            remove_entry(parent, parts[-1])
+            chunks = _metered(data, info.size, self.budget, f"{self.label}: {what}")
+            fsafe.write_file(parent, (parts[-1],), chunks, executable=bool(info.mode & 0o111))
+        except OSError as err:
+            raise PlatformError(f"cannot write {what} of an entry image: {err}") from err
+        finally:
+            os.close(parent)
+
+
+def _metered(data: IO[bytes], size: int, budget: LayerBudget, what: str) -> Iterator[bytes]:
+    left = size
+    while chunk := data.read(min(_CHUNK, left + 1)):
+        left -= len(chunk)
+        budget.written += len(chunk)
+        if left < 0 or budget.written > budget.max_bytes:
+            raise EntryImageError(
+                f"{what} holds more data than declared or brings the image over "
+                f"{human_bytes(budget.max_bytes)}: make the image smaller"
+            )
+        yield chunk
+
+
+def _refused_kind(info: tarfile.TarInfo) -> str | None:
+    if info.ischr():
+        return "character device"
+    if info.isblk():
+        return "block device"
+    if info.isfifo():
+        return "FIFO (named pipe)"
+    if info.issparse():
+        return "sparse file"
+    if not (info.isreg() or info.isdir() or info.issym() or info.islnk()):
+        return f"member of unsupported tar type {info.type!r}"
+    return None
+
+
+def remove_entry(parent: int, name: str) -> None:
+    """Remove ``name`` below ``parent`` (a folder with its contents); links are not followed."""
+    try:
+        info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(name, dir_fd=parent)
+    else:
+        os.unlink(name, dir_fd=parent)
+
+
+class _LinkLoopError(OSError):
+    """More links met than a path resolution allows."""
+
+
+def open_inside(root_fd: int, parts: tuple[str, ...], *, create: bool) -> int:
+    """Open the folder ``parts`` below ``root_fd`` as the image's own root would resolve it.
+
+    Links met on the way are followed inside the root (an absolute target starts again from
+    the root; ``..`` never climbs above it); missing folders are created when ``create``.
+    Returns a new descriptor. Raises ``NotADirectoryError``, ``FileNotFoundError`` or
+    ``OSError`` (a link loop).
+    """
+    pending = list(parts)
+    current: list[str] = []
+    hops = 0
+    while pending:
+        name = pending.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if current:
+                current.pop()
+            continue
+        target = _step(root_fd, current, name, create=create)
+        if target is None:
+            current.append(name)
+            continue
+        hops += 1
+        if hops > MAX_LINK_HOPS:
+            raise _LinkLoopError(f"more than {MAX_LINK_HOPS} links in {'/'.join(parts)}")
+        if target.startswith("/"):
+            current = []
+        pending = [*target.split("/"), *pending]
+    return fsafe.open_dir(root_fd, current, create=False)
+
+
+def _step(root_fd: int, current: list[str], name: str, *, create: bool) -> str | None:
+    """Look at ``name`` in the folder ``current``: None for a folder, a link's target."""
+    folder = fsafe.open_dir(root_fd, current, create=False)
+    try:
+        try:
+            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            if not create:
+                raise
+            os.mkdir(name, fsafe.DIR_MODE, dir_fd=folder)
+            os.chmod(name, fsafe.DIR_MODE, dir_fd=folder, follow_symlinks=False)
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return os.readlink(name, dir_fd=folder)
+        if not stat.S_ISDIR(info.st_mode):
+            raise NotADirectoryError(f"{'/'.join([*current, name])} is not a folder")
+        return None
+    finally:
+        os.close(folder)
+
+
+def read_inside(root_fd: int, path: str, max_bytes: int) -> bytes | None:
+    """The bytes of the regular file ``path`` resolved inside the root, or None if absent.
+
+    Never follows a link out of the root; reads at most ``max_bytes``.
+    """
+    parts = tuple(part for part in path.split("/") if part)
+    try:
+        folder = open_inside(root_fd, parts[:-1], create=False)
+    except OSError:
+        return None
+    try:
+        name = parts[-1]
+        for _ in range(MAX_LINK_HOPS):
+            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            if not stat.S_ISLNK(info.st_mode):
+                break
+            target = os.readlink(name, dir_fd=folder)
+            os.close(folder)
+            folder = -1
+            whole = tuple(p for p in target.split("/") if p)
+            base = () if target.startswith("/") else parts[:-1]
+            parts = (*base, *whole)
+            folder = open_inside(root_fd, parts[:-1], create=False)
+            name = parts[-1]
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        fd = os.open(name, flags, dir_fd=folder)
+    except (OSError, IndexError):
+        return None
+    finally:
+        if folder >= 0:
+            os.close(folder)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read(max_bytes)

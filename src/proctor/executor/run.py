@@ -21,12 +21,14 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from proctor.entries import ArchiveLimits, entry_flags, unpack_upload
+from proctor.entries import entry_flags, unpack_upload
 from proctor.entries.manifest import set_executable_bits
 from proctor.errors import ArchiveError, JobCancelledError, ProctorError
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
+from proctor.pipeline.entry_image import RECORD as ENTRY_IMAGE_RECORD
+from proctor.pipeline.entry_image import upload_limits
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport, TaskReport
 from proctor.pipeline.report_codec import to_data
@@ -222,7 +224,7 @@ def _evaluate(
     )
     try:
         manifest = driver_for(challenge.protocol.kind).manifest(challenge.protocol)
-        limits = ArchiveLimits(max_files=challenge.limits.entry_files)
+        limits = upload_limits(challenge)
         unpacked = unpack_upload(
             upload, folder.entry, limits=limits, root_names=manifest.root_names()
         )
@@ -287,14 +289,21 @@ EXAM_OUTPUTS = "outputs/exam"
 def _run_logs(folder: RunFolder, task: str) -> io.BytesIO:
     """The organizer's files of the run as one ``.tar.gz`` in memory (kept by the commit).
 
-    The case log, tracebacks, exact figures, the scorer's whole dashboard
+    The case log, tracebacks, exact figures, the entry image it ran in (``entry-image.json``:
+    digest, base, packages), the scorer's whole dashboard
     (``dashboard-TASK.json``), the scorer's pages (``detailed_results-TASK.html``), and the
     exam's collected outputs under ``outputs/exam`` (a rescore scores them again with a newer
     scorer; predictions uploads are kept as the upload itself).
     """
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        kept = ("cases.jsonl", "score-error.txt", "platform-error.txt", "efficiency.json")
+        kept = (
+            "cases.jsonl",
+            "score-error.txt",
+            "platform-error.txt",
+            "efficiency.json",
+            ENTRY_IMAGE_RECORD,
+        )
         pages = (folder.scorer_page(task, name).name for name in SCORER_PAGES)
         for name in (*kept, folder.scoring_log(task).name, folder.dashboard(task).name, *pages):
             if (folder.root / name).is_file():

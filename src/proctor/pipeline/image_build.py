@@ -6,7 +6,7 @@ workspace of the job's session. Every ``RUN`` (and the ``mkdir``/``cp`` behind `
 ``COPY``) is a run of that session on the writable tree (``RunSpec.root_tree``): the slot uid,
 no network, no capabilities, the build's memory, process and time caps. The final stage's
 changes become one layer over its base's layer, written with the image's config as an OCI
-image archive (``environments.image_layers``). Images are kept in ``store`` by a key of the
+image archive (``environments.built_layers``). Images are kept in ``store`` by a key of the
 context's digest, the Dockerfile's name and the bases' digests: the same context on the same
 bases is a cache hit, with no sandbox run at all.
 
@@ -31,6 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proctor.environments.built_layers import (
+    Layer,
+    LayerTooLargeError,
+    diff_layer,
+    file_sha256,
+    tree_bytes,
+    write_oci_archive,
+)
 from proctor.environments.digests import canonical_tar
 from proctor.environments.dockerfile import (
     MAX_BYTES,
@@ -49,14 +57,6 @@ from proctor.environments.entry_wheels import (
     REQUIREMENTS,
     download_entry_wheels,
     read_requirements,
-)
-from proctor.environments.image_layers import (
-    Layer,
-    LayerTooLargeError,
-    diff_layer,
-    file_sha256,
-    tree_bytes,
-    write_oci_archive,
 )
 from proctor.environments.store import BuiltEnvironment
 from proctor.environments.wheels import Target

@@ -20,14 +20,19 @@ from proctor.pipeline.report import HOST_ENVIRONMENT, EnvironmentInfo
 from proctor.pipeline.runner import CaseLogHook, ProgressHook, StageRunner
 from proctor.sandbox.base import Sandbox
 from proctor.sandbox.rootfs import RootFilesystem
-from proctor.spec.environment import ParticipantWheels
+from proctor.spec.environment import EntryImages, ParticipantWheels
 from proctor.spec.model import Challenge, Phase
 from proctor.store.runfolder import RunFolder
 
 
 @dataclass(frozen=True, slots=True)
 class JobEnvironment:
-    """The built environment a job runs in: its root filesystem, variables and identity."""
+    """The built environment a job runs in: its root filesystem, variables and identity.
+
+    ``entry_images``: whether entries may bring their own image instead (and its limits);
+    ``store_root``: the environment store such images go to. ``workdir``: an entry image's
+    ``WORKDIR`` (empty for a declared environment), for protocols that honour it.
+    """
 
     root: RootFilesystem
     info: EnvironmentInfo
@@ -35,6 +40,9 @@ class JobEnvironment:
     suite: str | None = None
     wheels: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     participant_wheels: ParticipantWheels | None = None
+    entry_images: EntryImages | None = None
+    store_root: Path | None = None
+    workdir: str = ""
 
 
 @dataclass(frozen=True, slots=True)

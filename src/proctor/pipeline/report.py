@@ -112,6 +112,8 @@ class EnvironmentInfo:
     ``matches_lock`` says whether the image is exactly the challenge's published
     ``environment.lock`` (None when the challenge publishes none). ``shared_page_cache``: the
     root was not mounted for this job alone (a local run without root, or ``host``).
+    An entry's own image is named ``entry-image``; its ``digest`` is the image's config digest
+    (``sha256:…``) and ``base`` the image it was built from, when known.
     """
 
     name: str
@@ -119,6 +121,7 @@ class EnvironmentInfo:
     declaration_digest: str | None = None
     matches_lock: bool | None = None
     shared_page_cache: bool = True
+    base: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``environment`` object of the JSON report."""
@@ -128,10 +131,13 @@ class EnvironmentInfo:
             "declaration_digest": self.declaration_digest,
             "matches_lock": self.matches_lock,
             "shared_page_cache": self.shared_page_cache,
+            **({"base": self.base} if self.name == ENTRY_IMAGE else {}),
         }
 
 
 HOST_ENVIRONMENT = EnvironmentInfo("host")
+ENTRY_IMAGE = "entry-image"
+"""The environment name of a task that ran in the entry's own image."""
 
 
 def stage_label(stage: Stage, shown_task: str | None) -> str:

@@ -18,6 +18,7 @@ import traceback
 
 from proctor.entries import check_manifest
 from proctor.errors import (
+    EntryImageError,
     EntryRequirementsError,
     ManifestError,
     PlatformError,
@@ -26,7 +27,8 @@ from proctor.errors import (
 from proctor.pipeline import stages
 from proctor.pipeline.context import TaskContext
 from proctor.pipeline.disclosure import prep_notes
-from proctor.pipeline.entry_layer import EntryLayer, entry_layer
+from proctor.pipeline.entry_image import with_entry_image
+from proctor.pipeline.entry_layer import NO_LAYER, EntryLayer, entry_layer
 from proctor.pipeline.files import FilesJob, evaluate_files
 from proctor.pipeline.home_stages import failed, run_in_home
 from proctor.pipeline.inputs import stage_inputs, stage_support
@@ -138,8 +140,9 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
     task = _staged(job.challenge.task(job.task), job.folder)
     job.folder.prepare_homes()
     try:
-        layer = _entry_layer(job)
-    except EntryRequirementsError as err:
+        job, image = with_entry_image(job)
+        layer = NO_LAYER if image is not None else _entry_layer(job)
+    except (EntryRequirementsError, EntryImageError) as err:
         runner.finish(failed(Stage.PREP, str(err), Failure.ENTRY))
         return task_report(job, runner)
     environment = job.environment

@@ -126,7 +126,7 @@ def bwrap_args(
     if spec.root_tree is not None:
         return tree_args(bwrap, spec, data_fds=data_fds, seccomp_fd=seccomp_fd)
     limits = spec.limits
-    args = [bwrap, *ISOLATION_ARGS, *root_args(root_dir), *_system_args(data_fds)]
+    args = [bwrap, *ISOLATION_ARGS, *root_args(root_dir, spec.mounts), *_system_args(data_fds)]
     args += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
     args += ["--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
     for mount in spec.mounts:
@@ -217,24 +217,58 @@ def _system_args(data_fds: Sequence[tuple[int, str]]) -> list[str]:
     return args
 
 
-def root_args(root_dir: Path | None) -> list[str]:
+def root_args(root_dir: Path | None, mounts: Sequence[Mount] = ()) -> list[str]:
     """What the sandbox sees as ``/usr``, ``/bin``… and ``/etc``: the host's or ``root_dir``'s.
 
     With an environment, its whole ``/etc`` is shown (the sandbox's own ``passwd``, ``group``
-    and ``hosts`` are bound over it); nothing comes from the host.
+    and ``hosts`` are bound over it), and so is every other top-level folder and link of its
+    tree (an entry image's ``/app``, a non-merged ``/bin``), except the places a system keeps
+    for itself (``/proc``, ``/var``, ``/home``, ``/root``…: see ``NOT_SHOWN``) and those
+    holding one of the run's ``mounts``. Links are recreated as they are: they resolve inside
+    the sandbox, never on the host. Nothing comes from the host.
     """
-    base = Path("/") if root_dir is None else root_dir
-    args = ["--ro-bind", str(base / "usr"), "/usr"]
-    for link in ("bin", "lib", "lib64", "sbin"):
-        if (base / "usr" / link).is_dir():
-            args += ["--symlink", f"usr/{link}", f"/{link}"]
     if root_dir is None:
+        args = ["--ro-bind", "/usr", "/usr"]
+        for link in ("bin", "lib", "lib64", "sbin"):
+            if Path(f"/usr/{link}").is_dir():
+                args += ["--symlink", f"usr/{link}", f"/{link}"]
         for name in ETC_FILES:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         return args
+    return _environment_root_args(root_dir, mounts)
+
+
+def _environment_root_args(root_dir: Path, mounts: Sequence[Mount]) -> list[str]:
+    """``root_args`` for an environment's tree (its folders, never a host path)."""
+    for name in ("usr", "etc"):
+        if not _real_folder(root_dir / name):
+            raise PlatformError(f"{root_dir / name} is not a folder: not a root filesystem")
+    args = ["--ro-bind", str(root_dir / "usr"), "/usr"]
     args += ["--ro-bind", str(root_dir / "etc"), "/etc"]
-    args += ["--ro-bind-try", str(root_dir / "opt"), "/opt"]
+    if _real_folder(root_dir / "opt"):  # bwrap resolves a bind's source on the host
+        args += ["--ro-bind", str(root_dir / "opt"), "/opt"]
+    taken = {target.strip("/").split("/")[0] for target in (m.target for m in mounts)}
+    for entry in sorted(os.scandir(root_dir), key=lambda e: e.name):
+        if entry.name in _ROOT_SHOWN or entry.name in NOT_SHOWN or entry.name in taken:
+            continue
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(entry.path), f"/{entry.name}"]
+        elif entry.is_dir(follow_symlinks=False):
+            args += ["--ro-bind", entry.path, f"/{entry.name}"]
     return args
+
+
+def _real_folder(path: Path) -> bool:
+    """True for a folder that is not a link (a link would be resolved on the host)."""
+    return path.is_dir() and not path.is_symlink()
+
+
+_ROOT_SHOWN = frozenset({"usr", "etc", "opt"})
+NOT_SHOWN = frozenset({
+    "proc", "dev", "sys", "tmp", "run", "var", "home", "root", "boot", "mnt", "media", "srv",
+    "lost+found",
+})  # fmt: skip
+"""Top-level folders of a root never shown: the sandbox makes its own, or a system's state."""
 
 
 def host_paths_shown(root_dir: Path | None) -> list[Path]:

@@ -13,6 +13,7 @@ read-only as its root::
       variables: {OMP_NUM_THREADS: "1"}
       lock: environment/environment.lock
       participant_wheels: {allow: true, max_requirements: 20}   # off by default
+      entry_images: {allow: true, max_bytes: 4294967296}      # off by default
 
 Python libraries come as wheels from one lock with hashes (``proctor env lock``), never from
 Debian's ``python3-*`` packages of the same libraries (a wheel pulling numpy 2 over Debian's
@@ -97,6 +98,48 @@ class ParticipantWheels(Strict):
     resolve_memory_bytes: int = Field(default=1024**3, gt=0, strict=True)
 
 
+class EntryImageBuild(Strict):
+    """The limits of building an entry's ``Dockerfile`` (its ``prep`` stage): seconds and bytes."""
+
+    wall_s: float = Field(default=1800.0, gt=0, strict=True)
+    memory_bytes: int = Field(default=4 * 1024**3, gt=0, strict=True)
+    disk_bytes: int = Field(default=8 * 1024**3, gt=0, strict=True)
+
+
+_IMAGE_REFERENCE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")
+_ENVIRONMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class EntryImages(Strict):
+    """Whether (and how big) an entry may bring its own root filesystem.
+
+    An entry brings ``image.tar`` or ``image.tar.gz`` (``docker save``, ``podman save`` or an
+    OCI layout archive), or a ``Dockerfile`` that Proctor builds within ``build``'s limits.
+    ``max_bytes`` caps the archive (uncompressed) and the unpacked root, ``max_files`` the
+    members of all its layers together. ``bases`` maps public image names a ``Dockerfile``'s
+    ``FROM`` may use to declared environments' names (``python:3.10.1-buster:
+    physionet-py310``); every declared environment is also a base as ``proctor/NAME``.
+    """
+
+    allow: bool = Field(default=False, strict=True)
+    max_bytes: int = Field(default=4 * 1024**3, gt=0, strict=True)
+    max_files: int = Field(default=100_000, gt=0, strict=True)
+    build: EntryImageBuild = EntryImageBuild()
+    bases: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("bases")
+    @classmethod
+    def _base_names(cls, bases: dict[str, str]) -> dict[str, str]:
+        for public, declared in bases.items():
+            if not _IMAGE_REFERENCE.match(public):
+                raise LocatedError(
+                    f"{public!r} is not an image name (such as python:3.10.1-buster)", public
+                )
+            if not _ENVIRONMENT_NAME.match(declared):
+                raise LocatedError(f"{declared!r} is not an environment's name", public)
+        return bases
+
+
 class EnvironmentSpec(Strict):
     """A declared environment (see the module docstring)."""
 
@@ -107,6 +150,7 @@ class EnvironmentSpec(Strict):
     variables: dict[str, str] = Field(default_factory=dict)
     lock: Path | None = None
     participant_wheels: ParticipantWheels = ParticipantWheels()
+    entry_images: EntryImages = EntryImages()
 
     @field_validator("variables")
     @classmethod

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from proctor.environments.build import build_environment
 from proctor.environments.digests import declaration_digest
+from proctor.environments.entry_images import list_images, remove_image
 from proctor.environments.lockfile import read_lock
 from proctor.environments.oci import export_oci, import_oci
 from proctor.environments.store import BuiltEnvironment, EnvironmentStore
@@ -117,6 +118,8 @@ def job_environment(spec: EnvironmentSpec, built: BuiltEnvironment) -> JobEnviro
         suite=spec.debian.suite,
         wheels=dict(built.manifest.wheels),
         participant_wheels=spec.participant_wheels,
+        entry_images=spec.entry_images,
+        store_root=built.folder.parent,
     )
 
 
@@ -211,9 +214,10 @@ def list_environments(settings: Settings) -> list[BuiltEnvironment]:
 
 
 def prune_environments(settings: Settings, keep: set[str]) -> list[Path]:
-    """Remove build leftovers and the stored environments not in ``keep``.
+    """Remove build leftovers, entry images and the stored environments not in ``keep``.
 
-    ``keep`` holds declaration digests; returns the folders removed.
+    ``keep`` holds declaration digests; returns the folders removed. An entry image removed
+    is imported again from its entry's upload when that entry is evaluated again.
     """
     store = store_of(settings)
     removed = store.remove_leftovers()
@@ -221,6 +225,9 @@ def prune_environments(settings: Settings, keep: set[str]) -> list[Path]:
         if built.manifest.declaration_digest not in keep:
             store.remove(built)
             removed.append(built.folder)
+    for image in list_images(store):
+        remove_image(image)
+        removed.append(image.folder)
     return removed
 
 

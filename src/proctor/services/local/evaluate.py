@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from proctor.entries import ArchiveLimits, entry_flags, unpack_upload
+from proctor.entries import entry_flags, unpack_upload
 from proctor.errors import ArchiveError, ConfigError, UsageError
 from proctor.pipeline.cancel import CancelToken
+from proctor.pipeline.entry_image import upload_limits
 from proctor.pipeline.progress import ProgressListener
 from proctor.pipeline.report import EvaluationReport
 from proctor.pipeline.submission import Submission, evaluate_submission, rejected
@@ -95,7 +96,7 @@ def _evaluate_upload(
 ) -> EvaluationReport:
     """Unpack the upload into the run folder and evaluate it, or report it refused."""
     challenge = submission.challenge
-    limits = ArchiveLimits(max_files=challenge.limits.entry_files)
+    limits = upload_limits(challenge)
     names = driver_for(challenge.protocol.kind).manifest(challenge.protocol).root_names()
     try:
         upload = bare_files.arranged_upload(challenge, upload, submission.folder.root)

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from proctor.entries import ArchiveLimits, unpack_entry
+from proctor.entries import unpack_entry
 from proctor.entries.foldersource import FolderSource
 from proctor.entries.unpack import open_source
 from proctor.errors import (
@@ -33,6 +33,7 @@ from proctor.errors import (
     UsageError,
 )
 from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
+from proctor.pipeline.entry_image import upload_limits
 from proctor.pipeline.report import EvaluationReport, StageReport, TaskReport, combine
 from proctor.pipeline.report_codec import from_data
 from proctor.protocols import bare_files
@@ -90,7 +91,7 @@ def _check_archive(path: Path, challenge: Challenge, scratch: Path, name: str) -
     """
     expected = bare_files.expected_file(challenge)
     names = driver_for(challenge.protocol.kind).manifest(challenge.protocol).root_names()
-    limits = ArchiveLimits(max_files=challenge.limits.entry_files)
+    limits = upload_limits(challenge)
     try:
         source = open_source(path)
     except ArchiveError:

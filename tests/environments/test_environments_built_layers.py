@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.environments.image_layers import (
+from proctor.environments.built_layers import (
     Layer,
     LayerTooLargeError,
     diff_layer,
