@@ -18,7 +18,7 @@ from proctor.services.local.bundle_import.naming import derive_name
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.pages import copy_pages
 from proctor.services.local.bundle_import.participant_code import note_participant_code
-from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
+from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan, note_detailed_results
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
     copy_solutions,
@@ -131,6 +131,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         if file
     ]
     plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
+    note_detailed_results(plan, spec)
     return plan
 
 
