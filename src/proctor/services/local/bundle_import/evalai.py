@@ -295,7 +295,9 @@ class EvalaiImport:
                     location=where,
                 )
             descending = link.get("is_leaderboard_order_descending", True) is not False
-            metrics = leaderboard_metrics(board, descending, self.config_path, self.warnings)
+            metrics = leaderboard_metrics(
+                board, descending, self.config_path, self.warnings, self.dest / PACKAGE
+            )
             task = self.task(phase, split, metrics)
             links.tasks.append(task)
             links.phase_tasks[link["challenge_phase_id"]].append(task.name)

@@ -1,7 +1,8 @@
 """An EvalAI leaderboard as Proctor metrics: the columns, their directions, their precision.
 
 A leaderboard's ``schema.labels`` are its columns, ``default_order_by`` first (EvalAI ranks on
-it, in the order of the split's ``is_leaderboard_order_descending``); the other labels take
+it, in the order of the split's ``is_leaderboard_order_descending``; one that is no label but
+a key the script returns is the first column all the same, warned); the other labels take
 their direction from ``schema.metadata.LABEL.sort_ascending``. A split's
 ``leaderboard_decimal_precision`` (EvalAI's default 2) is how many digits its metrics show.
 """
@@ -20,25 +21,22 @@ DEFAULT_PRECISION = 2
 
 
 def leaderboard_metrics(
-    board: dict[str, Any], descending: bool, path: Path, warnings: list[str]
+    board: dict[str, Any], descending: bool, path: Path, warnings: list[str], script: Path
 ) -> dict[str, tuple[str, str]]:
     """``{metric: (label, direction)}`` of a leaderboard, its ``default_order_by`` first.
 
-    ``path``: the configuration, named by the refusals.
+    ``path``: the configuration, named by the refusals; ``script``: the evaluation script's
+    folder. A ``default_order_by`` that is no label (a real challenge ranks on ``Total``, a
+    key its script returns) becomes the first column, and a warning says so.
     """
     schema = board.get("schema") or {}
     labels = [str(label) for label in schema.get("labels") or []]
     if not labels:
         raise ConfigError("a leaderboard needs schema.labels", path=path, location="leaderboard")
     order = str(schema.get("default_order_by") or labels[0])
-    if order not in labels:  # EvalAI refuses it ("incorrect_default_order_by")
-        raise ConfigError(
-            f"default_order_by {order!r} is not one of the labels ({', '.join(labels)}): "
-            "EvalAI refuses such a leaderboard; name the label it ranks on, or add it "
-            "to schema.labels",
-            path=path,
-            location=f"leaderboard[{board.get('id')}].schema.default_order_by",
-        )
+    if order not in labels:
+        labels.insert(0, order)
+        warnings.append(_unlisted_order(board, order, labels[1:], script))
     labels.sort(key=lambda label: label != order)
     metadata = schema.get("metadata") or {}
     taken: set[str] = set()
@@ -55,6 +53,30 @@ def leaderboard_metrics(
             ascending = not descending
         found[metric_name(label, taken)] = (label, "lower" if ascending else "higher")
     return found
+
+
+def _unlisted_order(board: dict[str, Any], order: str, labels: list[str], script: Path) -> str:
+    """The warning for a ``default_order_by`` that is no label: ranked on and shown anyway."""
+    where = f"leaderboard[{board.get('id')}].schema.default_order_by"
+    said = f"{where} {order!r} is not one of the labels ({', '.join(labels)}): the board ranks "
+    said += "on it and shows it as its first column"
+    if names_key(script, order):
+        return said + f" (the evaluation script names {order!r}: it must return it per split)"
+    return said + (
+        f"; the evaluation script never names {order!r}: unless it returns that key for each "
+        "split, every submission fails in scoring (the organizer's failure): check it with "
+        "`proctor challenge check` and a sample, or name a label"
+    )
+
+
+def names_key(script: Path, key: str) -> bool:
+    """Whether a Python file of the evaluation script holds ``key`` as a string literal."""
+    quoted = (f'"{key}"', f"'{key}'")
+    for path in sorted(script.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if any(q in text for q in quoted):
+            return True
+    return False
 
 
 def note_precision(
