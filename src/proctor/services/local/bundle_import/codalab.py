@@ -285,7 +285,8 @@ def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], s
             "index": position,
             "key": name,
             "title": column.get("label") or name,
-            "sorting": column.get("sort") or "desc",
+            "sorting": column.get("sort"),
+            "said": "sort",  # where the bundle would give the direction
             "precision": column.get("numeric_format"),
             "hidden": column.get("hidden", False),
             "rank": column.get("rank", position + 1),

@@ -294,7 +294,8 @@ class EvalaiImport:
                     path=self.config_path,
                     location=where,
                 )
-            descending = link.get("is_leaderboard_order_descending", True) is not False
+            given = link.get("is_leaderboard_order_descending")
+            descending = None if given is None else given is not False
             metrics = leaderboard_metrics(
                 board, descending, self.config_path, self.warnings, self.dest / PACKAGE
             )

@@ -3,7 +3,8 @@
 A leaderboard's ``schema.labels`` are its columns, ``default_order_by`` first (EvalAI ranks on
 it, in the order of the split's ``is_leaderboard_order_descending``; one that is no label but
 a key the script returns is the first column all the same, warned); the other labels take
-their direction from ``schema.metadata.LABEL.sort_ascending``. A split's
+their direction from ``schema.metadata.LABEL.sort_ascending``; where the bundle gives none,
+a name read as an error or a distance is lower-is-better, warned (``directions``). A split's
 ``leaderboard_decimal_precision`` (EvalAI's default 2) is how many digits its metrics show.
 """
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
+from proctor.services.local.bundle_import.directions import unsaid_direction
 from proctor.services.local.bundle_import.naming import metric_name
 from proctor.spec.display import MAX_PRECISION
 
@@ -21,11 +23,13 @@ DEFAULT_PRECISION = 2
 
 
 def leaderboard_metrics(
-    board: dict[str, Any], descending: bool, path: Path, warnings: list[str], script: Path
+    board: dict[str, Any], descending: bool | None, path: Path, warnings: list[str], script: Path
 ) -> dict[str, tuple[str, str]]:
     """``{metric: (label, direction)}`` of a leaderboard, its ``default_order_by`` first.
 
-    ``path``: the configuration, named by the refusals; ``script``: the evaluation script's
+    ``descending``: the split's ``is_leaderboard_order_descending`` (None: not given; the
+    ranking label's name then decides, ``directions``). ``path``: the configuration, named by
+    the refusals; ``script``: the evaluation script's
     folder. A ``default_order_by`` that is no label (a real challenge ranks on ``Total``, a
     key its script returns) becomes the first column, and a warning says so.
     """
@@ -41,16 +45,25 @@ def leaderboard_metrics(
     metadata = schema.get("metadata") or {}
     taken: set[str] = set()
     found: dict[str, tuple[str, str]] = {}
+    where = f"leaderboard[{board.get('id')}].schema"
     for label in labels:
         ascending = (metadata.get(label) or {}).get("sort_ascending")
         if label == order:  # EvalAI ranks on it in the split's order, whatever metadata says
-            if ascending is not None and bool(ascending) == descending:
+            if descending is None:
+                said = "is_leaderboard_order_descending"
+                way = unsaid_direction((label,), f"{where}.default_order_by", said, warnings)
+                ascending = way == "lower"
+            elif ascending is not None and bool(ascending) == descending:
                 warnings.append(
                     f"leaderboard schema.metadata.{label}.sort_ascending {ascending!r}: "
                     "EvalAI ranks on default_order_by by the split's "
                     f"is_leaderboard_order_descending ({descending}); so does Proctor"
                 )
-            ascending = not descending
+            if descending is not None:
+                ascending = not descending
+        elif ascending is None:
+            said = f"metadata.{label}.sort_ascending"
+            ascending = unsaid_direction((label,), f"{where}.labels", said, warnings) == "lower"
         found[metric_name(label, taken)] = (label, "lower" if ascending else "higher")
     return found
 
