@@ -165,6 +165,9 @@ def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_p
     page.set_input_files("input[name=bundle]", str(_new_bundle(shared_dir / "v2")))
     page.click("#install button")
     expect(page.locator("#installed")).to_contain_text("version 3")
+    expect(page.locator("#installed-console")).to_have_text("Toy records challenge (toy)")
+    assert page.locator("#installed-console").get_attribute("href") == "/console/challenges/toy"
+    assert page.locator("#installed-page").get_attribute("href") == "/challenges/toy"
     watched.shoot(page, "console-install")
 
     page.goto(f"{url}/console/challenges/toy")
