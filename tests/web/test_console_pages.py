@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from browser_fixtures import Pages, sign_in
-from playwright.sync_api import expect
+from browser_fixtures import DESKTOP, SCREENSHOTS, Pages, sign_in
+from playwright.sync_api import Page, expect
 from service_seed import Seeded, archive, run_queued
 from sqlalchemy import select
 from toy_challenge import HIDDEN, LENGTH, make_challenge, make_entry, make_exam_entry
@@ -39,6 +39,8 @@ EXAM_LOG = "EXAM-STDERR-5d2e"
 SETUP_LOG = "SETUP-OUT-81fa"
 FAILING_EXAM = f"""  te*) echo "{EXAM_LOG} $1" >&2; sleep 60 ;;"""
 """Hidden cases hang: with 3 s a case and 4 s for the exam, the exam times out (entry)."""
+FIRST_SCREEN = {"width": 1366, "height": 768}
+"""A laptop's first screen: the record's failure must show without scrolling."""
 
 
 def _submit(seeded: Seeded, user: str, data: bytes) -> str:
@@ -83,6 +85,24 @@ def _auprc(seeded: Seeded) -> list[float | None]:
         return sorted(session.scalars(select(Score.value).where(Score.metric == "auprc")).all())
 
 
+def _reason_on_the_first_screen(page: Page) -> None:
+    """The record's first screen (1366 x 768, unscrolled) says why it failed, whose fault it
+    was, the reason's last line (a hidden case's stderr) and links the full log."""
+    page.set_viewport_size(FIRST_SCREEN)
+    reason = page.locator("#reason")
+    expect(reason).to_contain_text("entry failure in the exam stage")
+    expect(reason).to_contain_text("owner: the participant's entry")
+    last = page.locator("#reason pre.reason-lines")
+    assert last.inner_text().splitlines()[-1].startswith(f"{EXAM_LOG} te0")
+    assert page.evaluate("window.scrollY") == 0
+    box = last.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= FIRST_SCREEN["height"], box
+    full_log = page.locator("#reason a").get_attribute("href")
+    assert full_log is not None and page.locator(full_log).count() == 1
+    page.screenshot(path=str(SCREENSHOTS / "console-record-first-screen.png"))
+    page.set_viewport_size(DESKTOP)
+
+
 def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_phase(
     site: tuple[Seeded, str],
     shared_dir: Path,
@@ -122,6 +142,7 @@ def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_p
 
     page.click(f"#submissions a:text-is('{failed}')")
     expect(page.locator("#status")).to_have_text("failed")
+    _reason_on_the_first_screen(page)
     expect(page.locator("table.cases")).to_contain_text(f"{EXAM_LOG} te01")
     expect(page.locator("section.task")).to_contain_text(SETUP_LOG)
     assert page.locator("table.cases pre").first.evaluate("e => e.tagName") == "PRE"
@@ -144,6 +165,9 @@ def test_an_organizer_reads_diagnostics_refunds_rescores_installs_and_closes_a_p
     page.set_input_files("input[name=bundle]", str(_new_bundle(shared_dir / "v2")))
     page.click("#install button")
     expect(page.locator("#installed")).to_contain_text("version 3")
+    expect(page.locator("#installed-console")).to_have_text("Toy records challenge (toy)")
+    assert page.locator("#installed-console").get_attribute("href") == "/console/challenges/toy"
+    assert page.locator("#installed-page").get_attribute("href") == "/challenges/toy"
     watched.shoot(page, "console-install")
 
     page.goto(f"{url}/console/challenges/toy")

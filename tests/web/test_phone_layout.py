@@ -3,7 +3,9 @@
 One served platform (the toy challenge with two tasks, two teams' real scored submissions) and
 one browser walk every page family: home, challenge, board, submission, files, team, account,
 sign-in, and the console's pages. None may overflow sideways: not the page, not a chart (a
-chart scales to its box, every team's mark inside it), not the nav (it wraps). The board's
+chart scales to its box, every team's mark inside it), not the nav (it wraps), not a console
+table even inside a box that scrolls (they read as cards: each submission's id and the phase
+form in view). The board's
 rows and the phases read as cards (rank, team and mean rank first, every task's score in
 view), and the Publication table keeps its publish button. The board draws a panel per task
 and one of its mean rank (photographed as ``docs/screenshots/board-tasks-*.png``).
@@ -53,6 +55,14 @@ OVERFLOW = """() => {
   }
   return found.slice(0, 5);
 }"""
+
+
+SCROLLED_TABLES = """() => [...document.querySelectorAll('main table')]
+  .filter(t => { const box = t.closest('.table-box');
+    return t.getBoundingClientRect().right > document.documentElement.clientWidth + 1
+      || (box && box.scrollWidth > box.clientWidth + 1); })
+  .map(t => t.id || t.className)"""
+"""The tables wider than the phone, even inside a box that scrolls (the console's read as cards)."""
 
 
 def fits(page: Page) -> None:
@@ -138,14 +148,18 @@ def test_no_page_overflows_a_phone_and_what_matters_stays_in_view(
     fits(alice)
     in_view(alice, "#publications button")
 
-    olga = watched.open(url, seeded.tokens["olga"], PHONE)
+    _console_fits(watched.open(url, seeded.tokens["olga"], PHONE), url, sids[1], board)
+
+
+def _console_fits(olga: Page, url: str, sid: str, board: str) -> None:
+    """The organizer's pages fit; the console's tables read as cards, its forms whole."""
     for address in (
         "/console",
         "/console/challenges/toy",
         "/console/flagged",
         "/console/install",
         "/console/users",
-        f"/console/submissions/{sids[1]}",
+        f"/console/submissions/{sid}",
         "/console/challenges/toy/registrations",
         "/challenges/toy",
         board,
@@ -153,3 +167,10 @@ def test_no_page_overflows_a_phone_and_what_matters_stays_in_view(
         answer = olga.goto(url + address)
         assert answer is not None and answer.ok, f"{address}: {answer and answer.status}"
         fits(olga)
+        if address.startswith("/console"):
+            assert olga.evaluate(SCROLLED_TABLES) == [], address  # cards, not a sideways box
+    olga.goto(f"{url}/console/challenges/toy")
+    in_view(olga, "#submissions td.card-title a")  # the identifying column: each submission
+    in_view(olga, "#submissions td[data-label=status]")
+    for part in ("input[name=opens]", "input[name=closes]", "button"):
+        in_view(olga, f"#phases form.phase-times {part}")  # the phase form, whole

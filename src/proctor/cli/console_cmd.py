@@ -115,16 +115,24 @@ def logs_cmd(
     token: TokenOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print a submission's organizer logs, each task's (organizers)."""
+    """Print a submission's organizer logs: each task's reason, logs and failing cases."""
     answer = _client(server, token).logs(submission)
     if as_json:
         _print(answer)
         return
     for task in answer.tasks:
         typer.echo(plain(f"== task {task.task}: {task.state} ({task.status})"))
-        for name, text in task.logs.items():
+        why = task.reason
+        if why is not None:
+            stage = f" in the {why.stage} stage" if why.stage else ""
+            typer.echo(plain(f"{why.failure or 'failed'} failure{stage}; owner: {why.owner}"))
+            typer.echo(plain(f"reason (from {why.source}):"))
+            typer.echo(plain("\n".join(why.lines)))
+        for name, text in {**task.logs, **task.diagnostics}.items():
             typer.echo(plain(f"--- {name}"))
             typer.echo(plain(text))
+        if task.cap:
+            typer.echo(plain(f"(kept: {task.cap})"))
 
 
 def entry_cmd(

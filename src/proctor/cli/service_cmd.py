@@ -224,7 +224,9 @@ def status_cmd(
 
 def leaderboard_cmd(  # noqa: PLR0917 - typer maps parameters to options
     challenge: Annotated[str, typer.Argument(help="Challenge name.")],
-    phase: Annotated[str | None, typer.Option(help="Phase (default: the last).")] = None,
+    phase: Annotated[
+        str | None, typer.Option(help="Phase (default: the open one, else the last closed).")
+    ] = None,
     board: Annotated[
         str, typer.Option(help="default, all, or a board the phase declares.")
     ] = "default",

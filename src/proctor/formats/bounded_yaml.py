@@ -12,7 +12,8 @@ than ``max_nodes`` values, however it is walked or printed.
 :class:`BoundedLoader` is PyYAML's safe loader so bounded; subclasses add constructors
 (``add_constructor``) as for any PyYAML loader. Duplicate keys keep the last value, as PyYAML
 reads them. Every failure is a :class:`YamlDocumentError` (a ``ValueError``) whose message
-says what is wrong, for the caller to name the file.
+says what is wrong and, for a syntax error, the line and column the parser reported
+(:func:`parser_said`), for the caller to name the file.
 """
 
 from __future__ import annotations
@@ -168,11 +169,47 @@ def load_text(
     try:
         return reader.get_single_data()
     except yaml.YAMLError as err:
-        raise YamlDocumentError(str(err)) from None
+        raise YamlDocumentError(parser_said(err)) from None
     except RecursionError:
         raise YamlBoundsError("nested too deeply to be read") from None
     finally:
         reader.dispose()
+
+
+def compose_file(path: Path, bounds: YamlBounds = BUNDLE_BOUNDS) -> Node | None:
+    """The node tree of the file ``path``'s one document, each node with its line and column.
+
+    Read within ``bounds`` as :func:`read_file` reads it; None for an empty document.
+    """
+    text = read_capped(path, bounds.max_bytes).decode("utf-8")
+    reader = BoundedLoader(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    reader.bounds = bounds
+    try:
+        return reader.get_single_node()
+    except yaml.YAMLError as err:
+        raise YamlDocumentError(parser_said(err)) from None
+    finally:
+        reader.dispose()
+
+
+def where(mark: Any) -> str:
+    """A parser's mark as people count: ``line 27, column 7`` (both from 1)."""
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def parser_said(err: yaml.YAMLError) -> str:
+    """What the YAML parser reported, and where, as it reported it, without its stream name.
+
+    e.g. ``line 27, column 7: did not find expected ',' or '}' (while parsing a flow mapping
+    that starts at line 26, column 16)``.
+    """
+    if not isinstance(err, yaml.MarkedYAMLError) or err.problem_mark is None:
+        return str(err)
+    said = f"{where(err.problem_mark)}: {err.problem or 'not valid YAML'}"
+    if err.context:
+        starts = f" that starts at {where(err.context_mark)}" if err.context_mark else ""
+        said += f" ({err.context}{starts})"
+    return said
 
 
 def load_bytes(

@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.nodes import Node
 
 from proctor.errors import ConfigError
 from proctor.formats.bounded_yaml import (
@@ -14,6 +15,7 @@ from proctor.formats.bounded_yaml import (
     BoundedLoader,
     YamlBoundsError,
     YamlDocumentError,
+    compose_file,
     read_file,
 )
 from proctor.spec.bundled_environments import bundled_declaration
@@ -27,6 +29,7 @@ from proctor.spec.protocols import (
     is_other_branch,
 )
 from proctor.spec.scorer import SCORER_CATALOG, ConcurrentIngestion, ScorerCatalog, ScoringProgram
+from proctor.spec.yaml_marks import seen_at
 
 CHALLENGE_FILE = "challenge.yaml"
 
@@ -55,16 +58,32 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 
 def _all_errors(err: ValidationError, path: Path) -> ConfigError:
-    """One error naming every problem (file, YAML path, what to do), not just the first."""
+    """One error naming every problem (file, YAML path, what to do), not just the first.
+
+    Each problem found in the file also names its line and column, and what the YAML parser
+    read there when a key and value were written with ``=`` (``yaml_marks``).
+    """
     errors = [e for e in err.errors() if not is_other_branch(e)] or err.errors()
     errors = [e for e in errors if not _echo_of_deeper_error(e, errors)]
-    found = list(dict.fromkeys(describe_error(e) for e in errors))
+    try:
+        root = compose_file(path)
+    except (OSError, ValueError):
+        root = None
+    found = list(dict.fromkeys(_placed(describe_error(e), root) for e in errors))
     if len(found) == 1:
         location, message = found[0]
         return ConfigError(message, path=path, location=location)
     listing = "\n".join(f"  - {location}: {message}" for location, message in found)
     first = found[0][0]
     return ConfigError(f"{len(found)} problems:\n{listing}", path=path, location=first)
+
+
+def _placed(problem: tuple[str, str], root: Node | None) -> tuple[str, str]:
+    """A problem whose message ends with where it lies in the file (line and column)."""
+    location, message = problem
+    unknown = message.startswith("unknown key")
+    seen = seen_at(root, location, the_key=unknown)
+    return (location, f"{message} ({seen})") if seen else problem
 
 
 def _echo_of_deeper_error(error: Any, errors: list[Any]) -> bool:

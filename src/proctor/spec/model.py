@@ -168,6 +168,7 @@ class ResourceLimits(Strict):
 
 PerRecord = Literal["none", "rounded", "full"]
 Efficiency = Literal["none", "coarse"]
+DetailedResults = Literal["per_record", "scores"]
 
 
 class DisclosureSpec(Strict):
@@ -177,7 +178,10 @@ class DisclosureSpec(Strict):
     ``none`` (default), ``rounded`` (two decimals) or ``full``. ``efficiency``: the exam's CPU,
     wall and memory figures when the exam is disclosed at ``counts`` or ``none``: ``none``
     (default; organizers keep them in the run folder) or ``coarse`` (at most 8 levels per
-    figure, at most 3 bits each per submission).
+    figure, at most 3 bits each per submission). ``detailed_results``: when the team reads a
+    scoring program's detailed results page: with per-case values (``per_record``, the
+    default: the score stage at ``full`` and ``per_record: full``) or with the scores
+    (``scores``: the score stage at ``full``, as Codabench's ``enable_detailed_results``).
     """
 
     prep: Disclosure = Disclosure.FULL
@@ -186,6 +190,7 @@ class DisclosureSpec(Strict):
     score: Disclosure = Disclosure.FULL
     per_record: PerRecord = "none"
     efficiency: Efficiency = "none"
+    detailed_results: DetailedResults = "per_record"
 
     def exam_figures_hidden(self) -> bool:
         """True when no number derived from exam runs may reach the participant."""
@@ -201,6 +206,7 @@ class DisclosureOverride(Strict):
     score: Disclosure | None = None
     per_record: PerRecord | None = None
     efficiency: Efficiency | None = None
+    detailed_results: DetailedResults | None = None
 
 
 class Parallelism(Strict):

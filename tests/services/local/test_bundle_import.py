@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,7 @@ from proctor.services.local.bundle_import.programs import substitute
 from proctor.services.local.bundle_import.reading import parse_date
 from proctor.services.local.catalog import write_kit
 from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.services.platform.scorer_pages import team_may_read
 from proctor.settings import Settings
 from proctor.types import Failure, RunStatus
 
@@ -353,3 +355,35 @@ def test_bundle_pages_map_to_the_pages_proctor_shows_by_their_titles(tmp_path: P
     assert (dest / "pages/faq.md").is_file()  # copied, not shown
     assert any("'FAQ'" in warning and "not shown" in warning for warning in warnings)
     assert any("'Logo'" in warning for warning in warnings)
+
+
+@pytest.mark.parametrize("shown", [True, False])
+def test_enable_detailed_results_shows_the_page_to_teams_with_their_scores(
+    tmp_path: Path, shown: bool
+) -> None:
+    """Codabench shows the detailed page to participants where the bundle enables it."""
+    yaml_text = V2_YAML.replace("version: 2\n", f"version: 2\nenable_detailed_results: {shown}\n")
+    bundle = make_v2_bundle(tmp_path / "bundle", yaml_text=yaml_text)
+    result = import_challenge(bundle, tmp_path / "challenge", "host")
+    challenge = load_challenge(tmp_path / "challenge")
+    assert challenge.disclosure.per_record == "none"  # per-case values stay hidden
+    assert challenge.disclosure.detailed_results == ("scores" if shown else "per_record")
+    assert all(team_may_read(challenge, phase.name) is shown for phase in challenge.phases)
+    warned = [w for w in result.warnings if w.startswith("enable_detailed_results")]
+    assert bool(warned) is shown
+    if shown:
+        assert "may carry whatever its program writes" in warned[0]
+
+
+def test_a_codalab_bundle_with_detailed_results_shows_them_too(tmp_path: Path) -> None:
+    archive = make_v1_zip(tmp_path)
+    with zipfile.ZipFile(archive) as source:
+        files = {name: source.read(name) for name in source.namelist()}
+    files["competition.yaml"] = b"enable_detailed_results: True\r\n" + files["competition.yaml"]
+    with zipfile.ZipFile(archive, "w") as rewritten:
+        for name, data in files.items():
+            rewritten.writestr(name, data)
+    result = import_challenge(archive, tmp_path / "challenge", "host")
+    challenge = load_challenge(tmp_path / "challenge")
+    assert team_may_read(challenge, challenge.phases[0].name)
+    assert any(w.startswith("enable_detailed_results") for w in result.warnings)

@@ -50,6 +50,21 @@ def test_a_new_challenge_scores_its_baseline_at_once(shared_dir: Path, protocol:
     assert all(0 <= value < 10 for value in scores.values())
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_each_kit_readme_speaks_of_its_own_scores_and_entry(tmp_path: Path, protocol: str) -> None:
+    """The records KIT.md spoke of "the Dice of the masks", the command template's metric."""
+    new_challenge(tmp_path / "c", protocol)
+    kit = (tmp_path / "c" / "KIT.md").read_text()
+    scores = kit[kit.index("## Scores") : kit.index("## Submitting")]
+    metrics = load_challenge(tmp_path / "c").tasks[0].scorer.metrics  # type: ignore[union-attr]
+    masks = protocol == "command"
+    assert ("Dice" in scores) is masks and ("mean absolute error" in scores) is not masks
+    assert set(metrics) == ({"dice", "over_half"} if masks else {"mae", "within_1"})
+    submitting = kit[kit.index("## Submitting") :]
+    code = protocol != "predictions"
+    assert ("DRYRUN" in submitting) is code and ("predictions.csv" in submitting) is not code
+
+
 def test_challenge_new_refuses_a_folder_in_use_and_an_unknown_protocol(tmp_path: Path) -> None:
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "notes.txt").write_text("mine")

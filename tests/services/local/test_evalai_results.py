@@ -3,9 +3,11 @@
 EvalAI's worker reads each entry of ``result`` as the split that is its first key, and fails
 the whole submission when an entry names a split the phase does not have, or holds a NaN (its
 database refuses it: a recall over no positives is one); its challenge
-creation refuses a ``default_order_by`` that is not one of the labels. Public challenges do
-both (a test phase whose script also reports the train split, a ``Total`` ranked on but not
-listed); the look-alikes here are written for the purpose.
+creation refuses a ``default_order_by`` that is not one of the labels, yet public challenges
+rank on one (a ``Total`` their script returns but no label lists): Proctor imports it, ranks
+on it, shows it and warns. Public challenges do both (a test phase whose script also reports
+the train split, a ``Total`` ranked on but not listed); the look-alikes here are written for
+the purpose.
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ from typing import Any
 
 import pytest
 from bundle_direct import worker_split
-from evalai_challenge import SUBMISSION, evaluate_directly, make_evalai_challenge, make_upload
+from evalai_challenge import (
+    MAIN_PY,
+    SUBMISSION,
+    evaluate_directly,
+    make_evalai_challenge,
+    make_upload,
+)
 
-from proctor.errors import ConfigError
 from proctor.resolve import load_challenge
 from proctor.scoring import evalai_driver
 from proctor.scoring.evalai import EvalaiScorer
@@ -82,15 +89,59 @@ def test_the_import_gives_each_task_its_phases_splits(tmp_path: Path) -> None:
     }
 
 
-def test_a_default_order_by_that_is_no_label_is_refused_naming_the_key(tmp_path: Path) -> None:
-    source = make_evalai_challenge(tmp_path / "source")
+TOTAL_SCRIPT = MAIN_PY.replace('"Extra": 7', '"Total": 10 * share - errors')
+"""A script returning ``Total`` beside its labels (a real challenge ranks on its sum)."""
+
+
+def _ranked_on_total(source: Path) -> None:
+    """Rank the toy's leaderboard on ``Total``, a key that is none of its labels."""
     config = source / "challenge_config.yaml"
     config.write_bytes(config.read_bytes().replace(b'"Accuracy",\r\n', b'"Total",\r\n', 1))
     assert b'"default_order_by": "Total"' in config.read_bytes()
-    with pytest.raises(ConfigError, match=r"leaderboard\[1\]\.schema\.default_order_by") as err:
-        import_challenge(source, tmp_path / "dest", "host")
-    assert "'Total' is not one of the labels (Errors, Accuracy)" in str(err.value)
-    assert not (tmp_path / "dest").exists()
+
+
+def test_a_default_order_by_on_a_returned_key_is_ranked_on_shown_and_warned(
+    tmp_path: Path,
+) -> None:
+    source = make_evalai_challenge(tmp_path / "source", main_py=TOTAL_SCRIPT)
+    _ranked_on_total(source)
+    warnings = import_challenge(source, tmp_path / "dest", "host").warnings
+    (said,) = [text for text in warnings if "'Total' is not one of the labels" in text]
+    assert said.startswith("leaderboard[1].schema.default_order_by 'Total'")
+    assert "the board ranks on it and shows it" in said and "script names 'Total'" in said
+    challenge = load_challenge(tmp_path / "dest")
+    (board,) = challenge.phase("test").leaderboards
+    assert board.metrics == ("Total", "Errors", "Accuracy")  # ranked on Total, shown first
+    scorer = challenge.task("test-test-split").scorer
+    assert isinstance(scorer, EvalaiScorer)
+    assert scorer.metrics["Total"].direction.value == "higher"  # the split's descending order
+
+
+def test_a_default_order_by_the_script_never_names_is_imported_with_a_stern_warning(
+    tmp_path: Path,
+) -> None:
+    source = make_evalai_challenge(tmp_path / "source")
+    _ranked_on_total(source)
+    warnings = import_challenge(source, tmp_path / "dest", "host").warnings
+    (said,) = [text for text in warnings if "'Total' is not one of the labels" in text]
+    assert "the evaluation script never names 'Total'" in said and "every submission fails" in said
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_board_on_a_returned_key_scores_it_as_the_script_returns_it(shared_dir: Path) -> None:
+    source = make_evalai_challenge(shared_dir / "source", main_py=TOTAL_SCRIPT)
+    _ranked_on_total(source)
+    challenge = shared_dir / "challenge"
+    import_challenge(source, challenge, "host")
+    upload = make_upload(shared_dir / "upload", SUBMISSION)
+    report = run_entry(
+        RunRequest(upload, str(challenge), phase="dev"), Settings(work_root=shared_dir / "runs")
+    )
+    assert report.status is RunStatus.SCORED, report.to_json()
+    script, annotation = challenge / "evaluation_script", source / "annotations/dev.json"
+    direct = evaluate_directly(script, annotation, upload / "guesses.json", "dev")
+    assert report.scores["dev-train-split"]["Total"] == direct["result"][0]["train_split"]["Total"]
 
 
 EVERY_SPLIT_SCRIPT = """\

@@ -162,8 +162,35 @@ and `test/values/predictions.csv`.
 }
 
 
+SCORES_TEXT = {
+    "records": "The mean absolute error of your answers on the hidden records (lower is better),\n"
+    "and the share of answers within 1 of the truth.",
+    "command": "The mean Dice of your masks over the hidden cases (higher is better), and the\n"
+    "share of cases with a Dice over 0.5.",
+    "python_model": "The mean absolute error of your model's predictions on the hidden rows\n"
+    "(lower is better), and the share of predictions within 1 of the truth.",
+    "predictions": "The mean absolute error of your predictions against the hidden labels\n"
+    "(lower is better), and the share of predictions within 1 of the truth.",
+}
+"""Each template's scores, in the words of its own ``score.py`` (``METRICS``)."""
+
+SUBMIT_CODE = """\
+Zip the entry's content (`cd entry && zip -r ../entry.zip .`) and submit it:
+`proctor submit entry.zip --challenge {name} --server URL --token TOKEN`. Put an empty file
+`DRYRUN` in the entry to stop after the quiz (a check of the format on public data).
+"""
+SUBMIT_TEXT = {
+    "predictions": """\
+Submit `predictions.csv` as it is: `proctor submit predictions.csv --challenge {name}
+--server URL --token TOKEN`, or through the challenge page's form.
+""",
+}
+"""How each template's entry is submitted (code protocols: a zipped folder)."""
+
+
 def kit_readme(name: str, protocol: str) -> str:
     """The participants' README (``KIT.md``, copied by ``proctor kit`` as ``README.md``)."""
+    submitting = SUBMIT_TEXT.get(protocol, SUBMIT_CODE).format(name=name)
     return f"""\
 # {name}: starting kit
 
@@ -180,12 +207,8 @@ Replace this with what the challenge is about.
 {ENTRY_TEXT[protocol]}
 ## Scores
 
-The mean absolute error of your answers on the hidden cases (lower is better), and the share
-of answers within 1 of the truth; the command template uses the Dice of the masks instead.
+{SCORES_TEXT[protocol]}
 
 ## Submitting
 
-Zip the entry's content (`cd entry && zip -r ../entry.zip .`) and submit it:
-`proctor submit entry.zip --challenge {name} --server URL --token TOKEN`. Put an empty file
-`DRYRUN` in the entry to stop after the quiz (a check of the format on public data).
-"""
+{submitting}"""

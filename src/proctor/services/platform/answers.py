@@ -291,15 +291,34 @@ class RescoreCancelled(Answer):
     cancelled: bool
 
 
+class FailureReason(Answer):
+    """Why a task failed, as the organizer reads it first: whose fault, and the last lines."""
+
+    failure: str | None = Field(description="entry, platform, scorer or infrastructure")
+    owner: str = Field(description="whose fault, in words")
+    stage: str | None = Field(description="the stage that failed, where one did")
+    source: str = Field(description="the log the lines come from (score-error.txt, ...)")
+    anchor: str = Field(description="the full log's id on the console's record page")
+    lines: list[str] = Field(description="the reason's last lines, the last one included")
+    more: bool = Field(description="the log holds more lines than these")
+
+
 class TaskLogs(Answer):
-    """A task's state, result status and organizer logs."""
+    """A task's state, result status, organizer logs and failing cases' diagnostics."""
 
     task: str
     state: str
     status: str | None = Field(description="scored, dry_run or failed; null while it runs")
+    reason: FailureReason | None = Field(default=None, description="why it failed")
     logs: dict[str, str] = Field(
         description="score-error.txt, scoring-TASK.log, platform-error.txt: name → text"
     )
+    diagnostics: dict[str, str] = Field(
+        default_factory=dict,
+        description="the setup output, failed stages' and failing cases' output tails: "
+        "name (`prep stdout`, `exam case te01 stderr`) → text",
+    )
+    cap: str = Field(default="", description="what the logs and diagnostics keep, in words")
 
 
 class SubmissionLogs(Answer):
@@ -334,6 +353,7 @@ class TaskRecord(Answer):
         "/submissions/{id}/detailed/{task} on the pages' side"
     )
     logs: dict[str, str] = Field(description="score-error.txt, scoring-TASK.log, ...")
+    reason: FailureReason | None = Field(default=None, description="why it failed")
 
 
 class SubmissionRecord(Answer):

@@ -1,31 +1,40 @@
-"""An organizer's view of a submission's logs: why a scoring program (or the platform) failed.
+"""An organizer's view of a submission's logs: why a task failed, and what its runs printed.
 
 The run artifact each job keeps holds the organizer's files (``executor.run``); this reads the
 text ones back: ``score-error.txt`` (a scorer's traceback, a scoring program's reason),
-``scoring-TASK.log`` (a scoring program's warnings and stdout/stderr tails) and
-``platform-error.txt``. They may quote hidden references: organizers only; anyone else gets
-the same "no such submission" as for a submission they cannot see.
+``scoring-TASK.log`` (a scoring program's warnings and stdout/stderr tails),
+``platform-error.txt``, and from ``cases.jsonl`` the setup output and each failed stage's and
+failing case's output tails (``diagnostics``), as the console's record shows them, capped and
+the cap said. They may quote hidden references: organizers only; anyone else gets the same
+"no such submission" as for a submission they cannot see.
 """
 
 from __future__ import annotations
 
-import tarfile
+import json
+from typing import Any
 
 from sqlalchemy import select
 
 from proctor.errors import NotFoundError
+from proctor.services.platform import diagnostics
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import SubmissionLogs, TaskLogs
+from proctor.services.platform.diagnostics import MAX_LOG_CHARS
 from proctor.services.platform.resources import Platform
+from proctor.services.platform.run_files import kept_files
 from proctor.services.platform.submission_ids import full_id
 from proctor.store.models import Job, Result, SubmissionRow
 
 LOG_FILES = ("score-error.txt", "platform-error.txt")
-MAX_LOG_CHARS = 64 * 1024
+MAX_CASES_BYTES = 256 * 1024**2
+"""A ``cases.jsonl`` larger than this is not read (its diagnostics are then left out)."""
+
+__all__ = ["LOG_FILES", "MAX_LOG_CHARS", "submission_logs"]
 
 
 def submission_logs(platform: Platform, principal: Principal | None, sid: str) -> SubmissionLogs:
-    """Each task's state, result status and organizer logs (``{name: text}``) of ``sid``."""
+    """Each task's state, result status, reason, logs and diagnostics (``{name: text}``)."""
     if principal is None or not principal.organizer:
         raise NotFoundError(f"no submission {sid!r}")
     sid = full_id(platform, principal, sid)
@@ -39,29 +48,38 @@ def submission_logs(platform: Platform, principal: Principal | None, sid: str) -
             .where(Job.submission_id == sid)
             .order_by(Job.id)
         ).all()
-        tasks = [
-            TaskLogs(
-                task=job.task,
-                state=str(job.state),
-                status=result.status if result is not None else None,
-                logs=_logs(platform, job.task, result.run_artifact if result else None),
-            )
-            for job, result in found
-        ]
+        tasks = [_task(platform, job, result) for job, result in found]
     return SubmissionLogs(submission=sid, challenge=row.challenge, phase=row.phase, tasks=tasks)
 
 
-def _logs(platform: Platform, task: str, artifact: str | None) -> dict[str, str]:
-    """The organizer's text logs of one job's run artifact (each capped, its tail kept)."""
-    if artifact is None or not platform.artifacts.has(artifact):
-        return {}
-    wanted = (*LOG_FILES, f"scoring-{task}.log")
-    found: dict[str, str] = {}
-    with tarfile.open(platform.artifacts.path(artifact), "r:gz") as tar:
-        for member in tar.getmembers():
-            if member.name in wanted and member.isfile():
-                stream = tar.extractfile(member)
-                if stream is not None:
-                    text = stream.read().decode("utf-8", errors="replace")
-                    found[member.name] = text[-MAX_LOG_CHARS:]
-    return found
+def _task(platform: Platform, job: Job, result: Result | None) -> TaskLogs:
+    """One task's logs, its diagnostics and, when it failed, its reason."""
+    status = result.status if result is not None else None
+    logs, lines = _logs(platform, job.task, result.run_artifact if result else None)
+    shown, failing = diagnostics.diagnostics(lines)
+    reason = (
+        diagnostics.reason(job.task, job.failure, job.stage, logs, lines)
+        if diagnostics.failed(job.failure, status, str(job.state))
+        else None
+    )
+    return TaskLogs(
+        task=job.task,
+        state=str(job.state),
+        status=status,
+        reason=reason,
+        logs=logs,
+        diagnostics=shown,
+        cap=diagnostics.cap_words(failing),
+    )
+
+
+def _logs(
+    platform: Platform, task: str, artifact: str | None
+) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """A run artifact's organizer logs (each capped, its tail kept), ``cases.jsonl``'s lines."""
+    wanted = (*LOG_FILES, f"scoring-{task}.log", "cases.jsonl")
+    found = kept_files(platform, artifact, wanted, MAX_CASES_BYTES)
+    texts = {n: (k.data or b"").decode("utf-8", errors="replace") for n, k in found.items()}
+    cases = texts.pop("cases.jsonl", "")
+    lines = [json.loads(line) for line in cases.splitlines() if line]
+    return {n: t[-MAX_LOG_CHARS:] for n, t in texts.items()}, lines

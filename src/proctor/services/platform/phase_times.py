@@ -72,3 +72,19 @@ def no_open_phase(challenge: Challenge, moment: datetime) -> str:
         elif phase.closes is not None:
             states.append(f"phase {phase.name!r} closed at {phase.closes.isoformat()}")
     return f"challenge {challenge.name!r} has no open phase now: {'; '.join(states)}"
+
+
+def board_phase(challenge: Challenge, now: float) -> Phase:
+    """The phase a board shows when none is named: the open one, else the last that closed.
+
+    Of several open phases, the last in the bundle's order; with none open or closed yet,
+    the one that opens first (its board is empty until then).
+    """
+    moment = datetime.fromtimestamp(now, UTC)
+    open_phases = [p for p in challenge.phases if p.is_open(moment)]
+    if open_phases:
+        return open_phases[-1]
+    closed = [p for p in challenge.phases if p.closes is not None and p.closes <= moment]
+    if closed:
+        return max(closed, key=lambda p: p.closes or moment)
+    return min(challenge.phases, key=lambda p: p.opens or moment)

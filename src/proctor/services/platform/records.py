@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.errors import NotFoundError
+from proctor.services.platform import diagnostics
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import SubmissionRecord, TaskRecord
 from proctor.services.platform.console import organizers_only
@@ -75,13 +76,19 @@ def _task(
     cases = [json.loads(line) for line in files.pop("cases.jsonl", "").splitlines() if line]
     efficiency_text = files.pop("efficiency.json", None)
     dashboard_text = files.pop(f"dashboard-{job.task}.json", None)
+    status = result.status if result is not None else None
+    reason = (
+        diagnostics.reason(job.task, job.failure, job.stage, files, cases)
+        if diagnostics.failed(job.failure, status, str(job.state))
+        else None
+    )
     return TaskRecord(
         task=job.task,
         state=str(job.state),
         stage=job.stage,
         failure=job.failure,
         attempt=job.attempt,
-        status=result.status if result is not None else None,
+        status=status,
         report=json.loads(result.report) if result is not None else None,
         scores=scores,
         stages=[c for c in cases if c.get("record") is None],
@@ -91,6 +98,7 @@ def _task(
         dashboard=_without_nan(dashboard_text) if dashboard_text else None,
         pages=pages,
         logs=files,
+        reason=reason,
     )
 
 

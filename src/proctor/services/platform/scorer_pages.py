@@ -7,7 +7,9 @@ by the participant. Who reads it:
 - organizers, always (the console's record);
 - the submission's team only when its phase shows everything the score stage computed: the
   score stage disclosed at ``full`` *and* per-case values at ``per_record: full`` (the page
-  can carry at least as much as every per-case value), no Ladder board in the phase (there
+  can carry at least as much as every per-case value), or the score stage at ``full`` where
+  the organizer chose ``detailed_results: scores`` (an imported Codabench bundle's
+  ``enable_detailed_results``), no Ladder board in the phase (there
   the team sees only the Ladder's value), and only for a submission that counts (a free one
   shows nothing scored) and a task that was scored;
 - anyone else: "not found", as for a page that does not exist.
@@ -54,9 +56,10 @@ class ScorerPage:
 def team_may_read(challenge: Challenge, phase: str) -> bool:
     """Whether a phase's disclosure lets a team read its submissions' scorer pages."""
     policy = challenge.disclosure_for(challenge.phase(phase))
+    with_scores = policy.detailed_results == "scores"
     return (
         policy.score is Disclosure.FULL
-        and policy.per_record == "full"
+        and (with_scores or policy.per_record == "full")
         and not ladder_boards(challenge, phase)
     )
 

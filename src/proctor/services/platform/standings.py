@@ -10,6 +10,9 @@ scored submissions (``services.board_entries``); the organizers' test submission
   declared ``public: false``; every board of a phase that shows no score, such as AutoWSL's
   check phase): organizers only (403 / exit 5 for a participant or an anonymous caller).
 
+A board asked for without a phase shows the open phase, else the last one that closed
+(``phase_times.board_phase``), never a phase that has not opened while another ran.
+
 What a non-organizer reads is cut to the phase's disclosure: no bootstrap interval unless the
 score stage is ``full`` with per-case values disclosed (they summarise hidden per-case
 values), and none of the counts of cases scored as zeros when the exam shows nothing.
@@ -18,6 +21,7 @@ values), and none of the counts of cases scored as zeros when the exam shows not
 from __future__ import annotations
 
 import dataclasses
+import time
 from datetime import datetime
 
 from sqlalchemy import select
@@ -31,6 +35,7 @@ from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import Leaderboard
 from proctor.services.platform.board_entries import StoredEntry, stored_entries
 from proctor.services.platform.installs import current
+from proctor.services.platform.phase_times import board_phase
 from proctor.services.platform.resources import Platform
 from proctor.spec import Challenge, Phase
 from proctor.spec.leaderboards import ALL_BOARD, BoardSpec, find_board, metric_directions
@@ -109,7 +114,7 @@ def _readable(
 ) -> tuple[Challenge, Phase, BoardSpec, bool, list[StoredEntry]]:
     """The board as ``principal`` may read it: challenge, phase, cut board, intervals, entries."""
     _, challenge = current(platform, challenge_name)
-    phase = phase_of(challenge, phase_name)
+    phase = phase_of(challenge, phase_name) if phase_name else board_phase(challenge, time.time())
     board = _board(challenge, phase, board_name)
     organizer = principal is not None and principal.organizer
     if not organizer and not may_read(challenge, phase, board):

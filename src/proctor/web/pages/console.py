@@ -120,7 +120,10 @@ async def install_form(
     except ProctorError as error:
         shown = await run_in_threadpool(principal_of, platform, token)
         return error_page(request, shown, error)
-    return render(request, "console/install.html", me, installed=done.to_json())
+    _, challenge = await run_in_threadpool(installs.current, platform, done.name)
+    return render(
+        request, "console/install.html", me, installed=done.to_json(), title=challenge.title
+    )
 
 
 __all__ = ["router"]

@@ -1,6 +1,8 @@
 """A submission's full record for the organizer, and its entry archive byte for byte.
 
-Each task's stages with their full diagnostics (what the participant never sees: the hidden
+First, why each failed task failed (the failure, its owner, the reason's last lines and a link
+to the full log, ``services.platform.diagnostics``); then each task's stages with their full
+diagnostics (what the participant never sees: the hidden
 cases' log tails, the setup output, ``cases.jsonl`` as a table, ``efficiency.json``, the
 scoring program's log), the scorer's whole dashboard as a heat map (VISCERAL's organ ×
 metric, whatever the participant is shown) and its detailed results page (framed from
@@ -12,7 +14,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
-from proctor.services.platform import answers, installs, records
+from proctor.services.platform import answers, diagnostics, installs, records
 from proctor.web.deps import PlatformDep
 from proctor.web.pages.charts import Chart, dashboard_charts
 from proctor.web.pages.common import Organizer, PageRoute, render
@@ -47,6 +49,7 @@ def record_page(sid: str, request: Request, platform: PlatformDep, me: Organizer
         case_columns=CASE_COLUMNS,
         charts=_dashboards(record, Numbers(challenge)),
         case_summary=case_summary,
+        anchor=diagnostics.anchor,
     )
 
 

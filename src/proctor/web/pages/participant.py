@@ -7,6 +7,7 @@ team's submission is "not found"). Pages are not part of the OpenAPI schema.
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from urllib.parse import quote
 
@@ -20,6 +21,7 @@ from proctor.services.platform import (
     answers,
     installs,
     overview,
+    phase_times,
     registrations,
     standings,
     submission_fields,
@@ -64,7 +66,7 @@ def challenge_page(
     allowed = allowances.team_allowances(platform, principal, name) if principal else []
     about = render_page(challenge, "overview") if "overview" in challenge.pages else None
     numbers = Numbers(challenge)
-    metric = default_metric(challenge, challenge.phases[-1])
+    metric = default_metric(challenge, phase_times.board_phase(challenge, time.time()))
     # an organizer's list holds every team's: the console is where to compare them
     team = principal is not None and not principal.organizer
     mine_chart = own_submissions_chart(mine, numbers, metric) if team else None

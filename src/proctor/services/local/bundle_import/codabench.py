@@ -17,7 +17,7 @@ from proctor.services.local.bundle_import.naming import derive_name
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.pages import copy_pages
 from proctor.services.local.bundle_import.participant_code import note_participant_code
-from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
+from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan, note_detailed_results
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
     copy_solutions,
@@ -104,6 +104,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
     _leaderboards(plan, _list(spec, "leaderboards"))
     _pages_kit_and_solutions(plan, spec, (bundle, dest), phases)
     _registration(plan, spec)
+    note_detailed_results(plan, spec)
     return plan
 
 

@@ -18,7 +18,7 @@ from proctor.services.local.bundle_import.naming import derive_name
 from proctor.services.local.bundle_import.network import note_network_use
 from proctor.services.local.bundle_import.pages import copy_pages
 from proctor.services.local.bundle_import.participant_code import note_participant_code
-from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan
+from proctor.services.local.bundle_import.plan import BundlePlan, PhasePlan, note_detailed_results
 from proctor.services.local.bundle_import.programs import (
     copy_kit_folders,
     copy_solutions,
@@ -131,6 +131,7 @@ def build_plan(spec: dict[str, Any], bundle: Path, dest: Path, environment: Any)
         if file
     ]
     plan.pages = copy_pages(bundle, pages, dest, plan.warnings)
+    note_detailed_results(plan, spec)
     return plan
 
 
@@ -284,7 +285,8 @@ def _columns_v1(board: dict[str, Any], key: str) -> list[tuple[dict[str, Any], s
             "index": position,
             "key": name,
             "title": column.get("label") or name,
-            "sorting": column.get("sort") or "desc",
+            "sorting": column.get("sort"),
+            "said": "sort",  # where the bundle would give the direction
             "precision": column.get("numeric_format"),
             "hidden": column.get("hidden", False),
             "rank": column.get("rank", position + 1),

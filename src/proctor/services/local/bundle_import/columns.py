@@ -2,7 +2,8 @@
 
 Codabench's ``leaderboards`` and CodaLab's ``leaderboard`` are read into one form (key, title,
 sorting, precision, computation) by their format module; this module makes them the plan's
-:class:`~.plan.Column` list, the first board's primary column ranking.
+:class:`~.plan.Column` list, the first board's primary column ranking. A column without a
+sorting takes its direction from its name (``directions``: ``Difference`` ranks lower first).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from proctor.services.local.bundle_import.directions import unsaid_direction
 from proctor.services.local.bundle_import.naming import is_metric_name, metric_name
 from proctor.services.local.bundle_import.plan import BundlePlan, Column
 from proctor.services.local.bundle_import.reading import BundleRefusedError, text, whole
@@ -73,7 +75,7 @@ def _read_board(
     """One board's columns into the plan (the first board's primary column ranks)."""
     by_index = {whole(col.get("index", i), f"{w}.index"): col for i, (col, w) in enumerate(found)}
     for column, where in found:
-        plan.columns.append(_column(column, where, by_index, names))
+        plan.columns.append(_column(column, where, by_index, names, plan.warnings))
         if plan.columns[-1].label:
             plan.warnings.append(
                 f"{where}.key: {plan.columns[-1].label!r} is no metric name: metric "
@@ -102,13 +104,20 @@ def _column(
     where: str,
     by_index: dict[int, dict[str, Any]],
     names: dict[str, str],
+    warnings: list[str],
 ) -> Column:
     key = text(column.get("key"), f"{where}.key")
     if key not in names:
         raise BundleRefusedError("a column needs a score key", location=f"{where}.key")
-    sorting = (text(column.get("sorting"), f"{where}.sorting") or "desc").lower()
-    if sorting not in ("desc", "asc"):
+    sorting = (text(column.get("sorting"), f"{where}.sorting") or "").lower()
+    if sorting not in ("desc", "asc", ""):
         raise BundleRefusedError(f"{sorting!r}: use desc or asc", location=f"{where}.sorting")
+    title = text(column.get("title"), f"{where}.title") or key
+    direction = (
+        ("higher" if sorting == "desc" else "lower")
+        if sorting
+        else unsaid_direction((key, title), where, str(column.get("said") or "sorting"), warnings)
+    )
     computation = None
     operation = column.get("computation")
     if operation:
@@ -132,8 +141,8 @@ def _column(
     return Column(
         key=names[key],
         label=key if names[key] != key else "",
-        title=text(column.get("title"), f"{where}.title") or key,
-        direction="higher" if sorting == "desc" else "lower",
+        title=title,
+        direction=direction,
         precision=(
             whole(precision, f"{where}.precision")
             if precision not in (None, "")

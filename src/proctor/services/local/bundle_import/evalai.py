@@ -294,8 +294,11 @@ class EvalaiImport:
                     path=self.config_path,
                     location=where,
                 )
-            descending = link.get("is_leaderboard_order_descending", True) is not False
-            metrics = leaderboard_metrics(board, descending, self.config_path, self.warnings)
+            given = link.get("is_leaderboard_order_descending")
+            descending = None if given is None else given is not False
+            metrics = leaderboard_metrics(
+                board, descending, self.config_path, self.warnings, self.dest / PACKAGE
+            )
             task = self.task(phase, split, metrics)
             links.tasks.append(task)
             links.phase_tasks[link["challenge_phase_id"]].append(task.name)

@@ -1,8 +1,10 @@
 """An EvalAI leaderboard as Proctor metrics: the columns, their directions, their precision.
 
 A leaderboard's ``schema.labels`` are its columns, ``default_order_by`` first (EvalAI ranks on
-it, in the order of the split's ``is_leaderboard_order_descending``); the other labels take
-their direction from ``schema.metadata.LABEL.sort_ascending``. A split's
+it, in the order of the split's ``is_leaderboard_order_descending``; one that is no label but
+a key the script returns is the first column all the same, warned); the other labels take
+their direction from ``schema.metadata.LABEL.sort_ascending``; where the bundle gives none,
+a name read as an error or a distance is lower-is-better, warned (``directions``). A split's
 ``leaderboard_decimal_precision`` (EvalAI's default 2) is how many digits its metrics show.
 """
 
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
+from proctor.services.local.bundle_import.directions import unsaid_direction
 from proctor.services.local.bundle_import.naming import metric_name
 from proctor.spec.display import MAX_PRECISION
 
@@ -20,41 +23,73 @@ DEFAULT_PRECISION = 2
 
 
 def leaderboard_metrics(
-    board: dict[str, Any], descending: bool, path: Path, warnings: list[str]
+    board: dict[str, Any], descending: bool | None, path: Path, warnings: list[str], script: Path
 ) -> dict[str, tuple[str, str]]:
     """``{metric: (label, direction)}`` of a leaderboard, its ``default_order_by`` first.
 
-    ``path``: the configuration, named by the refusals.
+    ``descending``: the split's ``is_leaderboard_order_descending`` (None: not given; the
+    ranking label's name then decides, ``directions``). ``path``: the configuration, named by
+    the refusals; ``script``: the evaluation script's
+    folder. A ``default_order_by`` that is no label (a real challenge ranks on ``Total``, a
+    key its script returns) becomes the first column, and a warning says so.
     """
     schema = board.get("schema") or {}
     labels = [str(label) for label in schema.get("labels") or []]
     if not labels:
         raise ConfigError("a leaderboard needs schema.labels", path=path, location="leaderboard")
     order = str(schema.get("default_order_by") or labels[0])
-    if order not in labels:  # EvalAI refuses it ("incorrect_default_order_by")
-        raise ConfigError(
-            f"default_order_by {order!r} is not one of the labels ({', '.join(labels)}): "
-            "EvalAI refuses such a leaderboard; name the label it ranks on, or add it "
-            "to schema.labels",
-            path=path,
-            location=f"leaderboard[{board.get('id')}].schema.default_order_by",
-        )
+    if order not in labels:
+        labels.insert(0, order)
+        warnings.append(_unlisted_order(board, order, labels[1:], script))
     labels.sort(key=lambda label: label != order)
     metadata = schema.get("metadata") or {}
     taken: set[str] = set()
     found: dict[str, tuple[str, str]] = {}
+    where = f"leaderboard[{board.get('id')}].schema"
     for label in labels:
         ascending = (metadata.get(label) or {}).get("sort_ascending")
         if label == order:  # EvalAI ranks on it in the split's order, whatever metadata says
-            if ascending is not None and bool(ascending) == descending:
+            if descending is None:
+                said = "is_leaderboard_order_descending"
+                way = unsaid_direction((label,), f"{where}.default_order_by", said, warnings)
+                ascending = way == "lower"
+            elif ascending is not None and bool(ascending) == descending:
                 warnings.append(
                     f"leaderboard schema.metadata.{label}.sort_ascending {ascending!r}: "
                     "EvalAI ranks on default_order_by by the split's "
                     f"is_leaderboard_order_descending ({descending}); so does Proctor"
                 )
-            ascending = not descending
+            if descending is not None:
+                ascending = not descending
+        elif ascending is None:
+            said = f"metadata.{label}.sort_ascending"
+            ascending = unsaid_direction((label,), f"{where}.labels", said, warnings) == "lower"
         found[metric_name(label, taken)] = (label, "lower" if ascending else "higher")
     return found
+
+
+def _unlisted_order(board: dict[str, Any], order: str, labels: list[str], script: Path) -> str:
+    """The warning for a ``default_order_by`` that is no label: ranked on and shown anyway."""
+    where = f"leaderboard[{board.get('id')}].schema.default_order_by"
+    said = f"{where} {order!r} is not one of the labels ({', '.join(labels)}): the board ranks "
+    said += "on it and shows it as its first column"
+    if names_key(script, order):
+        return said + f" (the evaluation script names {order!r}: it must return it per split)"
+    return said + (
+        f"; the evaluation script never names {order!r}: unless it returns that key for each "
+        "split, every submission fails in scoring (the organizer's failure): check it with "
+        "`proctor challenge check` and a sample, or name a label"
+    )
+
+
+def names_key(script: Path, key: str) -> bool:
+    """Whether a Python file of the evaluation script holds ``key`` as a string literal."""
+    quoted = (f'"{key}"', f"'{key}'")
+    for path in sorted(script.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if any(q in text for q in quoted):
+            return True
+    return False
 
 
 def note_precision(

@@ -29,6 +29,7 @@ from proctor.services.local.bundle_import.document import (
     Task,
     TaskAnswer,
 )
+from proctor.services.local.bundle_import.reading import flag
 from proctor.spec.display import MAX_PRECISION, PageName
 
 CODABENCH_MOUNTS = {
@@ -124,6 +125,27 @@ class BundlePlan:
     """The bundle takes code submissions (``code_evidence``): protocol ``ingestion``."""
     registration: Registration | None = None
     """The ``registration:`` block (:func:`.document.registration`); None: none asked."""
+    detailed_for_teams: bool = False
+    """``enable_detailed_results``: teams read the detailed page with their scores."""
+
+
+def note_detailed_results(plan: BundlePlan, spec: dict[str, Any]) -> None:
+    """Codabench's ``enable_detailed_results: True``: teams read the scoring program's page.
+
+    Written as ``disclosure: {detailed_results: scores}`` (the page reaches the team with its
+    scores, as on Codabench), and warned: the page shows whatever the program wrote in it.
+    """
+    key = "enable_detailed_results"
+    if key not in spec or not flag(spec[key], key):
+        return
+    plan.detailed_for_teams = True
+    plan.warnings.append(
+        f"{key}: True: each team reads the scoring program's detailed results page "
+        "(detailed_results.html) with its scores, as on Codabench "
+        "(`disclosure: {detailed_results: scores}`); the page may carry whatever its program "
+        "writes, per-case values or the references among it: check the program, or set "
+        "`detailed_results: per_record` to show it only with `per_record: full`"
+    )
 
 
 def _metrics(plan: BundlePlan) -> dict[str, Metric]:
@@ -218,7 +240,10 @@ def challenge_document(plan: BundlePlan) -> ChallengeDocument:
         tasks=[_task(plan, task) for task in plan.tasks],
         leaderboard={"metric": plan.primary},
         environment=plan.environment,
-        disclosure={"per_record": "none"},
+        disclosure={
+            "per_record": "none",
+            **({"detailed_results": "scores"} if plan.detailed_for_teams else {}),
+        },
         phases=[_phase(plan, phase) for phase in plan.phases],
         precision=_precision(plan) or None,
         pages=dict(plan.pages) or None,
