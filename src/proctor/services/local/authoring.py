@@ -21,6 +21,7 @@ from proctor.resolve import load_challenge
 from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
 from proctor.services.local.catalog import check_references
 from proctor.services.local.kit_replica import plan_copies
+from proctor.services.local.program_imports import missing_imports, unlocked_environments
 from proctor.services.local.template_files import TEMPLATES, write_files
 from proctor.spec import CHALLENGE_FILE, Challenge
 from proctor.spec.ingestion import LAYOUT
@@ -87,20 +88,28 @@ def check_challenge(location: Path) -> list[Problem]:
     The YAML (keys, values, names, metrics, directions), the folders it names, the scoring
     program's folder and files, the environment's files, the references of every hidden case
     and the determinism cases, the stand-ins, what the starting kit's replica copies (no
-    folder holding hidden data), and sample uploads (``baseline/``, ``kit/solutions/``) naming a
-    ``command`` the protocol would refuse at prep. Empty when the challenge is ready.
+    folder holding hidden data), sample uploads (``baseline/``, ``kit/solutions/``) naming a
+    ``command`` the protocol would refuse at prep, and the imports of the programs and samples
+    their environment lacks (``program_imports``). Empty when the challenge is ready.
     """
     try:
         challenge = load_challenge(location)
     except ConfigError as err:
         return problems_of(err)
     problems = [*_program_problems(challenge), *_sample_problems(challenge)]
+    problems += _environment_problems(challenge)
     for check in (check_references, plan_copies):
         try:
             check(challenge)
         except ConfigError as err:
             problems += problems_of(err)
     return problems
+
+
+def _environment_problems(challenge: Challenge) -> list[Problem]:
+    """Imports of the programs and samples the environment lacks; a declared one with no lock."""
+    found = [Problem(where, message) for where, message in unlocked_environments(challenge)]
+    return found + [Problem(gap.location, gap.message) for gap in missing_imports(challenge)]
 
 
 def _program_problems(challenge: Challenge) -> list[Problem]:
