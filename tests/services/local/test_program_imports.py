@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from proctor.challenges import bundled_root
+from proctor.environments.store import BuiltEnvironment
 from proctor.resolve import load_challenge
 from proctor.services.local.authoring import new_challenge
 from proctor.services.local.program_imports import (
@@ -16,6 +19,7 @@ from proctor.services.local.program_imports import (
 )
 from proctor.settings import Settings
 from proctor.spec.bundled_environments import bundled_declaration, bundled_environment_names
+from proctor.spec.environment import EnvironmentSpec
 
 SOURCE = """\
 import os, numpy.linalg as la
@@ -79,27 +83,39 @@ def test_a_lock_gives_its_distributions_import_names(tmp_path: Path) -> None:
     assert "yaml" not in offered and "pkg_resources" not in offered
 
 
-def test_the_codabench_environments_offer_pkg_resources_and_their_libraries(tmp_path: Path) -> None:
-    store = Settings(
-        work_root=tmp_path, env_root=tmp_path / "no-store"
-    )  # read from the locks alone
+def _bundled_spec(name: str, tmp_path: Path) -> EnvironmentSpec:
+    """The bundled declaration ``name`` with its paths resolved, as a challenge naming it has."""
+    spec, file = bundled_declaration(name, tmp_path / "challenge.yaml", "environment")
+    python = spec.python
+    assert python is not None
+    folder = file.parent
+    resolved = {"requirements": folder / python.requirements, "lock": folder / python.lock}
+    lock = folder / spec.lock if spec.lock is not None else None
+    return spec.model_copy(update={"python": python.model_copy(update=resolved), "lock": lock})
+
+
+def test_the_codabench_environments_offer_pkg_resources_and_their_libraries(
+    tmp_path: Path,
+) -> None:
+    store = Settings(work_root=tmp_path, env_root=tmp_path / "no-store")  # the locks alone
     for name in ("codabench-legacy", "codabench"):
-        spec, file = bundled_declaration(name, tmp_path / "challenge.yaml", "environment")
-        python = spec.python
-        assert python is not None
-        folder = file.parent
-        spec = spec.model_copy(
-            update={
-                "python": python.model_copy(
-                    update={
-                        "requirements": folder / python.requirements,
-                        "lock": folder / python.lock,
-                    }
-                )
-            }
-        )
-        offered = environment_modules(spec, store)
+        offered = environment_modules(_bundled_spec(name, tmp_path), store)
         assert {"pkg_resources", "setuptools", "sklearn", "yaml", "PIL", "numpy"} <= offered
+
+
+@pytest.mark.slow
+@pytest.mark.environment
+def test_a_built_environment_offers_every_importable_name_of_its_tree(
+    codabench_legacy_env: BuiltEnvironment, tmp_path: Path
+) -> None:
+    spec = _bundled_spec("codabench-legacy", tmp_path)
+    from_lock = environment_modules(spec, Settings(work_root=tmp_path, env_root=tmp_path / "x"))
+    built = environment_modules(spec, Settings.from_env())
+    assert (
+        codabench_legacy_env.rootfs / "usr/local/lib/python3.11/dist-packages/isympy.py"
+    ).is_file()
+    assert "isympy" in built and "isympy" not in from_lock  # sympy's own top-level module
+    assert {"pkg_resources", "_distutils_hack", "mpl_toolkits", "dateutil"} <= built
 
 
 def test_every_bundled_environment_offers_a_python_command() -> None:

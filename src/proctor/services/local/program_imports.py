@@ -42,6 +42,7 @@ IMPORT_NAMES: dict[str, tuple[str, ...]] = {
     "fonttools": ("fontTools",),
     "future": ("future", "past", "builtins", "libfuturize", "libpasteurize"),
     "imbalanced-learn": ("imblearn",),
+    "matplotlib": ("matplotlib", "mpl_toolkits", "pylab"),
     "opencv-contrib-python": ("cv2",),
     "opencv-contrib-python-headless": ("cv2",),
     "opencv-python": ("cv2",),
@@ -93,6 +94,8 @@ PYTHON2_MODULES = {
 
 SAMPLE_FOLDERS = ("baseline", "kit/solutions/*")
 MAX_FILES = 2000
+MAX_ENTRIES = 50_000
+"""Entries of one folder read for its module names (a kit's data may hold many more)."""
 MAX_FILE_BYTES = 2 * 1024 * 1024
 SKIPPED_FOLDERS = frozenset({"__pycache__", "__MACOSX", "node_modules"})
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -220,12 +223,14 @@ def python_files(folder: Path) -> Iterator[Path]:
 
 
 def local_modules(folders: Iterable[Path]) -> frozenset[str]:
-    """The module names the folders' files and subfolders provide, at any depth."""
+    """The module names the folders' files and subfolders provide, at any depth (capped)."""
     names: set[str] = set()
     for folder in folders:
         if not folder.is_dir():
             continue
-        for path in folder.rglob("*"):
+        for count, path in enumerate(folder.rglob("*")):
+            if count >= MAX_ENTRIES:
+                break
             if path.is_dir():
                 names.add(path.name)
             elif path.suffix in (".py", ".so", ".pyd", ".pyc"):
@@ -297,10 +302,11 @@ def _lock_modules(spec: EnvironmentSpec) -> set[str]:
 _REQUIREMENT = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def _tree_modules(spec: EnvironmentSpec, settings: Settings) -> set[str] | None:
+def _tree_modules(spec: EnvironmentSpec, settings: Settings | None) -> set[str] | None:
     """Every importable top-level name of the built tree's Python folders; None if not built."""
     try:
-        built = store_of(settings).find(declaration_digest(spec))
+        store = store_of(settings or Settings.from_env())
+        built = store.find(declaration_digest(spec))
     except (OSError, ProctorError):
         return None
     if built is None:
@@ -325,7 +331,7 @@ def _tree_modules(spec: EnvironmentSpec, settings: Settings) -> set[str] | None:
 
 def environment_modules(spec: EnvironmentSpec, settings: Settings | None = None) -> set[str]:
     """The top-level modules ``spec`` offers beyond the stdlib: its built tree's and its lock's."""
-    from_tree = _tree_modules(spec, settings or Settings.from_env())
+    from_tree = _tree_modules(spec, settings)
     lock = _lock_modules(spec)
     return lock if from_tree is None else from_tree | lock
 
