@@ -228,6 +228,7 @@ def local_modules(folders: Iterable[Path]) -> frozenset[str]:
     for folder in folders:
         if not folder.is_dir():
             continue
+        names.add(folder.name)  # a package imported by its own name (``evaluation_script``)
         for count, path in enumerate(folder.rglob("*")):
             if count >= MAX_ENTRIES:
                 break
