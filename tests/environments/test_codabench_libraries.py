@@ -30,13 +30,14 @@ LEGACY_MODULES = {
     "imageio": "imageio", "seaborn": "seaborn", "statsmodels": "statsmodels",
     "networkx": "networkx", "sympy": "sympy", "jinja2": "jinja2", "six": "six", "tqdm": "tqdm",
     "openpyxl": "openpyxl", "xlrd": "xlrd", "lxml": "lxml", "bs4": "beautifulsoup4",
-    "requests": "requests", "numexpr": "numexpr",
+    "requests": "requests", "numexpr": "numexpr", "pkg_resources": "setuptools",
 }  # fmt: skip
 """Module imported → the wheel that holds it."""
 
 LEGACY_EXERCISE = """\
 import bs4, h5py, imageio, jinja2, lxml.etree, networkx, nltk, numexpr, openpyxl, requests
 import seaborn, six, skimage.metrics, statsmodels.formula.api, sympy, tifffile, tqdm, xlrd
+import pkg_resources
 
 image = np.random.RandomState(0).rand(8, 8)
 assert skimage.metrics.structural_similarity(image, image, data_range=1.0) == 1.0
@@ -64,15 +65,16 @@ assert bs4.BeautifulSoup("<p>a</p>", "lxml").p.text == "a"
 assert sum(tqdm.tqdm(range(3), disable=True)) == 3
 assert seaborn.color_palette()[0] and requests.Request("GET", "http://x").method == "GET"
 assert xlrd.__version__ and openpyxl.__version__ and lxml.etree.LXML_VERSION
+assert pkg_resources.parse_version("1.10") > pkg_resources.parse_version("1.9")
 """
 """Imports and calls each library (the script has ``io``, ``np`` and ``pd`` imported)."""
 
 EVALAI_MODULES = {"pycocotools": "pycocotools", "networkx": "networkx", "tqdm": "tqdm",
-           "requests": "requests"}  # fmt: skip
+           "requests": "requests", "pkg_resources": "setuptools"}  # fmt: skip
 """Module imported → the wheel that holds it."""
 
 EVALAI_EXERCISE = """\
-import networkx, requests, tqdm
+import networkx, pkg_resources, requests, tqdm
 from pycocotools import mask
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
@@ -106,6 +108,7 @@ assert prepared.url == "http://example.org/a%20b?q=%C3%A9"
 answer = requests.models.Response()
 answer._content = '{"score": 1}'.encode("utf-16")
 assert answer.json() == {"score": 1} and answer.apparent_encoding.lower().startswith("utf")
+assert pkg_resources.parse_version("1.10") > pkg_resources.parse_version("1.9")
 """
 """Imports and calls each library (the script has ``io``, ``np`` and ``pd`` imported)."""
 

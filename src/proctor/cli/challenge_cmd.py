@@ -108,7 +108,8 @@ def challenge_import(  # noqa: PLR0917 - typer maps parameters to options
             "--environment",
             help="What the programs run in: a folder declaring one (environment.yaml), a "
             "bundled environment's name, or host (default: from a Codabench/CodaLab bundle's "
-            "docker_image; codabench for EvalAI).",
+            "docker_image, or one scaffolded in environment/ for an image Proctor does not "
+            "know; codabench for EvalAI).",
         ),
     ] = None,
     as_json: Annotated[

@@ -23,6 +23,7 @@ from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
 from proctor.services.local.catalog import check_references
 from proctor.services.local.kit_replica import plan_copies
 from proctor.services.local.program_compile import compile_programs
+from proctor.services.local.program_imports import missing_imports, unlocked_environments
 from proctor.services.local.sample_runs import SampleListener, run_samples
 from proctor.services.local.template_files import TEMPLATES, write_files
 from proctor.settings import Settings
@@ -98,7 +99,8 @@ def check_challenge(
     program's folder and files, the environment's files, the references of every hidden case
     and the determinism cases, the stand-ins, what the starting kit's replica copies (no
     folder holding hidden data), and sample uploads (``baseline/``, ``kit/solutions/``) naming a
-    ``command`` the protocol would refuse at prep. Empty when the challenge is ready.
+    ``command`` the protocol would refuse at prep, and the imports of the programs and samples
+    their environment lacks (``program_imports``). Empty when the challenge is ready.
 
     With ``settings``, every Python program and sample is also byte-compiled with its
     environment's Python (``program_compile``), and with ``run`` too, once nothing else is
@@ -110,6 +112,7 @@ def check_challenge(
     except ConfigError as err:
         return problems_of(err)
     problems = [*_program_problems(challenge), *_sample_problems(challenge)]
+    problems += _environment_problems(challenge)
     for check in (check_references, plan_copies):
         try:
             check(challenge)
@@ -147,6 +150,12 @@ def _sample_runs(
 ) -> list[Problem]:
     """Each sample whose run through the pipeline failed, naming whose program failed."""
     return [Problem(f.sample, f.message) for f in run_samples(challenge, settings, listener)]
+
+
+def _environment_problems(challenge: Challenge) -> list[Problem]:
+    """Imports of the programs and samples the environment lacks; a declared one with no lock."""
+    found = [Problem(where, message) for where, message in unlocked_environments(challenge)]
+    return found + [Problem(gap.location, gap.message) for gap in missing_imports(challenge)]
 
 
 def _program_problems(challenge: Challenge) -> list[Problem]:

@@ -25,6 +25,9 @@ from proctor.services.local.bundle_import.environment import (
     default_environment,
     describe_choice,
     describe_image,
+    describe_scaffold,
+    known_image,
+    scaffold_environment,
 )
 from proctor.services.local.bundle_import.plan import BundlePlan, plan_import
 from proctor.services.local.bundle_import.reading import (
@@ -35,7 +38,9 @@ from proctor.services.local.bundle_import.reading import (
 from proctor.services.local.bundle_import.stand_ins import add_stand_ins
 from proctor.services.local.bundle_import.unzip import import_limits, unpack_budget
 from proctor.services.local.program_compile import compile_warnings
+from proctor.services.local.program_imports import environment_warnings
 from proctor.settings import Settings
+from proctor.spec import Challenge
 
 __all__ = ["FORMATS", "BundleRefusedError", "ImportResult", "import_challenge"]
 
@@ -61,16 +66,25 @@ def planned(build_plan: PlanBuilder) -> Builder:
     """The builder of a format whose programs run as Codabench's (a :class:`.plan.BundlePlan`).
 
     The environment is the ``--environment`` given, else the one standing for the bundle's
-    ``docker_image``; the kit gets its stand-ins; the first warning names the environment.
+    ``docker_image``, else (an image Proctor does not know) one declared in ``environment/``
+    from the programs' imports; the kit gets its stand-ins; the first warning names it.
     """
 
     def build(spec: dict[str, Any], bundle: Path, dest: Path, environment: str | None) -> Imported:
         chosen = choose_environment(environment, default_environment(spec), dest)
         plan = build_plan(spec, bundle, dest, chosen)
+        scaffold = environment is None and not known_image(spec)
+        if scaffold:
+            plan.environment = scaffold_environment(spec, dest)
         add_stand_ins(plan, dest)
         imported = plan_import(plan, dest)
-        described = describe_image(spec, advise=environment is None)
-        imported.result.warnings.insert(0, f"environment: {describe_choice(chosen)} ({described})")
+        described = describe_image(spec)
+        first = (
+            describe_scaffold(spec, plan.environment)
+            if scaffold
+            else f"environment: {describe_choice(chosen)} ({described})"
+        )
+        imported.result.warnings.insert(0, first)
         return imported
 
     return build
@@ -123,8 +137,9 @@ def import_challenge(
             dest.mkdir(parents=True, exist_ok=True)
             try:
                 result = _import(form, spec, bundle, dest, environment)
-                _loads(dest)
-                result.warnings += compile_warnings(load_challenge(dest), Settings.from_env())
+                loaded = _loads(dest)
+                result.warnings += environment_warnings(loaded)
+                result.warnings += compile_warnings(loaded, Settings.from_env())
                 return result
             except ConfigError as err:
                 shutil.rmtree(dest, ignore_errors=True)
@@ -136,10 +151,10 @@ def import_challenge(
     raise UsageError(f"{source}: not a bundle Proctor imports (no {names} it recognizes)")
 
 
-def _loads(dest: Path) -> None:
+def _loads(dest: Path) -> Challenge:
     """Refuse a written challenge Proctor cannot load (a mapping the importer got wrong)."""
     try:
-        load_challenge(dest)
+        return load_challenge(dest)
     except ConfigError as err:
         raise ConfigError(
             f"the challenge written from this bundle does not load ({err}): correct the "

@@ -8,6 +8,7 @@ from typing import Any
 
 from proctor.errors import UsageError
 from proctor.services.local.bundle_import.reading import read_yaml, text
+from proctor.services.local.program_imports import distribution_for, third_party_modules
 from proctor.services.untrusted_tree import copy_inside
 
 LEGACY_ENVIRONMENT = "codabench-legacy"
@@ -65,18 +66,10 @@ def _rebased(data: Any, prefix: str) -> Any:
     return rebased
 
 
-def describe_image(spec: dict[str, Any], *, advise: bool) -> str:
-    """The bundle's image as the environment warning names it; ``advise``: say what to do."""
+def describe_image(spec: dict[str, Any]) -> str:
+    """The bundle's image as the environment warning names it."""
     image = _image_name(spec)
-    if not image:
-        return "no docker_image: Codabench's default"
-    if advise and "codalab/codalab-legacy" not in image:
-        return (
-            f"docker_image {image}: not one of Codabench's images, whose libraries Proctor "
-            "cannot know; if its programs import more than numpy, scipy, scikit-learn, pandas "
-            "and matplotlib, import again with `--environment DIR` declaring them"
-        )
-    return f"docker_image {image}"
+    return f"docker_image {image}" if image else "no docker_image: Codabench's default"
 
 
 def default_environment(spec: dict[str, Any]) -> str:
@@ -90,6 +83,70 @@ def _image_name(spec: dict[str, Any]) -> str:
         if spec.get(key):
             return text(spec[key], key)
     return ""
+
+
+def known_image(spec: dict[str, Any]) -> bool:
+    """True for no image or one of Codabench's own (``codalab/...``), which Proctor stands for."""
+    image = _image_name(spec)
+    return not image or image.startswith("codalab/")
+
+
+SCAFFOLD_YAML = """\
+# Scaffolded by `proctor challenge import` for the bundle's docker_image {image}, whose
+# libraries Proctor cannot know: Debian 12's python3 (also as `python`) and the third-party
+# libraries its programs import (requirements.in lists them). Edit both to hold what the image
+# held, then lock and build it once: `proctor env lock DEST`, `proctor env build DEST`
+# (docs/environments.md).
+name: {name}
+debian: {{suite: bookworm, packages: [python3, python-is-python3]}}
+python:
+  requirements: requirements.in
+  lock: requirements.lock
+lock: environment.lock
+"""
+
+SCAFFOLD_REQUIREMENTS = """\
+# Scaffolded by `proctor challenge import` for the image {image}: one distribution for each
+# third-party module that its programs and samples import ({programs}). Add what else the
+# image held that they need (pin versions where results depend on them), then write the lock
+# with `proctor env lock DEST`.
+"""
+
+
+def scaffold_environment(spec: dict[str, Any], dest: Path) -> dict[str, Any]:
+    """Declare ``dest/environment/`` for an image Proctor does not know; the declaration.
+
+    Its ``requirements.in`` lists a distribution per third-party module the imported programs
+    (``programs/``) and samples (``baseline/``, ``kit/solutions/``) import; no lock is written:
+    the organizer edits the files, then locks and builds the environment once.
+    """
+    image = _image_name(spec)
+    folders = sorted(path for path in (dest / "programs").glob("*") if path.is_dir())
+    samples = [dest / "baseline", *sorted((dest / "kit" / "solutions").glob("*"))]
+    modules = third_party_modules([*folders, *samples], [*folders, *samples, dest / "kit"])
+    name = ("image-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", image).strip("-"))[:64]
+    folder = dest / "environment"
+    folder.mkdir(exist_ok=True)
+    (folder / "environment.yaml").write_text(
+        SCAFFOLD_YAML.format(image=image, name=name), encoding="utf-8"
+    )
+    shown = ", ".join(path.relative_to(dest).as_posix() for path in folders) or "none"
+    lines = sorted({distribution_for(module) for module in modules})
+    header = SCAFFOLD_REQUIREMENTS.format(image=image, programs=shown)
+    listed = "".join(f"{line}\n" for line in lines)
+    (folder / "requirements.in").write_text(header + listed, encoding="utf-8")
+    declared: dict[str, Any] = _rebased(read_yaml(folder / "environment.yaml"), "environment")
+    return declared
+
+
+def describe_scaffold(spec: dict[str, Any], chosen: dict[str, Any]) -> str:
+    """The import's first warning for a scaffolded environment: what it holds, what to do."""
+    return (
+        f"environment: {describe_choice(chosen)}, scaffolded for docker_image "
+        f"{_image_name(spec)}, which Proctor does not know: Debian 12's python3 and the "
+        "libraries its programs import (environment/requirements.in); edit it to hold what "
+        "the image held, then lock and build it once (below)"
+    )
 
 
 def describe_choice(chosen: Any) -> str:
