@@ -183,3 +183,20 @@ def test_an_unknown_token_says_it_may_come_from_another_data_folder(tmp_path: Pa
     said = str(refused.value)
     assert "not valid on this server" in said and "data folder" in said
     assert str(tmp_path) not in said  # the server's paths stay its own
+
+
+def test_every_usage_line_names_its_arguments_in_capitals_at_80_columns() -> None:
+    """``Usage: proctor env build [OPTIONS] CHALLENGE``: no ``{challenge}``, no lower-case name."""
+    app = build_app()
+    wrong = []
+    for path in _command_paths(typer.main.get_group(app)):
+        shown = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+        assert shown.exit_code == 0, shown.output
+        usage = next(line for line in shown.output.splitlines() if "Usage:" in line).strip()
+        pieces = usage.removeprefix("Usage: proctor").split()[len(path) :]
+        arguments = [piece.strip("[].") for piece in pieces if piece != "[OPTIONS]"]
+        if any("{" in piece or not piece[:1].isupper() for piece in arguments):
+            wrong.append(usage)
+    assert not wrong, "\n".join(wrong)
+    shown = CliRunner().invoke(app, ["env", "build", "--help"], env={"COLUMNS": "80"})
+    assert "Usage: proctor env build [OPTIONS] CHALLENGE" in shown.output
