@@ -279,9 +279,7 @@ def summary_line(
         return f"  {name:<16} no leaderboard" + (f"; failed: {', '.join(failed)}" if failed else "")
     best = standings[0]
     values = ", ".join(
-        f"{task} {shown_number(metric, value)}"
-        if len(best.scores) > 1
-        else shown_number(metric, value)
+        f"{task} {shown_number(value)}" if len(best.scores) > 1 else shown_number(value)
         for task, value in best.scores.items()
     )
     line = f"  {name:<16} {best.entry} {metric} {values} (rank 1 of {len(standings)})"

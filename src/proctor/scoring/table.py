@@ -45,15 +45,14 @@ from proctor.scoring.table_metrics import (
     table_metrics,
 )
 from proctor.spec.protocols import LocatedError, Strict
-from proctor.spec.scorer import MetricDeclaration, ScorerDeclaration, ScorerSettings
-from proctor.types import Direction
+from proctor.spec.scorer import ScorerDeclaration, ScorerSettings, count_metric
 
 TABLE_SCORER = "table"
 """The scorer kind with options (``scorer: {table: {metric: ...}}``): one metric of a CSV."""
 
 FileName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
 ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-ROWS_METRIC = MetricDeclaration("rows", Direction.NEUTRAL, "rows scored")
+ROWS_METRIC = count_metric("rows", "rows scored")
 
 
 def _names_of(kinds: frozenset[MetricKind]) -> str:

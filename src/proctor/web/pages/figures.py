@@ -1,6 +1,6 @@
 """How numbers and outcomes read on the pages: digits per metric, direction, stage outcomes.
 
-A count (a metric of direction ``neutral``, or a whole number the report marks as one) shows
+A count (a metric its scorer declares one, ``MetricDeclaration.count``) shows
 as an integer; any other metric with the digits ``precision:`` declares for it in
 ``challenge.yaml`` (4 when it declares none). A stage whose cases all failed is never called
 ``passed``.
@@ -15,6 +15,7 @@ from typing import Any
 
 from proctor.spec import Challenge
 from proctor.spec.display import DEFAULT_PRECISION
+from proctor.spec.scorer import MetricDeclaration
 from proctor.types import Direction
 
 DASH = "–"
@@ -53,14 +54,19 @@ class Numbers:
             return f"{old:.12g}", f"{new:.12g}"
         return before, after
 
-    def direction(self, metric: str) -> Direction | None:
-        """Which way ``metric`` improves (None: unknown to the challenge's scorers)."""
+    def declared(self, metric: str) -> MetricDeclaration | None:
+        """The declaration of ``metric`` (None: unknown to the challenge's scorers)."""
         if self.challenge is None:
             return None
         for task in self.challenge.tasks:
             if metric in task.reported_metrics:
-                return task.scorer_declaration.metric(metric).direction
+                return task.scorer_declaration.metric(metric)
         return None
+
+    def direction(self, metric: str) -> Direction | None:
+        """Which way ``metric`` improves (None: unknown to the challenge's scorers)."""
+        declared = self.declared(metric)
+        return declared.direction if declared is not None else None
 
     def family_direction(self, name: str) -> Direction | None:
         """The direction shared by the metrics named ``NAME_*`` (None: none, or they disagree).
@@ -80,11 +86,10 @@ class Numbers:
 
     def better(self, metric: str) -> str:
         """'higher is better', 'lower is better', 'a count' or '' (unknown)."""
-        direction = self.direction(metric)
-        if direction is None:
-            return ""
-        if direction is Direction.NEUTRAL:
-            return "a count"
+        declared = self.declared(metric)
+        if declared is None or declared.direction is Direction.NEUTRAL:
+            return "a count" if declared is not None and declared.count else ""
+        direction = declared.direction
         return "higher is better" if direction.higher_is_better else "lower is better"
 
     def arrow(self, metric: str) -> str:
