@@ -4,8 +4,9 @@ Each listed submission carries ``submission``, ``team``, ``phase``, ``created``,
 ``failure``, ``scores`` (task → metric → value, NaN as null, a count an integer) and
 ``fields`` (every ``submission_fields`` value, the private ones too: the organizers read
 them). The status is the organizer's (no participant's cut): ``cancelled``, ``running`` or
-``queued`` while a job is, else ``failed`` when a job failed, else ``scored``. Three queries per page whatever the
-number of teams: the submissions, their jobs with results, their scores.
+``queued`` while a job is, else ``failed`` when a job failed, else ``scored``. Three
+queries per page whatever the number of teams: the submissions, their jobs with results,
+their scores.
 """
 
 from __future__ import annotations
