@@ -82,6 +82,7 @@ SCORER = Scorer(
         name="autowsl",
         summary="AutoWSL 2019: ROC AUC of each dataset's prediction (label column)",
         reference="{record}.solution",
+        cases="datasets",
         metrics=metric_declarations(
             (
                 "auc",

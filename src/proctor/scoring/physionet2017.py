@@ -83,6 +83,7 @@ SCORER = Scorer(
         name="physionet2017",
         summary="PhysioNet/CinC 2017 AF classification: mean F1 of N, A, O",
         reference=REFERENCE,
+        cases="records",
         metrics=metric_declarations(
             ("score", Direction.HIGHER, "mean F1 of normal, AF and other rhythm", UNIT_INTERVAL),
             ("f1_normal", Direction.HIGHER, "F1 of normal rhythm (N)", UNIT_INTERVAL),

@@ -160,6 +160,7 @@ SCORER = Scorer(
         name="physionet2018",
         summary="PhysioNet/CinC 2018 arousals: gross AUPRC over every hidden record",
         reference="{record}-arousal.mat",
+        cases="records",
         metrics=metric_declarations(
             (
                 "auprc",

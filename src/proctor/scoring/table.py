@@ -115,6 +115,7 @@ class TableOptions(Strict):
             summary=f"table: {self.metric} of a CSV prediction against its solution",
             reference=f"{{record}}/{self.solution}",
             metrics=(self.table_metric.declaration, ROWS_METRIC),
+            cases=ROWS_METRIC.name,
         )
 
 

@@ -216,6 +216,7 @@ SCORER = Scorer(
         name="visceral",
         summary="VISCERAL Anatomy3: EvaluateSegmentation's Dice, AVGDIST, ARI and ICC per organ",
         reference="{record}.nii.gz",
+        cases="records",
         metrics=metric_declarations(
             (
                 "organs_dice",

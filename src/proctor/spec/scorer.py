@@ -81,12 +81,15 @@ class ScorerDeclaration:
 
     ``reference`` is a template with ``{record}``: the file every hidden case needs among the
     task's hidden references, checked when a challenge is installed (empty: none is named).
+    ``cases``: the count metric that says how many cases a score stands on (``records``), shown
+    as ``n=…`` beside an interval (empty: none).
     """
 
     name: str
     metrics: tuple[MetricDeclaration, ...]
     reference: str
     summary: str = ""
+    cases: str = ""
 
     @property
     def metric_names(self) -> tuple[str, ...]:

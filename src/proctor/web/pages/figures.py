@@ -63,6 +63,16 @@ class Numbers:
                 return task.scorer_declaration.metric(metric)
         return None
 
+    def cases_metrics(self) -> dict[str, str]:
+        """Task → the count metric saying how many cases its scores stand on (``records``)."""
+        if self.challenge is None:
+            return {}
+        return {
+            task.name: task.scorer_declaration.cases
+            for task in self.challenge.tasks
+            if task.scorer_declaration.cases
+        }
+
     def direction(self, metric: str) -> Direction | None:
         """Which way ``metric`` improves (None: unknown to the challenge's scorers)."""
         declared = self.declared(metric)
@@ -214,31 +224,48 @@ INTERVAL_SUFFIXES = ("_ci95_low", "_ci95_high")
 
 
 @dataclass(frozen=True, slots=True)
+class ShownInterval:
+    """A 95% interval beside its metric: its bounds and the cases it stands on (None: unknown)."""
+
+    low: Any
+    high: Any
+    cases: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ScoreRow:
     """One metric across the tasks: each task's value and interval (None: not reported)."""
 
     metric: str
     values: tuple[Any, ...]
-    intervals: tuple[tuple[Any, Any] | None, ...]
+    intervals: tuple[ShownInterval | None, ...]
 
 
-def score_grid(scores: dict[str, dict[str, Any]]) -> tuple[list[str], list[ScoreRow]]:
+def score_grid(
+    scores: dict[str, dict[str, Any]], cases: dict[str, str] | None = None
+) -> tuple[list[str], list[ScoreRow]]:
     """The scores as a metric × task table: the tasks, then one row per metric.
 
-    Interval bounds are no rows of their own: each sits beside its metric's value.
+    Interval bounds are no rows of their own: each sits beside its metric's value, with the
+    number of cases its task's scorer reports (``cases``: task → its count metric). An
+    interval without width (``[0.839, 0.839]``) tells nothing and is left out.
     """
     tasks = list(scores)
     metrics = dict.fromkeys(
         m for values in scores.values() for m in values if not m.endswith(INTERVAL_SUFFIXES)
     )
+    counted = cases or {}
     rows = []
     for metric in metrics:
         values = tuple(scores[task].get(metric) for task in tasks)
-        intervals = tuple(_interval(scores[task], metric) for task in tasks)
+        intervals = tuple(_interval(scores[task], metric, counted.get(task, "")) for task in tasks)
         rows.append(ScoreRow(metric, values, intervals))
     return tasks, rows
 
 
-def _interval(values: dict[str, Any], metric: str) -> tuple[Any, Any] | None:
+def _interval(values: dict[str, Any], metric: str, cases: str) -> ShownInterval | None:
     low, high = (values.get(f"{metric}{suffix}") for suffix in INTERVAL_SUFFIXES)
-    return None if low is None or high is None else (low, high)
+    if not isinstance(low, int | float) or not isinstance(high, int | float) or not high > low:
+        return None
+    count = values.get(cases) if cases else None
+    return ShownInterval(low, high, int(count) if isinstance(count, int | float) else None)
