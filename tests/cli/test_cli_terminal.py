@@ -17,7 +17,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from proctor import __version__
-from proctor.cli.catalog_cmd import NEXT_STEPS, summary_line, typed_proctor
+from proctor.cli.catalog_cmd import NEXT_STEPS, print_summary, summary_line, typed_proctor
 from proctor.cli.main import build_app
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_scores
@@ -113,6 +113,20 @@ def test_the_demo_summary_names_each_challenge_its_score_and_what_to_run_next() 
     assert all(
         step.strip().startswith((".venv/bin/proctor", "docs/", "next", "(")) for step in NEXT_STEPS
     )
+
+
+def test_the_demo_summary_keeps_whole_aligned_lines_when_piped() -> None:
+    """Piped, rich wraps at 80 columns: the summary's lines stay whole and its names aligned."""
+    best = [Standing(1, "baseline", {"CTce": 0.732875, "MRT1": 0.338004}, {}, 1)]
+    names = ("autowsl", "visceral-anatomy3")
+    width = max(map(len, names)) + 1
+    lines = [summary_line(name, "organs_dice", best, [], width=width) for name in names]
+    piped = io.StringIO()
+    print_summary(Console(file=piped, width=80), lines)
+    printed = piped.getvalue().splitlines()
+    assert all(line in printed for line in lines), printed  # none broken in two
+    assert all(step in printed and len(step) <= 80 for step in NEXT_STEPS)
+    assert len({line.index(" baseline") for line in lines}) == 1  # the names' column aligned
 
 
 def test_hints_name_the_proctor_that_runs_when_the_path_finds_another(tmp_path: Path) -> None:
