@@ -149,7 +149,9 @@ def test_scores_print_as_a_metric_by_task_table_with_intervals_and_counts_whole(
             name, RunStatus.SCORED, (), scores=scores, efficiency=efficiency, count_metrics=counts
         )
 
-    report = combine("autowsl", "final", [task("final-pu", 0.9), task("final-ssl", 0.8)])
+    flat = task("final-noisy", 0.839)
+    flat.scores.update(auc_ci95_low=0.839, auc_ci95_high=0.839)  # three records, one point
+    report = combine("autowsl", "final", [task("final-pu", 0.9), task("final-ssl", 0.8), flat])
     shown = io.StringIO()
     print_scores(report, Console(file=shown, width=120))
     text = shown.getvalue()
@@ -157,6 +159,7 @@ def test_scores_print_as_a_metric_by_task_table_with_intervals_and_counts_whole(
     assert "final-pu" in scores and "final-ssl" in scores
     assert "0.900000 [0.850000, 0.950000]" in scores
     assert "ci95" not in text  # bounds are not metrics of their own
+    assert "[0.839000" not in text  # an interval without width is left out
     datasets = next(line for line in scores.splitlines() if "datasets" in line)
     assert "1.000000" not in datasets and " 1 " in datasets
     assert "cpu_s_per_case" in efficiency and "cpu_s_per_case" not in scores

@@ -103,7 +103,7 @@ def _cell(report: EvaluationReport, task: str, metric: str, values: dict[str, fl
     value = values[metric]
     shown = shown_number(value, count=metric in report.whole_metrics(task))
     low, high = (values.get(f"{metric}{suffix}") for suffix in INTERVAL_SUFFIXES)
-    if low is not None and high is not None:
+    if low is not None and high is not None and high > low:  # one point is no interval
         shown += f" [{shown_number(low)}, {shown_number(high)}]"
     return shown
 
