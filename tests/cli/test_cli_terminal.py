@@ -17,7 +17,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from proctor import __version__
-from proctor.cli.catalog_cmd import NEXT_STEPS, summary_line, typed_proctor
+from proctor.cli.catalog_cmd import NEXT_STEPS, print_summary, summary_line, typed_proctor
 from proctor.cli.main import build_app
 from proctor.cli.progress_display import RichProgress
 from proctor.cli.run_cmd import print_scores
@@ -115,6 +115,20 @@ def test_the_demo_summary_names_each_challenge_its_score_and_what_to_run_next() 
     )
 
 
+def test_the_demo_summary_keeps_whole_aligned_lines_when_piped() -> None:
+    """Piped, rich wraps at 80 columns: the summary's lines stay whole and its names aligned."""
+    best = [Standing(1, "baseline", {"CTce": 0.732875, "MRT1": 0.338004}, {}, 1)]
+    names = ("autowsl", "visceral-anatomy3")
+    width = max(map(len, names)) + 1
+    lines = [summary_line(name, "organs_dice", best, [], width=width) for name in names]
+    piped = io.StringIO()
+    print_summary(Console(file=piped, width=80), lines)
+    printed = piped.getvalue().splitlines()
+    assert all(line in printed for line in lines), printed  # none broken in two
+    assert all(step in printed and len(step) <= 80 for step in NEXT_STEPS)
+    assert len({line.index(" baseline") for line in lines}) == 1  # the names' column aligned
+
+
 def test_hints_name_the_proctor_that_runs_when_the_path_finds_another(tmp_path: Path) -> None:
     venv = tmp_path / ".venv" / "bin" / "proctor"
     venv.parent.mkdir(parents=True)
@@ -135,7 +149,9 @@ def test_scores_print_as_a_metric_by_task_table_with_intervals_and_counts_whole(
             name, RunStatus.SCORED, (), scores=scores, efficiency=efficiency, count_metrics=counts
         )
 
-    report = combine("autowsl", "final", [task("final-pu", 0.9), task("final-ssl", 0.8)])
+    flat = task("final-noisy", 0.839)
+    flat.scores.update(auc_ci95_low=0.839, auc_ci95_high=0.839)  # three records, one point
+    report = combine("autowsl", "final", [task("final-pu", 0.9), task("final-ssl", 0.8), flat])
     shown = io.StringIO()
     print_scores(report, Console(file=shown, width=120))
     text = shown.getvalue()
@@ -143,6 +159,7 @@ def test_scores_print_as_a_metric_by_task_table_with_intervals_and_counts_whole(
     assert "final-pu" in scores and "final-ssl" in scores
     assert "0.900000 [0.850000, 0.950000]" in scores
     assert "ci95" not in text  # bounds are not metrics of their own
+    assert "[0.839000" not in text  # an interval without width is left out
     datasets = next(line for line in scores.splitlines() if "datasets" in line)
     assert "1.000000" not in datasets and " 1 " in datasets
     assert "cpu_s_per_case" in efficiency and "cpu_s_per_case" not in scores
@@ -183,3 +200,20 @@ def test_an_unknown_token_says_it_may_come_from_another_data_folder(tmp_path: Pa
     said = str(refused.value)
     assert "not valid on this server" in said and "data folder" in said
     assert str(tmp_path) not in said  # the server's paths stay its own
+
+
+def test_every_usage_line_names_its_arguments_in_capitals_at_80_columns() -> None:
+    """``Usage: proctor env build [OPTIONS] CHALLENGE``: no ``{challenge}``, no lower-case name."""
+    app = build_app()
+    wrong = []
+    for path in _command_paths(typer.main.get_group(app)):
+        shown = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+        assert shown.exit_code == 0, shown.output
+        usage = next(line for line in shown.output.splitlines() if "Usage:" in line).strip()
+        pieces = usage.removeprefix("Usage: proctor").split()[len(path) :]
+        arguments = [piece.strip("[].") for piece in pieces if piece != "[OPTIONS]"]
+        if any("{" in piece or not piece[:1].isupper() for piece in arguments):
+            wrong.append(usage)
+    assert not wrong, "\n".join(wrong)
+    shown = CliRunner().invoke(app, ["env", "build", "--help"], env={"COLUMNS": "80"})
+    assert "Usage: proctor env build [OPTIONS] CHALLENGE" in shown.output

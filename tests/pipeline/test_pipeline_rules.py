@@ -81,7 +81,7 @@ def test_the_quiz_shows_the_failed_cases_logs_at_full_disclosure(
     ("level", "message", "passed"),
     [
         ("errors", "record tr01: next.sh exited with status 2", 0),
-        ("counts", "quiz: 1 cases, 0 passed, 1 failed (0 timed out)", 0),
+        ("counts", "quiz: 1 case, 0 passed, 1 failed (0 timed out)", 0),
         ("none", "quiz failed", 0),
     ],
 )

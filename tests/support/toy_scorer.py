@@ -17,12 +17,17 @@ from pathlib import Path
 
 from proctor.errors import OutputError
 from proctor.scoring.base import Scorer, ScorerKind, TaskScores
-from proctor.spec.scorer import ScorerDeclaration, ScorerSettings, metric_declarations
+from proctor.spec.scorer import (
+    ScorerDeclaration,
+    ScorerSettings,
+    count_metric,
+    metric_declarations,
+)
 from proctor.types import Direction
 
 METRICS = metric_declarations(
     ("wrong", Direction.LOWER, "share of rows with a wrong answer"),
-    ("rows", Direction.NEUTRAL, "rows scored"),
+    count_metric("rows", "rows scored"),
 )
 
 

@@ -83,6 +83,7 @@ def test_a_team_keeps_its_colour_on_every_chart_and_is_outlined_when_it_is_you()
 class Task:
     """A task of a challenge scored by AutoWSL's scorer (its AUC declares [0, 1])."""
 
+    name: str = "final-pu"
     reported_metrics: tuple[str, ...] = ("auc",)
     scorer_declaration: ScorerDeclaration = AUTOWSL_SCORER.declaration
 

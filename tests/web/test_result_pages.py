@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from service_seed import Seeded, run_queued, seed, served, submit
-from toy_challenge import make_entry
+from toy_challenge import HIDDEN, make_entry, make_exam_entry
 
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
@@ -57,10 +57,18 @@ def test_the_banner_of_a_failed_submission_names_the_error_and_its_owner(failed:
     assert page.index("failure-banner") < page.index('id="stages"')
 
 
+REVERSED = f"""  {HIDDEN[0]})
+    n=$(cut -d' ' -f4 "$PROCTOR_DATA/$1.hea"); i=0; : > "$1.vec"
+    while [ $i -lt $n ]; do
+      if [ $i -lt $((n / 2)) ]; then echo 0.900; else echo 0.100; fi >> "$1.vec"; i=$((i + 1))
+    done ;;"""
+"""One hidden record answered backwards: an AUPRC below 1, its interval with width."""
+
+
 @pytest.fixture
 def scored(tmp_path: Path, sandbox: BwrapSandbox, sandbox_settings: Settings) -> Iterator[Seeded]:
     seeded = seed(tmp_path / "service")
-    submit(seeded, "alice", make_entry(tmp_path / "entry"))
+    submit(seeded, "alice", make_exam_entry(tmp_path / "entry", REVERSED))
     run_queued(seeded, sandbox, sandbox_settings)
     yield seeded
     seeded.platform.close()
@@ -73,6 +81,7 @@ def test_scores_are_a_metric_by_task_table_with_intervals_beside_them(scored: Se
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", table.group(0))).split())
     assert "task arousal" in text
     assert "ci95" not in text  # bounds sit beside auprc, not as metrics of their own
-    assert re.search(r"auprc .*? \d\.\d+ \[\d\.\d+, \d\.\d+\]", text), text
+    # the interval beside its metric, with the number of cases it stands on
+    assert re.search(r"auprc .*? \d\.\d+ \[\d\.\d+, \d\.\d+\] n=\d+ ", text), text
     assert re.search(r"records a count \d+ ", text), text
     assert "failure-banner" not in page

@@ -27,6 +27,7 @@ from proctor.web.pages.bundle_pages import render_page, sanitized
 from proctor.web.pages.charts import dashboard_charts
 from proctor.web.pages.figures import (
     Numbers,
+    ShownInterval,
     case_summary,
     failure_banner,
     repeated_messages,
@@ -218,12 +219,14 @@ def test_a_failure_repeated_on_several_tasks_is_shown_once_with_the_tasks() -> N
 
 def test_scores_become_a_metric_by_task_grid_with_intervals_beside_their_metric() -> None:
     scores = {
-        "pu": {"auc": 0.9, "auc_ci95_low": 0.85, "auc_ci95_high": 0.95, "datasets": 1},
+        "pu": {"auc": 0.9, "auc_ci95_low": 0.85, "auc_ci95_high": 0.95, "datasets": 3},
         "ssl": {"auc": 0.8},
+        "noisy": {"auc": 0.839, "auc_ci95_low": 0.839, "auc_ci95_high": 0.839, "datasets": 3},
     }
-    tasks, rows = score_grid(scores)
-    assert tasks == ["pu", "ssl"]
+    tasks, rows = score_grid(scores, {"pu": "datasets", "noisy": "datasets"})
+    assert tasks == ["pu", "ssl", "noisy"]
     assert [row.metric for row in rows] == ["auc", "datasets"]
-    assert rows[0].values == (0.9, 0.8)
-    assert rows[0].intervals == ((0.85, 0.95), None)
-    assert rows[1].values == (1, None)
+    assert rows[0].values == (0.9, 0.8, 0.839)
+    # with its number of cases; an interval without width is no interval
+    assert rows[0].intervals == (ShownInterval(0.85, 0.95, 3), None, None)
+    assert rows[1].values == (3, None, 3)

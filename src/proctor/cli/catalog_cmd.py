@@ -249,26 +249,37 @@ def demo(as_json: JsonOption = False) -> None:
         scores = {label: report.scores for label, report in reports}
         print_leaderboard(challenge.name, metric, standings, scores)
         print_organ_board(challenge.name, organ_board(reports))
-        summary.append(summary_line(challenge.name, metric, standings, reports))
+        width = max(len(each.name) for each in challenges) + 1
+        summary.append(summary_line(challenge.name, metric, standings, reports, width=width))
     if as_json:
         typer.echo(json.dumps({"challenges": results}, indent=2))
     else:
-        console.print("\n".join(["", "summary", *summary, *NEXT_STEPS]), highlight=False)
+        print_summary(console, summary)
     raise typer.Exit(1 if failures else 0)
 
 
 NEXT_STEPS = (
     "next:",
-    "  .venv/bin/proctor kit NAME my-kit       a starting kit of challenge NAME to edit",
-    "  .venv/bin/proctor run my-kit/entry --challenge NAME   score your entry as above",
-    "  docs/bundled-challenges.md              what each challenge asks",
+    "  .venv/bin/proctor kit NAME my-kit           a starting kit of challenge NAME",
+    "  .venv/bin/proctor run my-kit/entry -c NAME  score its entry as above",
+    "  docs/bundled-challenges.md                  what each challenge asks",
     "  (or 'source .venv/bin/activate' once, then type 'proctor')",
 )
 """Where to look after ``make demo``: commands that work without activating the venv."""
 
 
+def print_summary(console: Console, lines: list[str]) -> None:
+    """The demo's summary, then the next steps: whole lines, never cut at 80 columns in a pipe."""
+    console.print("\n".join(["", "summary", *lines, *NEXT_STEPS]), highlight=False, soft_wrap=True)
+
+
 def summary_line(
-    name: str, metric: str, standings: list[Standing], reports: list[tuple[str, EvaluationReport]]
+    name: str,
+    metric: str,
+    standings: list[Standing],
+    reports: list[tuple[str, EvaluationReport]],
+    *,
+    width: int = 16,
 ) -> str:
     """One line of the demo's summary: the challenge, its best entry's score, or what failed.
 
@@ -276,15 +287,15 @@ def summary_line(
     """
     failed = [label for label, report in reports if report.status is RunStatus.FAILED]
     if not standings:
-        return f"  {name:<16} no leaderboard" + (f"; failed: {', '.join(failed)}" if failed else "")
+        return f"  {name:<{width}} no leaderboard" + (
+            f"; failed: {', '.join(failed)}" if failed else ""
+        )
     best = standings[0]
     values = ", ".join(
-        f"{task} {shown_number(metric, value)}"
-        if len(best.scores) > 1
-        else shown_number(metric, value)
+        f"{task} {shown_number(value)}" if len(best.scores) > 1 else shown_number(value)
         for task, value in best.scores.items()
     )
-    line = f"  {name:<16} {best.entry} {metric} {values} (rank 1 of {len(standings)})"
+    line = f"  {name:<{width}} {best.entry} {metric} {values} (rank 1 of {len(standings)})"
     return line + (f"; failed: {', '.join(failed)}" if failed else "")
 
 

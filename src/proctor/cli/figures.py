@@ -1,6 +1,8 @@
 """Numbers as people read them: scores rounded to six decimals, counts as integers.
 
-Only the human output rounds; ``--json`` keeps every digit of every score.
+Only the human output rounds; ``--json`` keeps every digit of every score. Which figures are
+counts is declared (``MetricDeclaration.count``; a report's ``count_metrics``), never guessed
+from a metric's name; a JSON answer already carries a count as an integer.
 """
 
 from __future__ import annotations
@@ -8,12 +10,10 @@ from __future__ import annotations
 import math
 
 
-def shown_number(metric: str, value: float | None) -> str:
-    """``value`` of ``metric`` for a person: ``0.824658``, ``12`` (records, bytes), ``nan``."""
+def shown_number(value: float | None, *, count: bool = False) -> str:
+    """``value`` for a person: ``0.824658``; ``12`` for a count or an integer; ``nan``."""
     if value is None or math.isnan(value):
         return "nan"
-    if metric.startswith("records") or metric.endswith("_bytes"):
+    if isinstance(value, int) or (count and math.isfinite(value)):
         return f"{int(value)}"
-    if isinstance(value, int):
-        return str(value)
     return f"{value:.6f}"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -101,13 +100,11 @@ def _cell(report: EvaluationReport, task: str, metric: str, values: dict[str, fl
     """One task's ``metric`` as shown: ``0.824658 [0.79, 0.85]``, ``12``, or empty."""
     if metric not in values:
         return ""
-    counts = report.tasks[task].count_metrics if task in report.tasks else frozenset()
     value = values[metric]
-    whole = metric in counts and math.isfinite(value)
-    shown = f"{int(value)}" if whole else shown_number(metric, value)
+    shown = shown_number(value, count=metric in report.whole_metrics(task))
     low, high = (values.get(f"{metric}{suffix}") for suffix in INTERVAL_SUFFIXES)
-    if low is not None and high is not None:
-        shown += f" [{shown_number(metric, low)}, {shown_number(metric, high)}]"
+    if low is not None and high is not None and high > low:  # one point is no interval
+        shown += f" [{shown_number(low)}, {shown_number(high)}]"
     return shown
 
 
@@ -124,7 +121,7 @@ def print_dashboard(report: EvaluationReport, console: Console) -> None:
     for row in rows:
         stats = (row.minimum, row.maximum, row.median, row.mean)
         table.add_row(row.task, row.metric, row.organ, str(row.empty), str(row.count),
-                      *(shown_number(row.metric, value) for value in stats))  # fmt: skip
+                      *(shown_number(value) for value in stats))  # fmt: skip
     console.print(table)
 
 

@@ -201,7 +201,7 @@ def _show(final: SubmissionStatus) -> None:
     for stage in report.get("stages", []):
         typer.echo(plain(f"  {stage['name']:<8} {stage['status']:<8} {stage['message']}"))
     for task, scores in report.get("scores", {}).items():
-        shown = ", ".join(f"{k}={shown_number(k, v)}" for k, v in scores.items())
+        shown = ", ".join(f"{k}={shown_number(v)}" for k, v in scores.items())
         typer.echo(f"  scores · {task}: {shown}")
 
 

@@ -95,9 +95,10 @@ def counts_of(runs: Sequence[CaseRun], not_started: int = 0) -> CaseCounts:
 
 
 def counts_message(stage: Stage, counts: CaseCounts) -> str:
-    """A message carrying nothing beyond counts."""
+    """A message carrying nothing beyond counts (``1 case``, ``3 cases``)."""
+    noun = "case" if counts.total == 1 else "cases"
     return (
-        f"{stage}: {counts.total} cases, {counts.passed} passed, {counts.failed} failed "
+        f"{stage}: {counts.total} {noun}, {counts.passed} passed, {counts.failed} failed "
         f"({counts.timed_out} timed out)"
     )
 

@@ -80,6 +80,8 @@ class Usage:
         }
 
 
+EFFICIENCY_COUNTS = frozenset({"peak_memory_bytes"})
+"""The efficiency figures that count something (bytes): whole numbers wherever shown."""
 HIDDEN_USAGE: dict[str, None] = {"wall_s": None, "cpu_s": None, "peak_memory_bytes": None}
 """The JSON ``usage`` of a report some of whose figures the disclosure withheld."""
 
@@ -282,6 +284,11 @@ class EvaluationReport:
         for stage in self.stages:
             total = total + stage.usage
         return total
+
+    def whole_metrics(self, task: str) -> frozenset[str]:
+        """The figures of ``task`` that count something: its scorer's counts, memory bytes."""
+        counts = self.tasks[task].count_metrics if task in self.tasks else frozenset()
+        return counts | EFFICIENCY_COUNTS
 
     def to_json(self) -> dict[str, Any]:
         """The documented JSON object of ``proctor run --json``."""

@@ -41,11 +41,7 @@ def task_report(job: TaskJob, runner: StageRunner, examined: Examined | None = N
         full=shown.full if shown is not None else None,
         determinism=_shown_determinism(job, examined),
         environment=runner.environment or environment_info(job.environment, private=False),
-        count_metrics=frozenset(
-            metric.name
-            for metric in job.challenge.task(job.task).scorer_declaration.metrics
-            if not metric.rankable
-        ),
+        count_metrics=job.challenge.task(job.task).scorer_declaration.count_metrics,
     )
 
 

@@ -20,7 +20,7 @@ from proctor.formats.label_csv import read_label_column
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 from proctor.metrics.classification import roc_auc_score
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, count_metric, metric_declarations
 from proctor.types import Direction
 
 FAILED_AUC = 0.0
@@ -82,6 +82,7 @@ SCORER = Scorer(
         name="autowsl",
         summary="AutoWSL 2019: ROC AUC of each dataset's prediction (label column)",
         reference="{record}.solution",
+        cases="datasets",
         metrics=metric_declarations(
             (
                 "auc",
@@ -89,8 +90,8 @@ SCORER = Scorer(
                 "area under the ROC curve of the dataset's prediction",
                 UNIT_INTERVAL,
             ),
-            ("datasets", Direction.NEUTRAL, "hidden datasets scored"),
-            ("datasets_failed", Direction.NEUTRAL, "datasets without a usable prediction"),
+            count_metric("datasets", "hidden datasets scored"),
+            count_metric("datasets_failed", "datasets without a usable prediction"),
         ),
     ),
     score_task,

@@ -27,7 +27,7 @@ from proctor.formats.brat import (
 from proctor.metrics.extraction import Scenario, ScenarioScore, Sentence, score_scenario
 from proctor.metrics.warning_capture import captured_warnings
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, count_metric, metric_declarations
 from proctor.types import Direction
 
 Record = dict[str, float | str]
@@ -194,14 +194,14 @@ SCORER = Scorer(
                 UNIT_INTERVAL,
             ),
             ("recall", Direction.HIGHER, "(correct + partial/2) / gold items", UNIT_INTERVAL),
-            ("correct_a", Direction.NEUTRAL, "keyphrases with the gold spans and label"),
-            ("incorrect_a", Direction.NEUTRAL, "keyphrases with the gold spans, another label"),
-            ("partial_a", Direction.NEUTRAL, "keyphrases overlapping a gold one"),
-            ("missing_a", Direction.NEUTRAL, "gold keyphrases not found"),
-            ("spurious_a", Direction.NEUTRAL, "submitted keyphrases matching none"),
-            ("correct_b", Direction.NEUTRAL, "relations matching a gold one"),
-            ("missing_b", Direction.NEUTRAL, "gold relations not found"),
-            ("spurious_b", Direction.NEUTRAL, "submitted relations matching none"),
+            count_metric("correct_a", "keyphrases with the gold spans and label"),
+            count_metric("incorrect_a", "keyphrases with the gold spans, another label"),
+            count_metric("partial_a", "keyphrases overlapping a gold one"),
+            count_metric("missing_a", "gold keyphrases not found"),
+            count_metric("spurious_a", "submitted keyphrases matching none"),
+            count_metric("correct_b", "relations matching a gold one"),
+            count_metric("missing_b", "gold relations not found"),
+            count_metric("spurious_b", "submitted relations matching none"),
         ),
     ),
     score_task,

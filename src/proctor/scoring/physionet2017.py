@@ -16,7 +16,7 @@ from pathlib import Path
 from proctor.metrics._validation import MetricInputError, UndefinedMetricWarning
 from proctor.metrics.physionet_scores import LABELS_2017, parse_answer_lines, score_2017
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, count_metric, metric_declarations
 from proctor.types import Direction
 
 REFERENCE = "REFERENCE.csv"
@@ -83,6 +83,7 @@ SCORER = Scorer(
         name="physionet2017",
         summary="PhysioNet/CinC 2017 AF classification: mean F1 of N, A, O",
         reference=REFERENCE,
+        cases="records",
         metrics=metric_declarations(
             ("score", Direction.HIGHER, "mean F1 of normal, AF and other rhythm", UNIT_INTERVAL),
             ("f1_normal", Direction.HIGHER, "F1 of normal rhythm (N)", UNIT_INTERVAL),
@@ -94,8 +95,8 @@ SCORER = Scorer(
                 "F1 of noisy recordings (~), not in the score",
                 UNIT_INTERVAL,
             ),
-            ("records", Direction.NEUTRAL, "hidden records scored"),
-            ("records_zero_filled", Direction.NEUTRAL, "records answered as noise (no output)"),
+            count_metric("records", "hidden records scored"),
+            count_metric("records_zero_filled", "records answered as noise (no output)"),
         ),
     ),
     score_task,

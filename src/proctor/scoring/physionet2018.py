@@ -28,7 +28,7 @@ from proctor.metrics.physionet2018 import (
 )
 from proctor.metrics.physionet2018_bootstrap import bootstrap_gross_auprc
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, count_metric, metric_declarations
 from proctor.types import Direction
 
 
@@ -160,6 +160,7 @@ SCORER = Scorer(
         name="physionet2018",
         summary="PhysioNet/CinC 2018 arousals: gross AUPRC over every hidden record",
         reference="{record}-arousal.mat",
+        cases="records",
         metrics=metric_declarations(
             (
                 "auprc",
@@ -177,8 +178,8 @@ SCORER = Scorer(
             ),
             ("auprc_ci95_low", Direction.HIGHER, "bootstrap 95% interval of the AUPRC: low"),
             ("auprc_ci95_high", Direction.HIGHER, "bootstrap 95% interval of the AUPRC: high"),
-            ("records", Direction.NEUTRAL, "hidden records scored"),
-            ("records_zero_filled", Direction.NEUTRAL, "records scored as zeros (no output)"),
+            count_metric("records", "hidden records scored"),
+            count_metric("records_zero_filled", "records scored as zeros (no output)"),
         ),
     ),
     score_task,

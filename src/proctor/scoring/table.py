@@ -54,19 +54,18 @@ from proctor.scoring.table_metrics import (
 )
 from proctor.spec.protocols import LocatedError
 from proctor.spec.scorer import (
-    MetricDeclaration,
     OutputCheckSettings,
     ScorerDeclaration,
     ScorerSettings,
+    count_metric,
 )
-from proctor.types import Direction
 
 TABLE_SCORER = "table"
 """The scorer kind with options (``scorer: {table: {metrics: [...]}}``): metrics of a CSV."""
 
 FileName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
 ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-ROWS_METRIC = MetricDeclaration("rows", Direction.NEUTRAL, "rows scored")
+ROWS_METRIC = count_metric("rows", "rows scored")
 
 
 def _names_of(kinds: frozenset[MetricKind]) -> str:
@@ -155,6 +154,7 @@ class TableOptions(OutputCheckSettings):
             "solution",
             reference=self.reference,
             metrics=(*(metric.declaration for metric in self.table_metrics), ROWS_METRIC),
+            cases=ROWS_METRIC.name,
         )
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from proctor.formats.nifti_masks import read_label_map, read_mask
 from proctor.metrics.segmentation_compat import ToolEvaluation, tool_bytes
 from proctor.scoring.base import Scorer, TaskScores
-from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, metric_declarations
+from proctor.spec.scorer import UNIT_INTERVAL, ScorerDeclaration, count_metric, metric_declarations
 from proctor.types import Direction
 
 
@@ -216,6 +216,7 @@ SCORER = Scorer(
         name="visceral",
         summary="VISCERAL Anatomy3: EvaluateSegmentation's Dice, AVGDIST, ARI and ICC per organ",
         reference="{record}.nii.gz",
+        cases="records",
         metrics=metric_declarations(
             (
                 "organs_dice",
@@ -224,9 +225,9 @@ SCORER = Scorer(
                 UNIT_INTERVAL,
             ),
             *(row for organ in VISCERAL_ORGANS for row in _organ_metrics(organ)),
-            ("organs_segmented", Direction.NEUTRAL, "organs with output in some volume"),
-            ("records", Direction.NEUTRAL, "hidden volumes scored"),
-            ("records_zero_filled", Direction.NEUTRAL, "volumes with no usable output"),
+            count_metric("organs_segmented", "organs with output in some volume"),
+            count_metric("records", "hidden volumes scored"),
+            count_metric("records_zero_filled", "volumes with no usable output"),
         ),
     ),
     score_task,

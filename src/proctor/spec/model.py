@@ -407,7 +407,7 @@ class Challenge(Strict):
         """Digits shown after the point for ``metric``; None for a count (an integer)."""
         for task in self.tasks:
             if metric in task.reported_metrics:
-                if task.scorer_declaration.metric(metric).direction is Direction.NEUTRAL:
+                if task.scorer_declaration.metric(metric).count:
                     return None
                 break
         return self.precision.get(metric, DEFAULT_PRECISION)

@@ -41,6 +41,7 @@ are inside the sandbox is data (:class:`ProgramMounts`), so a bundle made for an
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from collections.abc import Mapping
@@ -61,12 +62,15 @@ class MetricDeclaration:
 
     ``domain`` is (low, high), the values the metric can take (``-inf``/``inf`` where
     unbounded; None: not declared): plots keep their axes inside it, so an AUC never passes 1.
+    ``count``: the metric counts something (records scored), so every face writes it as a
+    whole number (``54``, never ``54.000000``) and JSON answers carry it as an integer.
     """
 
     name: str
     direction: Direction
     summary: str = ""
     domain: tuple[float, float] | None = None
+    count: bool = False
 
     @property
     def rankable(self) -> bool:
@@ -80,17 +84,25 @@ class ScorerDeclaration:
 
     ``reference`` is a template with ``{record}``: the file every hidden case needs among the
     task's hidden references, checked when a challenge is installed (empty: none is named).
+    ``cases``: the count metric that says how many cases a score stands on (``records``), shown
+    as ``n=…`` beside an interval (empty: none).
     """
 
     name: str
     metrics: tuple[MetricDeclaration, ...]
     reference: str
     summary: str = ""
+    cases: str = ""
 
     @property
     def metric_names(self) -> tuple[str, ...]:
         """The names of the metrics, in report order."""
         return tuple(metric.name for metric in self.metrics)
+
+    @property
+    def count_metrics(self) -> frozenset[str]:
+        """The metrics that count something, written as whole numbers."""
+        return frozenset(metric.name for metric in self.metrics if metric.count)
 
     def metric(self, name: str) -> MetricDeclaration:
         """The declaration of metric ``name`` (``KeyError`` when the scorer has none)."""
@@ -105,10 +117,29 @@ UNIT_INTERVAL = (0.0, 1.0)
 
 
 def metric_declarations(
-    *rows: tuple[str, Direction, str] | tuple[str, Direction, str, tuple[float, float]],
+    *rows: tuple[str, Direction, str]
+    | tuple[str, Direction, str, tuple[float, float]]
+    | MetricDeclaration,
 ) -> tuple[MetricDeclaration, ...]:
-    """``(name, direction, summary[, domain])`` rows as a scorer's metrics, in report order."""
-    return tuple(MetricDeclaration(*row) for row in rows)
+    """``(name, direction, summary[, domain])`` rows (or declarations) as a scorer's metrics."""
+    return tuple(
+        row if isinstance(row, MetricDeclaration) else MetricDeclaration(*row) for row in rows
+    )
+
+
+def count_metric(name: str, summary: str) -> MetricDeclaration:
+    """A metric that counts something (records scored): neutral, whole, never below 0."""
+    return MetricDeclaration(name, Direction.NEUTRAL, summary, (0.0, math.inf), count=True)
+
+
+def whole_counts(
+    scores: Mapping[str, float | None], counts: frozenset[str]
+) -> dict[str, int | float | None]:
+    """``scores`` with each finite count as an ``int``: what faces and JSON answers show."""
+    return {
+        name: int(value) if name in counts and value is not None and math.isfinite(value) else value
+        for name, value in scores.items()
+    }
 
 
 PROGRAM_SCORER = "program"
@@ -124,6 +155,8 @@ class ProgramMetric(Strict):
     direction: Direction
     description: str = ""
     range: tuple[float, float] | None = None
+    count: bool = False
+    """The metric counts something: shown as a whole number (``54``), never ``54.000000``."""
 
     @field_validator("range")
     @classmethod
@@ -397,7 +430,9 @@ class ScoringProgram(ScorerSettings):
     def declaration(self) -> ScorerDeclaration:
         """The metrics the program reports, as a scorer declaration (no reference template)."""
         metrics = tuple(
-            MetricDeclaration(name, metric.direction, metric.description, metric.range)
+            MetricDeclaration(
+                name, metric.direction, metric.description, metric.range, count=metric.count
+            )
             for name, metric in self.metrics.items()
         )
         reference = self.check.reference if isinstance(self.check, OutputCheckSettings) else ""

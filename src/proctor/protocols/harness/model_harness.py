@@ -190,6 +190,36 @@ def run(args: argparse.Namespace) -> None:
     write_prediction(args.output, _scores(model.predict(x), rows))
 
 
+def entry_traceback(err: BaseException) -> str:
+    """``err``'s traceback with the entry's frames only (the harness's and importlib's left out).
+
+    A participant reads it: frames of this file and of the import machinery say nothing they
+    can fix.
+    """
+    shown = traceback.TracebackException.from_exception(err)
+    for part in _chain(shown):
+        kept = [frame for frame in part.stack if not _harness_frame(frame.filename)]
+        part.stack = traceback.StackSummary.from_list(kept)
+    return "".join(shown.format())
+
+
+def _chain(shown: traceback.TracebackException) -> list[traceback.TracebackException]:
+    """``shown`` and the exceptions it was raised from or during."""
+    found = []
+    part: traceback.TracebackException | None = shown
+    while part is not None and part not in found:
+        found.append(part)
+        part = part.__cause__ or part.__context__
+    return found
+
+
+def _harness_frame(filename: str) -> bool:
+    return (
+        filename.startswith("<frozen importlib")
+        or Path(filename).resolve() == Path(__file__).resolve()
+    )
+
+
 def main(argv: list[str]) -> int:
     """Run one mode; exit 3 with a ``proctor-harness:`` line for what the entry must fix."""
     args = _arguments(argv)
@@ -202,7 +232,7 @@ def main(argv: list[str]) -> int:
         print(PROBLEM_PREFIX + str(problem), file=sys.stderr)
         return PROBLEM_STATUS
     except Exception as err:  # the entry's own exception: its traceback, then one line
-        traceback.print_exc()
+        print(entry_traceback(err), end="", file=sys.stderr)
         print(f"{PROBLEM_PREFIX}{type(err).__name__}: {err}"[:500], file=sys.stderr)
         return PROBLEM_STATUS
     return 0

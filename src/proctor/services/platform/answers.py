@@ -384,7 +384,9 @@ class ListedSubmission(Answer):
     failure: str | None = Field(description="entry, platform, scorer or infrastructure")
     flagged: bool
     refunded: bool
-    scores: dict[str, dict[str, float | None]] = Field(description="task → metric → value")
+    scores: dict[str, dict[str, int | float | None]] = Field(
+        description="task → metric → value (a count an integer)"
+    )
     fields: dict[str, str] = Field(
         default_factory=dict, description="Every submission_fields value (public or not)"
     )

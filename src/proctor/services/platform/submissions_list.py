@@ -1,11 +1,12 @@
 """Every submission of a challenge for the organizer: filtered, paged, with its scores.
 
 Each listed submission carries ``submission``, ``team``, ``phase``, ``created``, ``status``,
-``failure``, ``scores`` (task → metric → value, NaN as null) and ``fields`` (every
-``submission_fields`` value, the private ones too: the organizers read them). The status is the
-organizer's (no participant's cut): ``cancelled``, ``running`` or ``queued`` while a job
-is, else ``failed`` when a job failed, else ``scored``. Three queries per page whatever the
-number of teams: the submissions, their jobs with results, their scores.
+``failure``, ``scores`` (task → metric → value, NaN as null, a count an integer) and
+``fields`` (every ``submission_fields`` value, the private ones too: the organizers read
+them). The status is the organizer's (no participant's cut): ``cancelled``, ``running`` or
+``queued`` while a job is, else ``failed`` when a job failed, else ``scored``. Three
+queries per page whatever the number of teams: the submissions, their jobs with results,
+their scores.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from proctor.services.platform.console import organizers_only
 from proctor.services.platform.installs import current
 from proctor.services.platform.quota import iso
 from proctor.services.platform.resources import Platform
+from proctor.spec.scorer import whole_counts
 from proctor.store.models import Job, Result, Score, SubmissionRow, Team
 from proctor.types import JobState
 
@@ -98,7 +100,8 @@ def challenge_submissions(
     """
     organizers_only(principal)
     filters.check()
-    current(platform, challenge_name)
+    _, challenge = current(platform, challenge_name)
+    counts = {task.name: task.scorer_declaration.count_metrics for task in challenge.tasks}
     with platform.db() as session:
         listed, jobs = _matching(session, challenge_name, filters)
         start = (filters.page - 1) * filters.per_page
@@ -109,7 +112,7 @@ def challenge_submissions(
         total=len(listed),
         page=filters.page,
         per_page=filters.per_page,
-        submissions=[_listed(each, jobs[each[0].id], scores) for each in shown],
+        submissions=[_listed(each, jobs[each[0].id], scores, counts) for each in shown],
     )
 
 
@@ -140,8 +143,9 @@ def _listed(
     listed: Listed,
     jobs: list[tuple[Job, Result | None]],
     scores: dict[int, dict[str, float | None]],
+    counts: dict[str, frozenset[str]],
 ) -> ListedSubmission:
-    """One submission of the list."""
+    """One submission of the list, each count (``MetricDeclaration.count``) an integer."""
     row, team, status, failure = listed
     return ListedSubmission(
         submission=row.id,
@@ -152,7 +156,11 @@ def _listed(
         failure=failure,
         flagged=row.flagged,
         refunded=row.refunded,
-        scores={job.task: scores[job.id] for job, _ in jobs if job.id in scores},
+        scores={
+            job.task: whole_counts(scores[job.id], counts.get(job.task, frozenset()))
+            for job, _ in jobs
+            if job.id in scores
+        },
         fields=submission_fields.stored(row.fields),
     )
 

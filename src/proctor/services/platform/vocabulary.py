@@ -11,5 +11,14 @@ from proctor.leaderboard import Board
 from proctor.spec import Challenge, Phase
 from proctor.spec.display import DEFAULT_PRECISION, PAGE_NAMES
 from proctor.spec.leaderboards import default_metric
+from proctor.spec.scorer import MetricDeclaration
 
-__all__ = ["DEFAULT_PRECISION", "PAGE_NAMES", "Board", "Challenge", "Phase", "default_metric"]
+__all__ = [
+    "DEFAULT_PRECISION",
+    "PAGE_NAMES",
+    "Board",
+    "Challenge",
+    "MetricDeclaration",
+    "Phase",
+    "default_metric",
+]

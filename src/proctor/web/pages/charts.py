@@ -196,9 +196,12 @@ def _distribution(board: Leaderboard, column: _Column, mine: str | None, suffix:
     )
 
 
-def _cases(row: LeaderboardRow, task: str) -> int | None:
-    """The number of cases behind a row's scores on ``task``, where the board shows it."""
-    cases = row.scores.get(task, {}).get("cases")
+def _cases(row: LeaderboardRow, task: str, numbers: Numbers) -> int | None:
+    """The number of cases behind a row's scores on ``task``, where the board shows it.
+
+    The count is the metric the task's scorer declares as its cases (``records``).
+    """
+    cases = row.scores.get(task, {}).get(numbers.cases_metrics().get(task, ""))
     return int(cases) if isinstance(cases, int | float) else None
 
 
@@ -215,7 +218,7 @@ def _intervals(board: Leaderboard, column: _Column, mine: str | None, suffix: st
     """
     task, metric, fmt = column.task, column.metric, column.fmt
     bounded = [
-        _bounded(row.team, v, row.ci95.scores[task][metric], _cases(row, task))
+        _bounded(row.team, v, row.ci95.scores[task][metric], _cases(row, task, column.numbers))
         for row in board.rows
         if row.ci95
         and metric in row.ci95.scores.get(task, {})
@@ -378,12 +381,12 @@ def submission_interval_chart(
         if row.submission == sid and low is None:
             low, high = bounds
         name = f"{row.team} (#{row.rank:g})"
-        rows.append(_bounded(name, value, bounds, _cases(row, task)))
+        rows.append(_bounded(name, value, bounds, _cases(row, task, numbers)))
     value = shown.get(metric)
     if not rows or not isinstance(value, int | float) or low is None or high is None:
         return None
     mine = "this submission"
-    cases = shown.get("cases")
+    cases = shown.get(numbers.cases_metrics().get(task, ""))
     count = int(cases) if isinstance(cases, int | float) else None
     rows.insert(0, plots.Bounded(mine, float(value), float(low), float(high), count))
     if not any(b.high > b.low for b in rows):

@@ -1,6 +1,6 @@
 """How numbers and outcomes read on the pages: digits per metric, direction, stage outcomes.
 
-A count (a metric of direction ``neutral``, or a whole number the report marks as one) shows
+A count (a metric its scorer declares one, ``MetricDeclaration.count``) shows
 as an integer; any other metric with the digits ``precision:`` declares for it in
 ``challenge.yaml`` (4 when it declares none). A stage whose cases all failed is never called
 ``passed``.
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from proctor.services.platform.vocabulary import DEFAULT_PRECISION, Challenge
+from proctor.services.platform.vocabulary import DEFAULT_PRECISION, Challenge, MetricDeclaration
 from proctor.types import Direction
 
 DASH = "–"
@@ -52,14 +52,29 @@ class Numbers:
             return f"{old:.12g}", f"{new:.12g}"
         return before, after
 
-    def direction(self, metric: str) -> Direction | None:
-        """Which way ``metric`` improves (None: unknown to the challenge's scorers)."""
+    def declared(self, metric: str) -> MetricDeclaration | None:
+        """The declaration of ``metric`` (None: unknown to the challenge's scorers)."""
         if self.challenge is None:
             return None
         for task in self.challenge.tasks:
             if metric in task.reported_metrics:
-                return task.scorer_declaration.metric(metric).direction
+                return task.scorer_declaration.metric(metric)
         return None
+
+    def cases_metrics(self) -> dict[str, str]:
+        """Task → the count metric saying how many cases its scores stand on (``records``)."""
+        if self.challenge is None:
+            return {}
+        return {
+            task.name: task.scorer_declaration.cases
+            for task in self.challenge.tasks
+            if task.scorer_declaration.cases
+        }
+
+    def direction(self, metric: str) -> Direction | None:
+        """Which way ``metric`` improves (None: unknown to the challenge's scorers)."""
+        declared = self.declared(metric)
+        return declared.direction if declared is not None else None
 
     def family_direction(self, name: str) -> Direction | None:
         """The direction shared by the metrics named ``NAME_*`` (None: none, or they disagree).
@@ -79,11 +94,10 @@ class Numbers:
 
     def better(self, metric: str) -> str:
         """'higher is better', 'lower is better', 'a count' or '' (unknown)."""
-        direction = self.direction(metric)
-        if direction is None:
-            return ""
-        if direction is Direction.NEUTRAL:
-            return "a count"
+        declared = self.declared(metric)
+        if declared is None or declared.direction is Direction.NEUTRAL:
+            return "a count" if declared is not None and declared.count else ""
+        direction = declared.direction
         return "higher is better" if direction.higher_is_better else "lower is better"
 
     def arrow(self, metric: str) -> str:
@@ -208,31 +222,48 @@ INTERVAL_SUFFIXES = ("_ci95_low", "_ci95_high")
 
 
 @dataclass(frozen=True, slots=True)
+class ShownInterval:
+    """A 95% interval beside its metric: its bounds and the cases it stands on (None: unknown)."""
+
+    low: Any
+    high: Any
+    cases: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ScoreRow:
     """One metric across the tasks: each task's value and interval (None: not reported)."""
 
     metric: str
     values: tuple[Any, ...]
-    intervals: tuple[tuple[Any, Any] | None, ...]
+    intervals: tuple[ShownInterval | None, ...]
 
 
-def score_grid(scores: dict[str, dict[str, Any]]) -> tuple[list[str], list[ScoreRow]]:
+def score_grid(
+    scores: dict[str, dict[str, Any]], cases: dict[str, str] | None = None
+) -> tuple[list[str], list[ScoreRow]]:
     """The scores as a metric × task table: the tasks, then one row per metric.
 
-    Interval bounds are no rows of their own: each sits beside its metric's value.
+    Interval bounds are no rows of their own: each sits beside its metric's value, with the
+    number of cases its task's scorer reports (``cases``: task → its count metric). An
+    interval without width (``[0.839, 0.839]``) tells nothing and is left out.
     """
     tasks = list(scores)
     metrics = dict.fromkeys(
         m for values in scores.values() for m in values if not m.endswith(INTERVAL_SUFFIXES)
     )
+    counted = cases or {}
     rows = []
     for metric in metrics:
         values = tuple(scores[task].get(metric) for task in tasks)
-        intervals = tuple(_interval(scores[task], metric) for task in tasks)
+        intervals = tuple(_interval(scores[task], metric, counted.get(task, "")) for task in tasks)
         rows.append(ScoreRow(metric, values, intervals))
     return tasks, rows
 
 
-def _interval(values: dict[str, Any], metric: str) -> tuple[Any, Any] | None:
+def _interval(values: dict[str, Any], metric: str, cases: str) -> ShownInterval | None:
     low, high = (values.get(f"{metric}{suffix}") for suffix in INTERVAL_SUFFIXES)
-    return None if low is None or high is None else (low, high)
+    if not isinstance(low, int | float) or not isinstance(high, int | float) or not high > low:
+        return None
+    count = values.get(cases) if cases else None
+    return ShownInterval(low, high, int(count) if isinstance(count, int | float) else None)
