@@ -34,7 +34,7 @@ CHROMIUM_FLAGS = [
 ]
 WAIT_MS = 60_000
 SCREENSHOTS = REPO / "docs" / "screenshots"
-DESKTOP = {"width": 1280, "height": 900}
+DESKTOP = {"width": 1366, "height": 900}
 PHONE = {"width": 390, "height": 844}
 VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
 
@@ -131,7 +131,7 @@ class Pages:
 
     def shoot(self, page: Page, name: str) -> None:
         """Check the page (valid HTML5; on a phone, no sideways scroll) and photograph it at
-        1280 and 390 px into ``docs/screenshots/NAME-desktop.png`` and ``NAME-phone.png``."""
+        1,366 and 390 px into ``docs/screenshots/NAME-desktop.png`` and ``NAME-phone.png``."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         self.valid_html(page)
         before = page.viewport_size

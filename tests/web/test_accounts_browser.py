@@ -5,7 +5,7 @@ server on 127.0.0.1 received, signs in with the password, makes an API token on 
 page and lists their tokens with ``proctor token show`` and that token; then resets the
 password through a mailed link and signs in with the new one. In approval mode, an
 organizer approves the account in the console first. Each new page is photographed at
-1280 px and 390 px into ``docs/screenshots/``.
+1,366 px and 390 px into ``docs/screenshots/``.
 """
 
 from __future__ import annotations

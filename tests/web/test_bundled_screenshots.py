@@ -3,7 +3,7 @@
 Three teams submit to the bundled ``ehealthkd2019`` (three tasks, the official F1; no code
 runs, so the host's ``/usr`` serves): its baseline, the baseline without its relations, and
 empty annotations. The real service scores them; the board (one panel per task plus the mean
-rank) and the baseline's result page are checked at 1280 and 390 px (no sideways scroll, every
+rank) and the baseline's result page are checked at 1,366 and 390 px (no sideways scroll, every
 team's mark in each chart) and photographed into ``docs/screenshots/`` as
 ``bundled-board-*.png`` and ``bundled-submission-*.png``; the README shows two of them.
 """

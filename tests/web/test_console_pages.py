@@ -6,7 +6,7 @@ downloads its entry (the bytes as uploaded), refunds a flagged job, uploads a ne
 (corrected references), rescores the phase and sees the scores and ranks before and after,
 and closes the phase early. A participant gets 404 from every console page. No page has a
 console error (a Content-Security-Policy violation is one). Each console page is
-photographed at 1280 px and 390 px into ``docs/screenshots/``.
+photographed at 1,366 px and 390 px into ``docs/screenshots/``.
 """
 
 from __future__ import annotations

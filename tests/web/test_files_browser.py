@@ -1,6 +1,6 @@
 """The Files page in Chromium: a participant downloads the starting kit, whose sha256 is the
 one the page shows; anonymous visitors are told to sign in, and get 404 for a file; the page
-is photographed at 1280 and 390 px (docs/screenshots/files-*.png)."""
+is photographed at 1,366 and 390 px (docs/screenshots/files-*.png)."""
 
 from __future__ import annotations
 

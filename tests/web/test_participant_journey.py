@@ -25,7 +25,7 @@ which base it took. The journey:
 Both challenges run in the ``host`` environment: exporting a built environment's image for
 the Files page (over a GiB) is ``test_files_e2e``'s part, and would take minutes here. The
 scaffolded scoring program is therefore rewritten without numpy and pandas (same scores).
-Pages no other browser test shows are photographed at 1280 and 390 px
+Pages no other browser test shows are photographed at 1,366 and 390 px
 (``docs/screenshots/journey-*.png``). The module also tests the sign-in's ``next`` against
 open redirects.
 """
@@ -205,7 +205,7 @@ def mail_about(mailbox: Mailbox, address: str, words: str) -> EmailMessage:
 def shoot(
     watched: Pages, journey: Journey, page: Page, name: str, *, codabench: bool = False
 ) -> None:
-    """Photograph a page of one journey (``watched.shoot``: checked, at 1280 and 390 px)."""
+    """Photograph a page of one journey (``watched.shoot``: checked, at 1,366 and 390 px)."""
     if (journey.name != "forecast") == codabench:
         watched.shoot(page, name)
 

@@ -3,7 +3,7 @@
 A new participant opens a challenge in ``approval`` mode, reads and accepts its terms, and
 waits; the organizer sees the registration pending on the console's home and approves it;
 the participant creates a team and makes an invitation link, which a second person opens and
-joins through. No page has a console error; each new page is photographed at 1280 px and
+joins through. No page has a console error; each new page is photographed at 1,366 px and
 390 px into ``docs/screenshots/``.
 """
 

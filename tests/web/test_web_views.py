@@ -5,7 +5,7 @@ function). A participant watches a running submission's stage and case count cha
 page polls its JSON status from ``/static/live.js``) and, on hidden data disclosed at
 ``counts``, sees only "evaluating on hidden data"; reads the board with its plots on a 390 px
 phone without the page scrolling sideways; and no page logs a console error (a violation of
-the Content-Security-Policy is one). Each page is photographed at 1280 and 390 px into
+the Content-Security-Policy is one). Each page is photographed at 1,366 and 390 px into
 ``docs/screenshots/``. What the plots may show follows the disclosure: at ``counts`` and
 ``none`` they show nothing the page would not.
 """
