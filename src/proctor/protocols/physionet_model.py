@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -232,7 +233,8 @@ class PhysioNetModelDriver(DriverWithoutAnswers):
             return Preparation(what, protocol.train_s, outcome, problem)
         if not _real_folder(home / MODEL):
             problem = f"{what}: left no {MODEL}/ folder (train_model must save the model there)"
-            return Preparation(what, protocol.train_s, outcome, problem)
+            # the run exited 0, but the stage fails: the entry's, with the run's usage and logs
+            return Preparation(what, protocol.train_s, replace(outcome, exit_status=1), problem)
         self._keep_only_model(home)
         return Preparation(what, protocol.train_s, outcome)
 
