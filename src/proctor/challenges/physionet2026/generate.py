@@ -13,11 +13,12 @@ of the 2026 challenge's data (a table of the sessions, and EDF files per site)::
 
 Folders under ``OUTDIR``: ``public/training`` (labelled), ``public/supplementary`` (no labels:
 the quiz), ``hidden/test`` (the exam) with its labels in ``reference/test.csv``, and the kit's
-stand-in (``stand-in/inputs/holdout``, ``stand-in/references/holdout.csv``). Each reference
-folder also holds ``prevalence.csv``: the training labels and ages the reward's prevalence is
-taken from. Records are 60 s at 16 Hz (SpO2 at 1 Hz), so the data stay near 2 MB. A label is
-drawn from the age; positive sessions have slower EEG and more respiratory events, so a model
-can learn something. Seeded: the same bytes on every run.
+stand-in (``stand-in/inputs/holdout``, ``stand-in/references/holdout.csv``). The training
+labels and ages, from which the reward takes the prevalence of impairment at each age, go
+beside the scoring program (``scoring/prevalence.csv``): public data. Records are 60 s at
+16 Hz (SpO2 at 1 Hz), so the data stay near 3 MB. A label is drawn from the age; positive
+sessions have slower EEG and more respiratory events, so a model can learn something.
+Seeded: the same bytes on every run.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ DEMOGRAPHICS = "demographics.csv"
 COLUMNS = ("SiteID", "BDSPPatientID", "CreationTime", "BidsFolder", "SessionID", "Age", "Sex",
            "Race", "Ethnicity", "BMI")  # fmt: skip
 LABELS = ("Cognitive_Impairment", "Time_to_Event")
+PREVALENCE = "prevalence.csv"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,8 +183,8 @@ def write_labels(path: Path, sessions: list[Session]) -> None:
             writer.writerow((s.site, s.patient, s.bids, s.age, s.sex, s.impaired))
 
 
-def generate(out: Path) -> None:
-    """Write every folder of the challenge's data under ``out``."""
+def generate(out: Path, prevalence: Path) -> None:
+    """Write every folder of the challenge's data under ``out``, the prevalence table apart."""
     rng = np.random.default_rng(2026)
     counts = {"training": 40, "supplementary": 4, "test": 16, "holdout": 8}
     drawn: dict[str, list[Session]] = {}
@@ -196,13 +198,19 @@ def generate(out: Path) -> None:
     write_folder(out / "stand-in" / "inputs" / "holdout", drawn["holdout"], 4, labelled=False)
     write_labels(out / "reference" / "test.csv", drawn["test"])
     write_labels(out / "stand-in" / "references" / "holdout.csv", drawn["holdout"])
-    for references in (out / "reference", out / "stand-in" / "references"):
-        write_labels(references / "prevalence.csv", drawn["training"])
+    write_labels(prevalence, drawn["training"])
 
 
 def main(argv: list[str]) -> int:
-    """Write the data to ``argv[0]`` (default: the challenge's own ``data/``)."""
-    generate(Path(argv[0]) if argv else CHALLENGE_DIR / "data")
+    """Write the data to ``argv[0]`` (default: the challenge's own ``data/``).
+
+    The prevalence table goes to ``argv[0]/prevalence.csv`` (default: beside the scoring
+    program, ``scoring/prevalence.csv``).
+    """
+    if argv:
+        generate(Path(argv[0]), Path(argv[0]) / PREVALENCE)
+    else:
+        generate(CHALLENGE_DIR / "data", CHALLENGE_DIR / "scoring" / PREVALENCE)
     return 0
 
 

@@ -8,7 +8,8 @@ As a PhysioNet ``evaluate_model.py``::
 and, with no arguments, as Proctor's scoring program: the labels of each case are
 ``$PROCTOR_REFERENCE/CASE.csv``, its outputs the table run_model.py wrote
 (``$PROCTOR_OUTPUTS``, named by ``$PROCTOR_OUTPUT_TEMPLATE``; a case without one counts as
-having no output), the prevalence ``$PROCTOR_REFERENCE/prevalence.csv``; the scores go to
+having no output), the prevalence ``prevalence.csv`` beside this program (the training
+labels and ages); the scores go to
 ``$PROCTOR_SCORES_DIR/scores.json``.
 
 A session is named by its SiteID and BDSPPatientID. A session without an output, or whose
@@ -188,7 +189,8 @@ def as_scoring_program():
         cases = [line.strip() for line in handle if line.strip()]
     labels = _keyed([pd.read_csv(os.path.join(reference, f"{case}.csv")) for case in cases])
     found = [_read_outputs(os.path.join(outputs, template.format(record=case))) for case in cases]
-    prevalence = _keyed([pd.read_csv(os.path.join(reference, "prevalence.csv"))])
+    here = os.path.dirname(os.path.abspath(__file__))
+    prevalence = _keyed([pd.read_csv(os.path.join(here, "prevalence.csv"))])
     scores = evaluate(labels, _keyed(found), prevalence)
     scores = {name: (value if math.isfinite(value) else 0.0) for name, value in scores.items()}
     with open(os.path.join(os.environ["PROCTOR_SCORES_DIR"], "scores.json"), "w") as handle:
