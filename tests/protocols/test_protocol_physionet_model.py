@@ -70,6 +70,8 @@ def train_model(data_folder, model_folder, verbose):
 
 
 def load_model(model_folder, verbose):
+    if not os.path.isfile("Dockerfile"):
+        raise RuntimeError("the entry's Dockerfile is not kept as a file")
     if os.path.exists("left-by-training.txt"):
         raise RuntimeError("training's scratch file was carried forward")
     if not os.path.exists(os.path.join(model_folder, "kept.txt")):

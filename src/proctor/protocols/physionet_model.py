@@ -253,6 +253,7 @@ class PhysioNetModelDriver(DriverWithoutAnswers):
         _remove(home / MODEL)
         kept.rename(home / MODEL)
         self._overlay_scripts(home)
+        self.context.session.give(home)  # as the pipeline gives a home it filled
 
     def run_case(
         self, home: Path, inputs: Path, case: str, *, wall_s: float, store: Path
