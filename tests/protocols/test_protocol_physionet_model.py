@@ -143,3 +143,70 @@ def test_a_scripts_folder_outside_the_challenge_is_refused(tmp_path: Path) -> No
     )
     with pytest.raises(ConfigError, match="scripts"):
         load_challenge(folder)
+
+
+MODEL_LINKED_OUT = """
+import os
+
+
+def train_model(data_folder, model_folder, verbose):
+    os.rmdir(model_folder)
+    os.symlink("/etc", model_folder)  # the host's /etc, were the host to follow it
+
+
+def load_model(model_folder, verbose):
+    return None
+
+
+def run_model(model, record, data_folder, verbose):
+    return 0, 0.5
+"""
+
+
+@sandboxed
+def test_a_model_folder_that_is_a_link_fails_prep_and_is_never_followed(
+    shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    report = run(baseline(shared_dir / "entry", **{"team_code.py": MODEL_LINKED_OUT}), shared_dir)
+    assert report.status is RunStatus.FAILED and report.failure is Failure.ENTRY
+    assert "left no model/ folder" in stage(report, Stage.PREP).message
+
+
+EXITS_MID_RUN = """
+_run = run_model
+
+
+def run_model(model, record, data_folder, verbose):
+    os._exit(9)  # past any try/except: run_model.py itself dies
+"""
+
+
+@sandboxed
+def test_a_run_that_dies_is_a_failed_case_and_every_session_scores_as_missing(
+    shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    team_code = (BASELINE_DIR / "team_code.py").read_text() + EXITS_MID_RUN
+    entry = baseline(shared_dir / "entry", **{"team_code.py": team_code})
+    challenge = shared_dir / "challenge"
+    shutil.copytree(CHALLENGE_DIR, challenge, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.rmtree(challenge / "data" / "public" / "supplementary")  # no quiz case: on to the exam
+    report = run_entry(RunRequest(entry, str(challenge)), Settings(work_root=shared_dir / "runs"))
+    assert stage(report, Stage.EXAM).cases.failed == 1, report.to_json()
+    assert report.status is RunStatus.SCORED, report.to_json()
+    assert report.scores["test"]["sessions_without_output"] == 16
+
+
+@sandboxed
+def test_training_past_its_limit_is_stopped_and_fails_prep(
+    shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    challenge = shared_dir / "challenge"
+    shutil.copytree(CHALLENGE_DIR, challenge, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (challenge / "challenge.yaml").read_text()
+    (challenge / "challenge.yaml").write_text(text.replace("train_s: 600", "train_s: 3"))
+    slow = "\n\ndef train_model(data_folder, model_folder, verbose):\n    os.system('sleep 60')\n"
+    entry = baseline(shared_dir / "entry")
+    (entry / "team_code.py").write_text((entry / "team_code.py").read_text() + slow)
+    report = run_entry(RunRequest(entry, str(challenge)), Settings(work_root=shared_dir / "runs"))
+    assert report.status is RunStatus.FAILED and report.failure is Failure.ENTRY
+    assert "ran out of its 3 s" in stage(report, Stage.PREP).message
