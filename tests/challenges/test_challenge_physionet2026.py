@@ -100,3 +100,20 @@ def test_the_kit_replica_trains_runs_and_scores_on_its_stand_in(
     assert all(s.status is StageStatus.PASSED for s in report.stages), report.to_json()
     assert report.scores["test"]["sessions"] == 8
     assert audit([shared_dir]) == []
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+@pytest.mark.environment
+def test_the_environment_pins_the_example_s_requirements_at_their_versions(
+    physionet2026_env: BuiltEnvironment,
+) -> None:
+    wheels = {name: version for name, (version, _) in physionet2026_env.manifest.wheels.items()}
+    asked = (CHALLENGE_DIR.parent / "environment-physionet2026" / "requirements.in").read_text()
+    pins = dict(
+        line.split("==") for line in asked.splitlines() if line and not line.startswith("#")
+    )
+    assert set(pins) == {"edfio", "joblib", "numpy", "pandas", "scikit-learn", "scipy", "tqdm"}
+    assert {name: wheels.get(name) for name in pins} == pins
+    baseline = (CHALLENGE_DIR / "baseline" / "requirements.txt").read_text().split()
+    assert all(pins[line.split("==")[0]] == line.split("==")[1] for line in baseline)
