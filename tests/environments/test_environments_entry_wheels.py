@@ -11,8 +11,9 @@ import yaml
 from paths import BUNDLED_ENV
 from toy_challenge import make_challenge, make_entry
 
-from proctor.environments.entry_wheels import read_requirements
-from proctor.errors import EntryRequirementsError
+from proctor.environments.entry_wheels import install_entry_wheels, read_requirements
+from proctor.environments.wheels import Target
+from proctor.errors import EntryRequirementsError, PlatformError
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 from proctor.spec.environment import ParticipantWheels
@@ -109,3 +110,26 @@ def test_on_the_host_a_requirements_file_is_refused(tmp_path: Path, settings: Se
     report = evaluate(challenge, entry, ScriptedEntry())
     assert report.failed_stage == "prep"
     assert "does not install packages from requirements.txt" in report.stages[0].message
+
+
+def test_requirements_the_environment_pins_need_no_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PhysioNet entry's requirements.txt copied from the example: all pinned, no download."""
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens there
+    path = tmp_path / "requirements.txt"
+    path.write_text("numpy==2.0.2\nscikit-learn>=1.5\nJobLib\n")
+    asked = read_requirements(path, ParticipantWheels(allow=True))
+    pinned = {"numpy": ("2.0.2", "a"), "scikit_learn": ("1.6.0", "b"), "joblib": ("1.4.2", "c")}
+    installed = install_entry_wheels(
+        asked, tmp_path / "layer", target=Target.for_suite("bookworm"), pinned=pinned,
+        limits=ParticipantWheels(allow=True),
+    )  # fmt: skip
+    assert installed == []
+    path.write_text("numpy==1.26.4\n")  # not the environment's version: the index is asked
+    with pytest.raises((EntryRequirementsError, PlatformError)):
+        install_entry_wheels(
+            read_requirements(path, ParticipantWheels(allow=True)), tmp_path / "layer2",
+            target=Target.for_suite("bookworm"), pinned=pinned,
+            limits=ParticipantWheels(allow=True, resolve_s=60),
+        )  # fmt: skip

@@ -74,7 +74,7 @@ def test_the_demo_plans_each_missing_bundled_environment_once(tmp_path: Path) ->
 
     empty = Settings(work_root=tmp_path / "runs", env_root=tmp_path / "envs")
     plan = prebuild_plan(demo_challenges(), empty)
-    assert sorted(plan.names) == ["autowsl", "physionet", "proctor-reference"]
+    assert sorted(plan.names) == ["autowsl", "physionet", "physionet2026", "proctor-reference"]
     assert plan.worth_it
     stored = Settings(work_root=tmp_path / "runs")  # the default store: built by earlier tests
     done = prebuild_plan(demo_challenges()[:1], stored)

@@ -50,6 +50,12 @@ def physionet_env() -> BuiltEnvironment:
     return _bundled("physionet2017")
 
 
+@pytest.fixture(scope="session")
+def physionet2026_env() -> BuiltEnvironment:
+    """The bundled ``physionet2026`` environment (python-example-2026's libraries), built once."""
+    return _bundled("physionet2026")
+
+
 def bundled_by_name(name: str, folder: Path) -> BuiltEnvironment:
     """The bundled environment ``name`` (``environment: NAME``), built in the shared store.
 

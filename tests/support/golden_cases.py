@@ -93,6 +93,12 @@ def run_bundled_baseline(scratch: Path) -> Result:
     return _run(scratch, entry, "physionet2018")
 
 
+def run_physionet2026_baseline(scratch: Path) -> Result:
+    entry = scratch / "baseline"
+    shutil.copytree(BUNDLED / "physionet2026" / "baseline", entry)
+    return _run(scratch, entry, "physionet2026")
+
+
 def _toy(scratch: Path, **limits: Any) -> str:
     make_challenge(scratch / "toy", **limits)
     return "toy"

@@ -190,6 +190,14 @@ def download_entry_wheels(
     return wheels
 
 
+def _pinned_already(requirement: Requirement, pinned: dict[str, tuple[str, str]]) -> bool:
+    """True when the environment's own pin satisfies ``requirement`` (no extras, no marker)."""
+    pin = pinned.get(canonicalize_name(requirement.name))
+    if pin is None or requirement.extras or requirement.marker is not None:
+        return False
+    return requirement.specifier.contains(pin[0], prereleases=True)
+
+
 def _resolve(
     requirements: list[Requirement],
     work: Path,
@@ -200,6 +208,8 @@ def _resolve(
 ) -> list[EntryWheel]:
     """The wheels the requirements add to the environment (its own pins as constraints)."""
     pinned = {canonicalize_name(name): pin for name, pin in pinned.items()}
+    if all(_pinned_already(requirement, pinned) for requirement in requirements):
+        return []  # the environment holds every one: nothing to resolve, no index asked
     asked = work / "requirements.txt"
     asked.write_text("".join(f"{r}\n" for r in requirements), encoding="utf-8")
     constraints = work / "constraints.txt"

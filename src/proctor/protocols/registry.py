@@ -21,6 +21,7 @@ from proctor.errors import ConfigError
 from proctor.protocols.base import ProtocolDriver
 from proctor.protocols.command import CommandDriver
 from proctor.protocols.ingestion import IngestionDriver
+from proctor.protocols.physionet_model import PhysioNetModelDriver
 from proctor.protocols.predictions import PredictionsDriver
 from proctor.protocols.python_model import PythonModelDriver
 from proctor.protocols.records import RecordsDriver
@@ -36,6 +37,7 @@ BUILTIN_DRIVERS: tuple[type[ProtocolDriver], ...] = (
     SingleFileDriver,
     ResultsDriver,
     IngestionDriver,
+    PhysioNetModelDriver,
 )
 """The protocols Proctor ships."""
 
