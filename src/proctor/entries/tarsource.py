@@ -152,7 +152,7 @@ def tar_member(info: tarfile.TarInfo) -> Member:
             f"{what} is a hard link (to {info.linkname!r}): archives may not contain links; "
             "re-create the archive with tar --hard-dereference"
         )
-    kind = _special(info)
+    kind = special_member(info)
     if kind is not None:
         raise ArchiveError(
             f"{what} is a {kind}: archives may contain only regular files and folders; remove it"
@@ -162,8 +162,11 @@ def tar_member(info: tarfile.TarInfo) -> Member:
     return Member(name, parts, Kind.FILE, size=info.size, executable=bool(info.mode & 0o111))
 
 
-def _special(info: tarfile.TarInfo) -> str | None:
-    """Name the kind of a member that is neither a plain file nor a folder."""
+def special_member(info: tarfile.TarInfo, *, links: bool = False) -> str | None:
+    """Name the kind of a member Proctor refuses; None for a file or folder.
+
+    With ``links``, symbolic and hard links are allowed too (an image's layers hold them).
+    """
     if info.ischr():
         return "character device"
     if info.isblk():
@@ -172,7 +175,7 @@ def _special(info: tarfile.TarInfo) -> str | None:
         return "FIFO (named pipe)"
     if info.issparse():
         return "sparse file (re-create the archive without --sparse)"
-    if not (info.isreg() or info.isdir()):
+    if not (info.isreg() or info.isdir() or (links and (info.issym() or info.islnk()))):
         return f"member of unsupported tar type {info.type!r}"
     return None
 

@@ -35,7 +35,7 @@ from typing import IO, cast
 from proctor.entries import fsafe
 from proctor.entries.limits import MiB, human_bytes
 from proctor.entries.names import member_parts
-from proctor.entries.tarsource import GuardedTarInfo
+from proctor.entries.tarsource import GuardedTarInfo, special_member
 from proctor.errors import ArchiveError, EntryImageError, PlatformError
 
 WHITEOUT = ".wh."
@@ -187,7 +187,7 @@ class _Applier:
         if info.ischr() and info.devmajor == 0 and info.devminor == 0:
             self._remove_at(parts)  # overlayfs' own whiteout
             return
-        kind = _refused_kind(info)
+        kind = special_member(info, links=True)
         if kind is not None:
             raise EntryImageError(
                 f"{self.label}: {what} is a {kind}: an image may hold only files, folders and "
@@ -357,20 +357,6 @@ def _metered(data: IO[bytes], size: int, budget: LayerBudget, what: str) -> Iter
                 f"{human_bytes(budget.max_bytes)}: make the image smaller"
             )
         yield chunk
-
-
-def _refused_kind(info: tarfile.TarInfo) -> str | None:
-    if info.ischr():
-        return "character device"
-    if info.isblk():
-        return "block device"
-    if info.isfifo():
-        return "FIFO (named pipe)"
-    if info.issparse():
-        return "sparse file"
-    if not (info.isreg() or info.isdir() or info.issym() or info.islnk()):
-        return f"member of unsupported tar type {info.type!r}"
-    return None
 
 
 def remove_entry(parent: int, name: str) -> None:
