@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from paths import BUNDLED_ENV
+from reference_environment import declare_reference_environment
 from toy_challenge import make_challenge, make_entry
 
 from proctor.environments.entry_wheels import install_entry_wheels, read_requirements
@@ -20,18 +19,8 @@ from proctor.spec.environment import ParticipantWheels
 
 
 def with_environment(challenge: Path, **wheels: Any) -> Path:
-    path = challenge / "challenge.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["environment"] = {
-        "name": "proctor-reference",
-        "debian": {"suite": "bookworm", "packages": ["python3", "gcc"]},
-        "python": {"requirements": str(BUNDLED_ENV / "requirements.in"),
-                   "lock": str(BUNDLED_ENV / "requirements.lock")},
-        "lock": str(BUNDLED_ENV / "environment.lock"),
-        "participant_wheels": wheels,
-    }  # fmt: skip
-    path.write_text(yaml.safe_dump(data))
-    return challenge
+    """``challenge`` declaring the reference environment with ``participant_wheels``."""
+    return declare_reference_environment(challenge, participant_wheels=wheels)
 
 
 def test_only_plain_requirements_are_read(tmp_path: Path) -> None:

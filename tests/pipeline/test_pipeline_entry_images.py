@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from image_craft import Image, Layer, base_of, docker_archive, layer_tar, member
-from paths import BUNDLED_ENV
+from reference_environment import declare_reference_environment
 from toy_challenge import GOOD_NEXT, make_challenge, make_entry
 
 from proctor.environments.store import BuiltEnvironment
@@ -39,18 +38,8 @@ NEXT = '#!/bin/sh\nexec toy-answer "$1"\n'
 
 
 def with_entry_images(challenge: Path, **entry_images: Any) -> Path:
-    path = challenge / "challenge.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["environment"] = {
-        "name": "proctor-reference",
-        "debian": {"suite": "bookworm", "packages": ["python3", "gcc"]},
-        "python": {"requirements": str(BUNDLED_ENV / "requirements.in"),
-                   "lock": str(BUNDLED_ENV / "requirements.lock")},
-        "lock": str(BUNDLED_ENV / "environment.lock"),
-        "entry_images": entry_images,
-    }  # fmt: skip
-    path.write_text(yaml.safe_dump(data))
-    return challenge
+    """``challenge`` declaring the reference environment with ``entry_images``."""
+    return declare_reference_environment(challenge, entry_images=entry_images)
 
 
 @pytest.fixture(scope="module")
