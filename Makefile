@@ -51,12 +51,16 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
+# Two pytest-xdist workers: most tests wait on sandboxed runs, so two keep a 2-core machine busy.
+# Each worker's sandboxes run as their own slot uids (tests/conftest.py). PYTEST_WORKERS=0: serial.
+PYTEST_WORKERS ?= 2
+
 test: test-system check
-	$(BIN)/pytest -q -p no:cacheprovider -m "not very_slow"
+	$(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) -m "not very_slow"
 
 # Also builds the classic PhysioNet environment (Octave, R, a JDK, GHC: several minutes, a few GB).
 test-slow: test-system check
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS)
 
 bench: system $(STAMP)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,28 @@ def test_a_dead_builders_leftover_is_never_found_and_is_removed(tmp_path: Path) 
     assert store.all() == []
     store.partial("b" * 64)
     assert not leftover.exists()
+
+
+WAIT_TURN = """
+import sys
+from pathlib import Path
+from proctor.environments.store import EnvironmentStore
+with EnvironmentStore(Path(sys.argv[1])).building("c" * 64):
+    Path(sys.argv[2]).write_text("built")
+"""
+
+
+def test_a_second_builder_of_one_declaration_waits_for_the_first(tmp_path: Path) -> None:
+    store = EnvironmentStore(tmp_path / "store")
+    done = tmp_path / "second-built"
+    with store.building("c" * 64):
+        second = subprocess.Popen([sys.executable, "-c", WAIT_TURN, str(store.root), str(done)])
+        with pytest.raises(subprocess.TimeoutExpired):
+            second.wait(timeout=1.5)
+        assert not done.exists()
+    assert second.wait(timeout=30) == 0
+    assert done.read_text() == "built"
+    assert list(store.root.iterdir()) == []  # the turn leaves nothing behind
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="bind mounts need root")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import WORKER_UID_OFFSET
 from toy_challenge import GOOD_NEXT, make_challenge, make_entry
 
 from proctor.pipeline.report import EvaluationReport, RunStatus
@@ -23,7 +24,7 @@ from proctor.settings import Settings
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 MARK = "ATTACK-LOG-5521"
-SLOT_BASE = 64200
+SLOT_BASE = 64200 + WORKER_UID_OFFSET
 
 # name -> (shell snippet that exits 0 only if the attack worked, how te02 must end)
 ATTACKS: dict[str, tuple[str, str]] = {

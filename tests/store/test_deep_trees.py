@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import is_root
+from sandbox_helpers import WORKER_UID_OFFSET, is_root
 from service_seed import run_queued, seed, submit
 from sqlalchemy import select
 from toy_challenge import make_challenge, make_exam_entry
@@ -32,7 +32,7 @@ from proctor.store.models import Job, SubmissionRow
 from proctor.store.runfolder import RunFolder
 
 DEPTHS = [1_100, 10_000]
-SLOT_BASE = 64300
+SLOT_BASE = 64300 + WORKER_UID_OFFSET
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_a_run_folder_with_a_deep_tree_is_removed(deep_dir: Path, depth: int) ->
 @pytest.mark.skipif(not is_root(), reason="handing files to another uid needs root")
 def test_a_deep_tree_is_handed_to_the_slot_uid(deep_dir: Path) -> None:
     deep_tree(deep_dir / "home", 10_000)
-    give_to_uid(deep_dir / "home", 64399, 64399)
+    give_to_uid(deep_dir / "home", SLOT_BASE + 99, SLOT_BASE + 99)
     fd = os.open(deep_dir / "home", os.O_RDONLY | os.O_DIRECTORY)
     owners = set()
     try:
@@ -122,7 +122,7 @@ def test_a_deep_tree_is_handed_to_the_slot_uid(deep_dir: Path) -> None:
         assert stat.S_IMODE(os.stat("leaf", dir_fd=fd).st_mode) & 0o600 == 0o600
     finally:
         os.close(fd)
-    assert owners == {64399}
+    assert owners == {SLOT_BASE + 99}
 
 
 MAKE_TREE = """python3 -c '

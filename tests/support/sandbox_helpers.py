@@ -22,8 +22,20 @@ FAST = Limits(
     shm_bytes=8 * MiB,
     log_bytes=64 * 1024,
 )
-SLOT_BASE = 63000
+
+
+def _worker_uid_offset() -> int:
+    """10,000 uids apart per pytest-xdist worker (``gw1``: +10,000), so parallel workers never
+    run sandboxes as one uid (RLIMIT_NPROC and uid-wide kills are per uid)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return 10_000 * int(worker[2:]) if worker[2:].isdigit() else 0
+
+
+WORKER_UID_OFFSET = _worker_uid_offset()
+SLOT_BASE = 63000 + WORKER_UID_OFFSET
 """Explicit-slot test runs use uids a real evaluation (61000 and up) never does."""
+EVALUATION_UID_BASE = 61000 + WORKER_UID_OFFSET
+"""``PROCTOR_SLOT_UID_BASE`` of this worker's evaluations (``conftest`` sets it)."""
 
 
 def run_as_slot(sandbox: SessionSandbox, spec: RunSpec, *, slot: int = 0) -> Outcome:

@@ -59,6 +59,16 @@ def build_environment(
     found = store.find(key)
     if found is not None:
         return found, False
+    with store.building(key):
+        found = store.find(key)  # built by another process while this one waited
+        if found is not None:
+            return found, False
+        return _build_once(spec, store, key, is_root=is_root, step=step)
+
+
+def _build_once(
+    spec: EnvironmentSpec, store: EnvironmentStore, key: str, *, is_root: bool, step: Step
+) -> tuple[BuiltEnvironment, bool]:
     partial = store.partial(key)
     try:
         manifest = _build_into(spec, partial, key, is_root=is_root, step=step)

@@ -56,7 +56,7 @@ def export_oci(built: BuiltEnvironment, archive: Path) -> str:
         blobs = _image_blobs(built.manifest, layer_digest, layer_size)
         config_digest, config = blobs.config
         image_digest, image_manifest = blobs.manifest
-        partial = archive.with_name(archive.name + ".partial")
+        partial = Path(scratch) / archive.name  # own name: concurrent exports never share it
         with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as out:
             _add_bytes(out, "oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
             _add_bytes(out, "index.json", blobs.index)

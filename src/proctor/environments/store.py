@@ -4,13 +4,18 @@ Layout of ``STORE/DECLARATION_DIGEST/``: ``rootfs/`` (the tree, bound as the roo
 root), ``image.erofs`` (the packed tree, mounted through a private loop device as root),
 ``manifest.json`` and ``environment.lock``. A build works in ``DIGEST.partial-PID`` and
 renames it into place when everything is written, so nothing half-built looks finished; a
-leftover of a dead builder is removed by the next build or ``prune``.
+leftover of a dead builder is removed by the next build or ``prune``. Builders take turns on
+an ``flock`` of the store's folder itself (``building``), so two processes asking for the same
+environment build it once: the second waits, then finds it finished. Nothing is left behind.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +102,22 @@ class EnvironmentStore:
             self.find(entry.name) for entry in self.root.iterdir() if PARTIAL not in entry.name
         ]
         return sorted((b for b in found if b is not None), key=lambda b: b.manifest.name)
+
+    @contextlib.contextmanager
+    def building(self, declaration_digest: str) -> Iterator[None]:
+        """Hold the store's build turn for ``declaration_digest`` (waits while another builds).
+
+        One turn for the whole store: builds are CPU- and disk-bound, so taking turns costs
+        little, and a lock on the folder itself leaves no file behind.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.chmod(0o755)
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def partial(self, declaration_digest: str) -> Path:
         """A fresh work folder for building ``declaration_digest`` (leftovers removed first)."""
