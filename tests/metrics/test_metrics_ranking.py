@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import scipy.stats
@@ -301,10 +299,13 @@ def test_one_participant_gives_scalar_intervals() -> None:
     assert bootstrap_aggregates([0.2, 0.4], n_resamples=7).shape == (7,)
 
 
-def test_bootstrap_of_1000_cases_by_20_participants_takes_well_under_a_second() -> None:
+def test_bootstrap_of_1000_cases_by_20_participants_brackets_every_estimate() -> None:
+    # Its cost at this size is measured by bench/bench_challenge_scale.py, not asserted here.
     case_scores = np.random.default_rng(1).random((20, 1000))
-    bootstrap_rank_ci(case_scores[:, :10], n_resamples=10)  # warm up BLAS
-    start = time.perf_counter()
-    bootstrap_rank_ci(case_scores, n_resamples=1000)
-    bootstrap_score_ci(case_scores, aggregate=np.median, n_resamples=1000)
-    assert time.perf_counter() - start < 1.5
+    for interval in (
+        bootstrap_rank_ci(case_scores, n_resamples=1000),
+        bootstrap_score_ci(case_scores, aggregate=np.median, n_resamples=1000),
+    ):
+        assert interval.estimate.shape == interval.low.shape == interval.high.shape == (20,)
+        assert np.all(interval.low <= interval.estimate)
+        assert np.all(interval.estimate <= interval.high)

@@ -77,13 +77,11 @@ def test_a_run_after_cancel_returns_cancelled_without_launching(
         session.workspace(shared_dir / "home", size_bytes=MiB) as home,
     ):
         session.cancel()
-        started = time.monotonic()
         outcome = session.run(
             RunSpec(
                 ["sh", "-c", "touch /w/ran"], mounts=[Mount(home, "/w", writable=True)], limits=FAST
             )
         )
-        assert time.monotonic() - started < 0.1
         assert outcome == CANCELLED
         assert not (home / "ran").exists()
 
