@@ -6,6 +6,7 @@ as a built entry's does. In Chromium, the organizer's record shows the image's d
 size and package counts, the long package lists collapsed, and downloads the ``Dockerfile``
 and build log; bob's submission page shows his image's facts without those links; the files
 answer 404 to him. Both pages are photographed at 1,366 px and 390 px (no sideways scroll).
+The REST record, its file route and ``proctor logs`` give organizers the same.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from browser_fixtures import Pages
 from image_entries import (
@@ -24,7 +26,9 @@ from image_entries import (
 )
 from playwright.sync_api import expect
 from service_seed import Seeded, run_queued, seed, served
+from typer.testing import CliRunner
 
+from proctor.cli.main import build_app
 from proctor.environments.store import BuiltEnvironment
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.services.platform import records
@@ -99,3 +103,27 @@ def test_organizers_and_the_team_see_the_image_an_entry_ran_in(
     for name in ("Dockerfile", "build.log", "entry-image.json"):
         answer = mine.goto(f"{url}/console/submissions/{sid}/tasks/{task.task}/image/{name}")
         assert answer is not None and answer.status == 404, name
+
+
+def test_the_api_and_proctor_logs_give_the_image_to_organizers(
+    image_site: tuple[Seeded, str, str],
+) -> None:
+    seeded, url, sid = image_site
+    with httpx.Client(base_url=f"{url}/api/v1", headers=seeded.headers("olga")) as olga:
+        (task,) = olga.get(f"/submissions/{sid}/record").raise_for_status().json()["tasks"]
+        assert task["image"]["base"] == "proctor/proctor-reference"
+        assert task["image_files"] == ["entry-image.json", "Dockerfile", "build.log"]
+        name = task["task"]
+        got = olga.get(f"/submissions/{sid}/tasks/{name}/image/Dockerfile").raise_for_status()
+        assert got.text == DOCKERFILE and "attachment" in got.headers["content-disposition"]
+        assert olga.get(f"/submissions/{sid}/tasks/{name}/image/image.tar").status_code == 404
+    with httpx.Client(base_url=f"{url}/api/v1", headers=seeded.headers("bob")) as bob:
+        assert bob.get(f"/submissions/{sid}/tasks/{name}/image/Dockerfile").status_code == 404
+    options = ["--server", url, "--token", seeded.tokens["olga"]]
+    done = CliRunner().invoke(build_app(), ["logs", sid, *options])
+    assert done.exit_code == 0, done.output
+    digest = task["image"]["digest"]
+    debian, python = len(task["image"]["debian"]), len(task["image"]["python"])
+    line = f"entry image {digest} on proctor/proctor-reference · 3."
+    assert line in done.stdout, done.stdout
+    assert f"MiB · {debian} Debian, {python} Python packages" in done.stdout
