@@ -21,7 +21,8 @@ from image_entries import (
     keep_build_files,
     submit_in_image,
 )
-from service_seed import Seeded, run_queued, seed
+from service_seed import Seeded, run_queued, seed, submit
+from toy_challenge import make_entry
 
 from proctor.environments.store import BuiltEnvironment
 from proctor.errors import NotFoundError
@@ -109,3 +110,22 @@ def test_another_team_does_not_see_the_image(ran: tuple[Seeded, str]) -> None:
     alice = authenticate(seeded.platform, seeded.tokens["alice"])
     with pytest.raises(NotFoundError):
         image_facts.own_images(seeded.platform, alice, sid)
+
+
+def test_a_build_that_left_no_image_shows_its_dockerfile_and_log_alone(
+    shared_dir: Path, sandbox: BwrapSandbox, sandbox_settings: Settings
+) -> None:
+    seeded = seed(shared_dir / "service")
+    try:
+        sid = submit(seeded, "bob", make_entry(shared_dir / "entry"))
+        run_queued(seeded, sandbox, sandbox_settings)
+        keep_build_files(seeded, sid)  # what a failed build keeps: no entry-image.json
+        olga = authenticate(seeded.platform, seeded.tokens["olga"])
+        (task,) = records.submission_record(seeded.platform, olga, sid).tasks
+        assert (task.image, task.image_files) == (None, ["Dockerfile", "build.log"])
+        (logged,) = logs.submission_logs(seeded.platform, olga, sid).tasks
+        assert logged.image is None
+        bob = authenticate(seeded.platform, seeded.tokens["bob"])
+        assert image_facts.own_images(seeded.platform, bob, sid).tasks == []
+    finally:
+        seeded.platform.close()
