@@ -9,6 +9,7 @@ evaluation stops, nothing is stored. While the lease is still held, the same err
 from __future__ import annotations
 
 import logging
+import tarfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -20,11 +21,13 @@ from toy_challenge import make_entry
 from proctor.executor import run
 from proctor.executor.run import execute
 from proctor.executor.runtime import WorkerRuntime
+from proctor.pipeline import entry_image
 from proctor.pipeline.task import JobEnvironment
 from proctor.sandbox.bwrap import BwrapSandbox
 from proctor.settings import Settings
 from proctor.spec import Challenge, Phase
 from proctor.store import jobs
+from proctor.store.runfolder import ENTRY_IMAGE_FILES, ENTRY_IMAGE_FOLDER, RunFolder
 
 ENDED = OperationalError("COMMIT", {}, Exception("terminating connection: idle in transaction"))
 
@@ -74,3 +77,22 @@ def test_a_database_error_after_the_lease_is_lost_stops_the_job_quietly(
         execute(lease, runtime)
     assert f"job {lease.job_id} attempt 1: lease lost" in caplog.text
     assert set(platform.artifacts.root.rglob("*")) == stored
+
+
+def test_the_run_artifact_keeps_the_entry_images_files_not_its_archive(tmp_path: Path) -> None:
+    folder = RunFolder.create(tmp_path, "job-1-a1")
+    try:
+        for name in (*ENTRY_IMAGE_FILES, f"{ENTRY_IMAGE_FOLDER}/image.tar", "entry/secret.txt"):
+            (folder.root / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder.root / name).write_text(name)
+        with tarfile.open(fileobj=run._run_logs(folder, "t"), mode="r:gz") as tar:
+            kept = {m.name: tar.extractfile(m).read().decode() for m in tar}  # type: ignore[union-attr]
+    finally:
+        folder.discard()
+    assert kept == {name: name for name in ENTRY_IMAGE_FILES}
+    assert ENTRY_IMAGE_FILES == (
+        "entry-image.json",
+        "entry-image/Dockerfile",
+        "entry-image/build.log",
+    )
+    assert (ENTRY_IMAGE_FILES[0], ENTRY_IMAGE_FOLDER) == (entry_image.RECORD, entry_image.TAKEN)

@@ -43,6 +43,7 @@ ACCESS: Mapping[str, str] = {
     "POST /api/v1/submissions/{sid}/refund": "console",
     "GET /api/v1/submissions/{sid}/record": "console",
     "GET /api/v1/submissions/{sid}/entry": "console",
+    "GET /api/v1/submissions/{sid}/tasks/{task}/image/{name}": "console",
     "GET /api/v1/challenges/{name}/submissions": "console",
     "PATCH /api/v1/challenges/{name}/phases/{phase}": "console",
     "GET /api/v1/users": "console",
@@ -149,6 +150,7 @@ def walk(clients: Mapping[str, httpx.Client], target: Target) -> int:
             url = url.replace("{board}", "default").replace("{phase}", "final")
             url = url.replace("{team}", "amber").replace("{preview}", "0" * 16)
             url = url.replace("{file}", f"{target.challenge}-kit.tar.gz")
+            url = url.replace("{task}", target.task)
             answer = _request(client, method, url, target)
             where = f"{role} {method} {url}: {answer.status_code} {answer.text[:300]}"
             _check_status(ACCESS[f"{method} {path}"], role, answer.status_code, where)

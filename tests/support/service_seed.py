@@ -28,6 +28,7 @@ from proctor.executor.run import run_next
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.task import JobEnvironment
 from proctor.sandbox.base import Sandbox
+from proctor.services.local.environments import job_environments
 from proctor.services.platform import installs, submissions
 from proctor.services.platform.accounts import add_user, authenticate
 from proctor.services.platform.resources import Platform, open_platform
@@ -94,11 +95,17 @@ def submit(seeded: Seeded, user: str, entry: Path) -> str:
     return receipt.submission
 
 
-def run_queued(seeded: Seeded, sandbox: Sandbox, settings: Settings) -> None:
-    """Run every queued job to its committed result with the real job function."""
+def run_queued(
+    seeded: Seeded, sandbox: Sandbox, settings: Settings, *, declared: bool = False
+) -> None:
+    """Run every queued job to its committed result with the real job function.
+
+    ``declared``: tasks run in the environments their challenge declares (built in the
+    store on first use), as a worker's do; else every task runs on the host's root.
+    """
 
     def host_root(challenge: Challenge, phase: Phase) -> Mapping[str, JobEnvironment]:
-        return {}
+        return job_environments(challenge, phase, settings) if declared else {}
 
     platform = seeded.platform
     runtime = WorkerRuntime(

@@ -79,6 +79,7 @@ def _routes(sid: str) -> list[tuple[str, str, dict[str, Any] | None]]:
         ("GET", "/challenges/toy/submissions", None),
         ("GET", f"/submissions/{sid}/record", None),
         ("GET", f"/submissions/{sid}/entry", None),
+        ("GET", f"/submissions/{sid}/tasks/arousal/image/Dockerfile", None),
         ("GET", f"/submissions/{sid}/logs", None),
         ("PATCH", "/challenges/toy/phases/final", {"clear": ["closes"]}),
         ("GET", "/users", None),

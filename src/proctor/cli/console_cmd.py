@@ -115,13 +115,15 @@ def logs_cmd(
     token: TokenOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print a submission's organizer logs: each task's reason, logs and failing cases."""
+    """Print a submission's organizer logs: each task's image, reason, logs, failing cases."""
     answer = _client(server, token).logs(submission)
     if as_json:
         _print(answer)
         return
     for task in answer.tasks:
         typer.echo(plain(f"== task {task.task}: {task.state} ({task.status})"))
+        if task.image is not None:
+            typer.echo(plain(task.image.line()))
         why = task.reason
         if why is not None:
             stage = f" in the {why.stage} stage" if why.stage else ""

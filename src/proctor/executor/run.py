@@ -27,7 +27,6 @@ from proctor.errors import ArchiveError, JobCancelledError, ProctorError
 from proctor.executor.runtime import WorkerRuntime
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.disclosure import HIDDEN_DATA_STAGES
-from proctor.pipeline.entry_image import RECORD as ENTRY_IMAGE_RECORD
 from proctor.pipeline.entry_image import upload_limits
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport, TaskReport
@@ -36,7 +35,7 @@ from proctor.pipeline.task import TaskJob, evaluate_task, refused, scorer_enviro
 from proctor.protocols.registry import driver_for
 from proctor.store import jobs
 from proctor.store.models import ChallengeVersion, Job, SubmissionRow
-from proctor.store.runfolder import SCORER_PAGES, RunFolder
+from proctor.store.runfolder import ENTRY_IMAGE_FILES, SCORER_PAGES, RunFolder
 from proctor.types import Failure, JobState, RunStatus, Stage
 
 UPLOAD_NAME = "upload"
@@ -290,7 +289,8 @@ def _run_logs(folder: RunFolder, task: str) -> io.BytesIO:
     """The organizer's files of the run as one ``.tar.gz`` in memory (kept by the commit).
 
     The case log, tracebacks, exact figures, the entry image it ran in (``entry-image.json``:
-    digest, base, packages), the scorer's whole dashboard
+    digest, base, packages; and the ``Dockerfile`` it was built from with its ``build.log``,
+    under ``entry-image/``: ``runfolder.ENTRY_IMAGE_FILES``), the scorer's whole dashboard
     (``dashboard-TASK.json``), the scorer's pages (``detailed_results-TASK.html``), and the
     exam's collected outputs under ``outputs/exam`` (a rescore scores them again with a newer
     scorer; predictions uploads are kept as the upload itself).
@@ -302,7 +302,7 @@ def _run_logs(folder: RunFolder, task: str) -> io.BytesIO:
             "score-error.txt",
             "platform-error.txt",
             "efficiency.json",
-            ENTRY_IMAGE_RECORD,
+            *ENTRY_IMAGE_FILES,
         )
         pages = (folder.scorer_page(task, name).name for name in SCORER_PAGES)
         for name in (*kept, folder.scoring_log(task).name, folder.dashboard(task).name, *pages):

@@ -10,6 +10,9 @@ Layout (host side, outside every sandbox)::
     ROOT/score-error.txt         a scorer's traceback or a scoring program's failure (never
                                  shown to participants)
     ROOT/scoring-TASK.log        a scoring program's warnings and stdout/stderr tails (organizer)
+    ROOT/entry-image.json        the entry's own image it ran in: digest, base, packages
+    ROOT/entry-image/            that image's archive taken out of the entry, or the
+                                 ``Dockerfile`` it was built from and its ``build.log``
 
 An attempt is created under a name ending in ``.partial``; :meth:`RunFolder.commit` renames it
 to its final name in one step (so nothing half-written looks finished) and
@@ -38,6 +41,19 @@ UNNAMED = "."
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 CASE_LOG = "cases.jsonl"
 SCORE_ERROR_LOG = "score-error.txt"
+
+
+ENTRY_IMAGE_RECORD = "entry-image.json"
+"""The record of the entry's own image a job ran in (digest, base, size, packages)."""
+ENTRY_IMAGE_FOLDER = "entry-image"
+"""The folder of the entry's own image: its archive, or its ``Dockerfile`` and build log."""
+ENTRY_DOCKERFILE = f"{ENTRY_IMAGE_FOLDER}/Dockerfile"
+"""The entry's ``Dockerfile`` as prep read it before building it (a copy)."""
+ENTRY_BUILD_LOG = f"{ENTRY_IMAGE_FOLDER}/build.log"
+"""The log of the build of the entry's ``Dockerfile`` (passed or failed)."""
+ENTRY_IMAGE_FILES = (ENTRY_IMAGE_RECORD, ENTRY_DOCKERFILE, ENTRY_BUILD_LOG)
+"""What the run artifact keeps of an entry's own image, by path in the run folder (the
+archive itself is not kept: the image is in the environment store by its digest)."""
 
 
 SCORER_PAGES = ("detailed_results.html",)

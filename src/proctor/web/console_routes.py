@@ -9,13 +9,21 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel, Field
 
-from proctor.services.platform import answers, phase_overrides, records, rescore, users_admin
+from proctor.services.platform import (
+    answers,
+    image_facts,
+    phase_overrides,
+    records,
+    rescore,
+    users_admin,
+)
 from proctor.services.platform.answers import NewUser, SubmissionList
 from proctor.services.platform.submissions_list import Filters, challenge_submissions
 from proctor.web.deps import PlatformDep, PrincipalDep
+from proctor.web.downloads import attachment
 from proctor.web.errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
@@ -84,6 +92,25 @@ def submission_entry(sid: str, platform: PlatformDep, principal: PrincipalDep) -
     """The submission's entry archive as uploaded (organizers review entries' code)."""
     path, filename = records.entry_archive(platform, principal, sid)
     return FileResponse(path, media_type="application/octet-stream", filename=filename)
+
+
+IMAGE_FILE_CONTENT: dict[int | str, dict[str, object]] = {
+    200: {
+        "description": "The kept file: Dockerfile, build.log (text) or entry-image.json.",
+        "content": {
+            "text/plain": {"schema": {"type": "string"}},
+            "application/json": {"schema": {"type": "object"}},
+        },
+    }
+}
+
+
+@router.get("/submissions/{sid}/tasks/{task}/image/{name}", responses=IMAGE_FILE_CONTENT)
+def submission_image_file(
+    sid: str, task: str, name: str, platform: PlatformDep, principal: PrincipalDep
+) -> Response:
+    """A kept file of the entry's own image the task ran in (organizers)."""
+    return attachment(image_facts.image_file(platform, principal, sid, task, name))
 
 
 @router.patch("/challenges/{name}/phases/{phase}")

@@ -1,7 +1,9 @@
-"""A challenge file as an HTTP answer: streamed from disk, with ``Range``, ``ETag`` and 304.
+"""Files as HTTP answers: challenge files (streamed, ranged) and small kept files.
 
-The ETag is the file's sha256 (a strong validator: the bytes never change under a name of an
-installed version). ``If-None-Match`` naming it answers 304; ``Range`` (and ``If-Range``) are
+A challenge file is streamed from disk, with ``Range``, ``ETag`` and 304; a small kept file
+(an entry image's ``Dockerfile``) is an attachment, never shown inline. The ETag is the
+file's sha256 (a strong validator: the bytes never change under a name of an installed
+version). ``If-None-Match`` naming it answers 304; ``Range`` (and ``If-Range``) are
 Starlette's ``FileResponse``'s, which reads the file in bounded chunks.
 """
 
@@ -13,6 +15,7 @@ from fastapi import Request, Response
 from fastapi.responses import FileResponse
 
 from proctor.services.platform.file_answers import ChallengeFile
+from proctor.services.platform.image_facts import ImageFile
 
 MEDIA_TYPES = {".gz": "application/gzip", ".tar": "application/x-tar"}
 
@@ -41,3 +44,10 @@ def download(request: Request, info: ChallengeFile, path: Path) -> Response:
         headers=headers,
         content_disposition_type="attachment",
     )
+
+
+def attachment(kept: ImageFile) -> Response:
+    """A kept file as a download, never shown inline (a participant wrote it)."""
+    disposition = f'attachment; filename="{kept.filename}"'
+    return Response(kept.data, media_type=kept.media_type,
+                    headers={"Content-Disposition": disposition})  # fmt: skip

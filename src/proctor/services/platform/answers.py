@@ -303,6 +303,38 @@ class FailureReason(Answer):
     more: bool = Field(description="the log holds more lines than these")
 
 
+class EntryImageFacts(Answer):
+    """The entry's own image a task ran in, as read back from it (``entry-image.json``).
+
+    Read from the tree before any of the entry's code ran; no stage writes it.
+    """
+
+    digest: str = Field(description="the image's config digest, sha256:…")
+    base: str | None = Field(description="the image it was built from, when known")
+    tree_bytes: int | None = Field(description="bytes of its unpacked tree; null: unknown")
+    files: int | None = Field(description="files of its unpacked tree; null: unknown")
+    debian: dict[str, str] = Field(description="Debian package → version (dpkg-query -W)")
+    python: dict[str, str] = Field(description="Python distribution → version (pip list)")
+
+    def line(self) -> str:
+        """One line: ``entry image sha256:… on BASE · 1.2 GiB · 98 Debian, 12 Python packages``."""
+        parts = [f"entry image {self.digest}" + (f" on {self.base}" if self.base else "")]
+        if self.tree_bytes is not None:
+            parts.append(size_words(self.tree_bytes))
+        parts.append(f"{len(self.debian)} Debian, {len(self.python)} Python packages")
+        return " · ".join(parts)
+
+
+def size_words(size: int) -> str:
+    """``size`` bytes in words a person reads at a glance: ``812 B``, ``3.4 MiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
 class TaskLogs(Answer):
     """A task's state, result status, organizer logs and failing cases' diagnostics."""
 
@@ -319,6 +351,9 @@ class TaskLogs(Answer):
         "name (`prep stdout`, `exam case te01 stderr`) → text",
     )
     cap: str = Field(default="", description="what the logs and diagnostics keep, in words")
+    image: EntryImageFacts | None = Field(
+        default=None, description="the entry's own image it ran in; null: a declared one"
+    )
 
 
 class SubmissionLogs(Answer):
@@ -354,6 +389,28 @@ class TaskRecord(Answer):
     )
     logs: dict[str, str] = Field(description="score-error.txt, scoring-TASK.log, ...")
     reason: FailureReason | None = Field(default=None, description="why it failed")
+    image: EntryImageFacts | None = Field(
+        default=None, description="the entry's own image it ran in; null: a declared one"
+    )
+    image_files: list[str] = Field(
+        default_factory=list,
+        description="files of the entry's image kept with the run (entry-image.json, "
+        "Dockerfile, build.log): GET /submissions/{id}/tasks/{task}/image/{name}",
+    )
+
+
+class TaskImage(Answer):
+    """The entry's own image one task ran in."""
+
+    task: str
+    image: EntryImageFacts
+
+
+class SubmissionImages(Answer):
+    """The entry's own images of a submission, for its team (the tasks that ran in one)."""
+
+    submission: str
+    tasks: list[TaskImage]
 
 
 class SubmissionRecord(Answer):

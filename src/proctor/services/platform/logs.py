@@ -5,8 +5,9 @@ text ones back: ``score-error.txt`` (a scorer's traceback, a scoring program's r
 ``scoring-TASK.log`` (a scoring program's warnings and stdout/stderr tails),
 ``platform-error.txt``, and from ``cases.jsonl`` the setup output and each failed stage's and
 failing case's output tails (``diagnostics``), as the console's record shows them, capped and
-the cap said. They may quote hidden references: organizers only; anyone else gets the same
-"no such submission" as for a submission they cannot see.
+the cap said; and the entry's own image it ran in (``entry-image.json``, ``image_facts``).
+They may quote hidden references: organizers only; anyone else gets the same "no such
+submission" as for a submission they cannot see.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.errors import NotFoundError
-from proctor.services.platform import diagnostics
+from proctor.services.platform import diagnostics, image_facts
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import SubmissionLogs, TaskLogs
 from proctor.services.platform.diagnostics import MAX_LOG_CHARS
 from proctor.services.platform.resources import Platform
-from proctor.services.platform.run_files import kept_files
+from proctor.services.platform.run_files import KeptFile, kept_files
 from proctor.services.platform.submission_ids import full_id
 from proctor.store.models import Job, Result, SubmissionRow
+from proctor.store.runfolder import ENTRY_IMAGE_RECORD
 
 LOG_FILES = ("score-error.txt", "platform-error.txt")
 MAX_CASES_BYTES = 256 * 1024**2
@@ -55,7 +57,7 @@ def submission_logs(platform: Platform, principal: Principal | None, sid: str) -
 def _task(platform: Platform, job: Job, result: Result | None) -> TaskLogs:
     """One task's logs, its diagnostics and, when it failed, its reason."""
     status = result.status if result is not None else None
-    logs, lines = _logs(platform, job.task, result.run_artifact if result else None)
+    logs, lines, image = _logs(platform, job.task, result.run_artifact if result else None)
     shown, failing = diagnostics.diagnostics(lines)
     reason = (
         diagnostics.reason(job.task, job.failure, job.stage, logs, lines)
@@ -70,16 +72,21 @@ def _task(platform: Platform, job: Job, result: Result | None) -> TaskLogs:
         logs=logs,
         diagnostics=shown,
         cap=diagnostics.cap_words(failing),
+        image=image_facts.facts(image),
     )
 
 
 def _logs(
     platform: Platform, task: str, artifact: str | None
-) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """A run artifact's organizer logs (each capped, its tail kept), ``cases.jsonl``'s lines."""
-    wanted = (*LOG_FILES, f"scoring-{task}.log", "cases.jsonl")
+) -> tuple[dict[str, str], list[dict[str, Any]], dict[str, KeptFile]]:
+    """A run artifact's organizer logs, ``cases.jsonl``'s lines, the entry image's record.
+
+    Each log is capped (its tail kept); the image's record is there when it ran in one.
+    """
+    wanted = (*LOG_FILES, f"scoring-{task}.log", "cases.jsonl", ENTRY_IMAGE_RECORD)
     found = kept_files(platform, artifact, wanted, MAX_CASES_BYTES)
+    image = {name: found.pop(name) for name in (ENTRY_IMAGE_RECORD,) if name in found}
     texts = {n: (k.data or b"").decode("utf-8", errors="replace") for n, k in found.items()}
     cases = texts.pop("cases.jsonl", "")
     lines = [json.loads(line) for line in cases.splitlines() if line]
-    return {n: t[-MAX_LOG_CHARS:] for n, t in texts.items()}, lines
+    return {n: t[-MAX_LOG_CHARS:] for n, t in texts.items()}, lines, image

@@ -3,7 +3,8 @@
 The record holds each task's job (state, stage, failure, attempts), the stored report, its
 scores, and what only organizers see, read back from the job's run artifact: ``cases.jsonl``
 (every case and stage with its stdout/stderr tails, the setup script's output among the
-stages), ``efficiency.json`` and the text logs (``logs.submission_logs``' files). Participants
+stages), ``efficiency.json``, the text logs (``logs.submission_logs``' files) and, for an entry
+that ran in its own image, that image's facts and kept files (``image_facts``). Participants
 get "not found" (``console.organizers_only``).
 """
 
@@ -16,18 +17,18 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.errors import NotFoundError
-from proctor.services.platform import diagnostics
+from proctor.services.platform import diagnostics, image_facts
 from proctor.services.platform.accounts import Principal
 from proctor.services.platform.answers import SubmissionRecord, TaskRecord
 from proctor.services.platform.console import organizers_only
 from proctor.services.platform.logs import LOG_FILES, MAX_LOG_CHARS
 from proctor.services.platform.quota import iso
 from proctor.services.platform.resources import Platform
-from proctor.services.platform.run_files import kept_files
+from proctor.services.platform.run_files import KeptFile, kept_files
 from proctor.services.platform.submission_ids import full_id
 from proctor.services.platform.submissions_list import jobs_of, organizer_state
 from proctor.store.models import Job, Result, Score, SubmissionRow, Team
-from proctor.store.runfolder import SCORER_PAGES, scorer_page_name
+from proctor.store.runfolder import ENTRY_IMAGE_FILES, SCORER_PAGES, scorer_page_name
 
 MAX_CASES = 5000
 """At most this many lines of ``cases.jsonl`` are shown (a note says how many were left)."""
@@ -72,7 +73,7 @@ def _task(
     platform: Platform, job: Job, result: Result | None, scores: dict[str, float | None]
 ) -> TaskRecord:
     artifact = result.run_artifact if result is not None else None
-    files, pages = _artifact_files(platform, job.task, artifact)
+    files, pages, image = _artifact_files(platform, job.task, artifact)
     cases = [json.loads(line) for line in files.pop("cases.jsonl", "").splitlines() if line]
     efficiency_text = files.pop("efficiency.json", None)
     dashboard_text = files.pop(f"dashboard-{job.task}.json", None)
@@ -99,6 +100,8 @@ def _task(
         pages=pages,
         logs=files,
         reason=reason,
+        image=image_facts.facts(image),
+        image_files=image_facts.kept_names(image),
     )
 
 
@@ -109,22 +112,23 @@ def _without_nan(text: str) -> Any:
 
 def _artifact_files(
     platform: Platform, task: str, artifact: str | None
-) -> tuple[dict[str, str], list[str]]:
-    """The text files of a run artifact the record shows, and the scorer's pages it holds.
+) -> tuple[dict[str, str], list[str], dict[str, KeptFile]]:
+    """A run artifact's text files, its scorer's pages and its entry image's files.
 
     Logs are capped (their tail kept); pages are named only (``scorer_pages`` serves them).
     """
     pages = {scorer_page_name(task, name): name for name in SCORER_PAGES}
     long_kept = {"cases.jsonl", "efficiency.json", f"dashboard-{task}.json"}
-    wanted = {*long_kept, *LOG_FILES, f"scoring-{task}.log", *pages}
+    wanted = {*long_kept, *LOG_FILES, f"scoring-{task}.log", *pages, *ENTRY_IMAGE_FILES}
     found = kept_files(platform, artifact, wanted, MAX_KEPT_BYTES)
+    image = {name: found.pop(name) for name in ENTRY_IMAGE_FILES if name in found}
     texts = {
         name: (kept.data or b"").decode("utf-8", errors="replace")
         for name, kept in found.items()
         if name not in pages
     }
     texts = {n: t if n in long_kept else t[-MAX_LOG_CHARS:] for n, t in texts.items()}
-    return texts, [pages[name] for name in found if name in pages]
+    return texts, [pages[name] for name in found if name in pages], image
 
 
 def entry_archive(platform: Platform, principal: Principal, sid: str) -> tuple[Path, str]:

@@ -3,7 +3,8 @@
 While the submission is queued or running, ``/static/live.js`` polls ``/submissions/{id}/live``
 (the status as ``submissions.status`` shows it to the caller: during a stage on hidden data
 whose timing the exam's disclosure hides, only "evaluating on hidden data", no case count)
-and reloads the page when the evaluation ends.
+and reloads the page when the evaluation ends. An entry that ran in its own image shows that
+image's facts to its team (``image_facts.own_images``: its own image, read before its code ran).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from proctor.errors import ProctorError
 from proctor.services.platform import (
     answers,
+    image_facts,
     installs,
     publications,
     scorer_pages,
@@ -24,6 +26,7 @@ from proctor.services.platform import (
     submissions,
 )
 from proctor.services.platform.accounts import Principal
+from proctor.services.platform.answers import size_words
 from proctor.services.platform.resources import Platform
 from proctor.services.platform.shown_status import HIDDEN_STAGE
 from proctor.web.deps import PlatformDep
@@ -51,6 +54,10 @@ from proctor.web.pages.navigation import challenge_nav
 
 POLL_MS = 1000
 """Milliseconds between two polls of a running submission's status."""
+SHOWN_PACKAGES = 12
+"""A package list of an entry's image longer than this is collapsed (with its count)."""
+ENTRY_IMAGE = "entry-image"
+"""The report's environment name of a task that ran in the entry's own image."""
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
@@ -116,6 +123,7 @@ def submission_page(
         detailed = scorer_pages.readable_tasks(platform, principal, sid)
     numbers = Numbers(challenge)
     report = shown.report or {}
+    images = image_facts.own_images(platform, principal, sid) if ran_in_image(report) else None
     return render(
         request,
         "submission.html",
@@ -133,11 +141,21 @@ def submission_page(
         banner=failure_banner(report, shown.failure),
         messages=repeated_messages(list(report.get("stages") or [])),
         declared_fields=challenge.submission_fields,
+        images=images,
+        size_words=size_words,
+        shown_packages=SHOWN_PACKAGES,
         charts=[
             *dashboard_charts(shown.report, numbers),
             *filter(None, [submission_interval_chart(board, shown.report, sid, numbers)]),
         ],
     )
+
+
+def ran_in_image(report: dict[str, Any]) -> bool:
+    """Whether the report says a task ran in the entry's own image."""
+    tasks = report.get("tasks") or {}
+    shown = [report.get("environment"), *(t.get("environment") for t in tasks.values())]
+    return any(isinstance(e, dict) and e.get("name") == ENTRY_IMAGE for e in shown)
 
 
 @router.post("/submissions/{sid}/cancel", response_class=HTMLResponse)
