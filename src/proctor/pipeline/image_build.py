@@ -17,6 +17,7 @@ entries").
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import hashlib
 import json
@@ -26,7 +27,8 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,10 @@ DOCKERFILE = "Dockerfile"
 FORMAT = 1
 """Bumped when the way images are built changes, so old images are not taken for new ones."""
 ARCHIVE, LOG, RECORD = "image.tar", "build.log", "image.json"
+PARTIAL, LOCK = ".partial-", ".lock"
+"""A build under way is ``KEY.partial-XXXX`` (renamed to ``KEY`` when done), locked by
+``KEY.lock``."""
+LOCK_POLL_S = 0.5
 COPY_MOUNT = "/.proctor-copy"
 WHEELS_MOUNT = "/.proctor-wheels"
 SKIPPED = (COPY_MOUNT.lstrip("/"), WHEELS_MOUNT.lstrip("/"))
@@ -242,6 +248,15 @@ def prep_entry_image(
     )
 
 
+def final_base(context: Path, offered: Collection[str], dockerfile: str = DOCKERFILE) -> str:
+    """The offered base (canonical name) the final stage of ``context``'s Dockerfile builds on.
+
+    Raises ``ImageBuildError`` as :func:`build_image` does for a ``FROM`` not in ``offered``.
+    """
+    parsed = parse_dockerfile(_read_dockerfile(context / dockerfile))
+    return _root_base(check_bases(parsed, list(offered)), len(parsed.stages) - 1)
+
+
 def build_image(
     context: Path,
     bases: Mapping[str, BaseImage],
@@ -270,17 +285,53 @@ def build_image(
     if (folder / RECORD).is_file():
         return _result(folder, cached=True)
     store.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f"{key}.partial-", dir=store))
-    try:
-        _build(plan, limits, session, work, partial)
+    with build_lock(store, key, session):
+        if (folder / RECORD).is_file():  # built by the job that held the lock before us
+            return _result(folder, cached=True)
+        partial = Path(tempfile.mkdtemp(prefix=f"{key}{PARTIAL}", dir=store))
         try:
+            _build(plan, limits, session, work, partial)
             partial.rename(folder)
-        except OSError:
-            if not (folder / RECORD).is_file():
-                raise
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
     return _result(folder, cached=False)
+
+
+@contextlib.contextmanager
+def build_lock(store: Path, key: str, session: SandboxSession | None = None) -> Iterator[None]:
+    """Hold the exclusive lock of building ``key`` in ``store`` (``KEY.lock``, an ``flock``).
+
+    Jobs of one submission (threads or processes) building the same context wait here for
+    the first, then find its image. The wait polls ``session``'s cancel, every
+    ``LOCK_POLL_S`` seconds: a cancelled job stops waiting (``JobCancelledError``).
+    """
+    with (store / f"{key}{LOCK}").open("a") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if session is not None and session.cancelled:
+                    raise JobCancelledError("the build was cancelled") from None
+                time.sleep(LOCK_POLL_S)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def is_locked(store: Path, key: str) -> bool:
+    """Whether a build of ``key`` holds its lock in ``store`` now (a prune leaves it alone)."""
+    lock = store / f"{key}{LOCK}"
+    if not lock.is_file():
+        return False
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
 
 
 def _read_dockerfile(path: Path) -> str:
