@@ -320,6 +320,25 @@ def build_lock(store: Path, key: str, session: SandboxSession | None = None) -> 
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def stored_builds(store: Path) -> list[Path]:
+    """What a prune of the build ``store`` removes: built images, base layers, leftovers.
+
+    A key whose build holds its lock is left alone (and so are the base layers, while any
+    build is under way).
+    """
+    if not store.is_dir():
+        return []
+    busy = {path.name.removesuffix(LOCK) for path in store.glob(f"*{LOCK}")}
+    busy = {key for key in busy if is_locked(store, key)}
+    found = []
+    for path in sorted(store.iterdir()):
+        key = path.name.partition(".")[0]  # KEY, KEY.lock, KEY.partial-XXXX
+        if key in busy or (busy and path.name == "bases"):  # a build under way reads its base
+            continue
+        found.append(path)
+    return found
+
+
 def is_locked(store: Path, key: str) -> bool:
     """Whether a build of ``key`` holds its lock in ``store`` now (a prune leaves it alone)."""
     lock = store / f"{key}{LOCK}"
