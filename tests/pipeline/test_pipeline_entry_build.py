@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+import yaml
+from paths import BUNDLED, DATA
 from reference_environment import declare_reference_environment
 from toy_challenge import make_challenge, make_entry
 
+from proctor.challenges.physionet2026 import CHALLENGE_DIR
 from proctor.environments.store import BuiltEnvironment
 from proctor.pipeline.report import EvaluationReport, StageReport
 from proctor.services.local.evaluate import RunRequest, run_entry
@@ -154,3 +158,59 @@ def test_a_dockerfile_where_images_are_not_allowed_is_refused_saying_what_to_do(
     task = next(iter(report.tasks.values()))
     assert report.status.value == "failed" and str(task.failure) == "entry"
     assert "does not build entries' Dockerfiles: remove the Dockerfile" in prep(report).message
+
+
+def physionet2026_building_images(root: Path) -> Path:
+    """A copy of physionet2026 whose environment builds entries' Dockerfiles on itself."""
+    shutil.copytree(CHALLENGE_DIR, root, ignore=shutil.ignore_patterns("baseline", "__pycache__"))
+    folder = BUNDLED / "environment-physionet2026"
+    declared = yaml.safe_load((folder / "environment.yaml").read_text())
+    declared["python"] = {key: str(folder / value) for key, value in declared["python"].items()}
+    declared["lock"] = str(folder / declared["lock"])
+    declared["entry_images"] = {"allow": True, "bases": {ALIAS: "physionet2026"},
+                                "build": {**BUILD, "disk_bytes": 1024**3}}  # fmt: skip
+    spec = yaml.safe_load((root / "challenge.yaml").read_text())
+    assert spec["environment"] == "physionet2026"
+    spec["environment"] = declared
+    (root / "challenge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    return root
+
+
+@pytest.mark.timeout(1200)
+def test_a_python_example_2026_style_entry_is_built_trained_and_scored(
+    tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    challenge = physionet2026_building_images(tmp_path / "physionet2026")
+    entry = shutil.copytree(DATA / "entries" / "physionet2026_dockerfile_style", tmp_path / "entry")
+    (entry / "nonce.txt").write_text(uuid.uuid4().hex)
+    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
+    done = subprocess.run(
+        [PROCTOR, "run", str(entry), "-c", str(challenge), "--json"],
+        capture_output=True, text=True, env=env, check=False, timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "scored", report
+    assert report["environment"]["name"] == "entry-image"
+    assert report["environment"]["base"] == f"{ALIAS} → proctor/physionet2026"
+    prep_message = report["stages"][0]["message"]
+    assert "built from the Dockerfile" in prep_message
+    assert "Requirement already satisfied: numpy==2.0.2" in prep_message  # nothing fetched
+    assert "the image says: built by the Dockerfile" in prep_message  # training ran in it
+    stages = [(stage["name"], stage["status"]) for stage in report["stages"]]
+    assert stages == [(name, "passed") for name in ("prep", "quiz", "exam", "rerun", "score")], (
+        stages
+    )
+    assert report["scores"]["test"]["sessions_without_output"] == 0
+
+
+def test_physionet2026_as_bundled_leaves_an_entry_s_dockerfile_unbuilt_and_says_so(
+    tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    entry = shutil.copytree(CHALLENGE_DIR / "trivial", tmp_path / "entry")
+    (entry / "Dockerfile").write_text("FROM nowhere:1\nRUN exit 1\n")  # would fail if built
+    settings = Settings(work_root=shared_dir / "runs")
+    report = run_entry(RunRequest(entry, "physionet2026"), settings)
+    assert report.status.value == "scored", report.to_json()
+    assert "the Dockerfile is not built" in prep(report).message
+    assert report.environment is not None and report.environment.name == "physionet2026"

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proctor.environments.build_pip import MOUNT as PIP_MOUNT
+from proctor.environments.build_pip import host_pip_wheel, write_pip_tools
 from proctor.environments.built_layers import (
     Layer,
     LayerTooLargeError,
@@ -82,7 +84,7 @@ PARTIAL, LOCK = ".partial-", ".lock"
 LOCK_POLL_S = 0.5
 COPY_MOUNT = "/.proctor-copy"
 WHEELS_MOUNT = "/.proctor-wheels"
-SKIPPED = (COPY_MOUNT.lstrip("/"), WHEELS_MOUNT.lstrip("/"))
+SKIPPED = (COPY_MOUNT.lstrip("/"), WHEELS_MOUNT.lstrip("/"), PIP_MOUNT.lstrip("/"))
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_SHELL = ("/bin/sh", "-c")
 PIP_ENV = {
@@ -279,8 +281,10 @@ def build_image(
     offered = {image_name(name): base for name, base in bases.items()}
     stage_bases = check_bases(parsed, list(bases))
     root_names = [_root_base(stage_bases, index) for index in range(len(parsed.stages))]
-    key = _key(context, dockerfile, [offered[name].digest for name in root_names], wheelhouse)
-    plan = _Plan(parsed, stage_bases, root_names, offered, context, wheelhouse, key)
+    pip = host_pip_wheel()
+    digests = [offered[name].digest for name in root_names]
+    key = _key(context, dockerfile, digests, wheelhouse, pip)
+    plan = _Plan(parsed, stage_bases, root_names, offered, context, wheelhouse, key, pip)
     folder = store / key
     if (folder / RECORD).is_file():
         return _result(folder, cached=True)
@@ -372,8 +376,18 @@ def _root_base(stage_bases: list[str | int], index: int) -> str:
     return found
 
 
-def _key(context: Path, dockerfile: str, base_digests: list[str], wheelhouse: Path | None) -> str:
-    """The store key: the context's canonical digest, the Dockerfile's name, the bases."""
+def _key(
+    context: Path,
+    dockerfile: str,
+    base_digests: list[str],
+    wheelhouse: Path | None,
+    pip: Path | None,
+) -> str:
+    """The store key of a build: what it reads, so the same inputs find the same image.
+
+    The context's canonical digest, the Dockerfile's name, the bases, the wheelhouse's wheels
+    and the pip offered to the steps.
+    """
     context_digest, _ = canonical_tar(context)
     wheels = sorted(
         (p.name, file_sha256(p))
@@ -382,6 +396,8 @@ def _key(context: Path, dockerfile: str, base_digests: list[str], wheelhouse: Pa
     )
     document = {"format": FORMAT, "context": context_digest, "dockerfile": dockerfile,
                 "bases": base_digests, "wheels": wheels}  # fmt: skip
+    if pip is not None:
+        document["pip"] = pip.name
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
 
@@ -468,6 +484,7 @@ class _Plan:
     context: Path
     wheelhouse: Path | None
     key: str
+    pip: Path | None = None
 
 
 class _Builder:
@@ -492,6 +509,7 @@ class _Builder:
         self.states: list[_State] = []
         self.step = 0
         self.steps = sum(1 + len(stage.instructions) for stage in plan.parsed.stages)
+        self.pip_tools = write_pip_tools(plan.pip, space / "pip") if plan.pip else None
 
     def fail(self, message: str) -> ImageBuildError:
         """The entry's failure, with the log so far and the reason (past the log's cap too)."""
@@ -528,6 +546,9 @@ class _Builder:
         if self.plan.wheelhouse is not None:
             mounts = [*mounts, Mount(self.plan.wheelhouse, WHEELS_MOUNT)]
             env["PIP_FIND_LINKS"] = WHEELS_MOUNT
+        if self.pip_tools is not None:  # last on PATH: a base's own pip comes first
+            mounts = [*mounts, Mount(self.pip_tools, PIP_MOUNT)]
+            env["PATH"] = f"{env['PATH']}:{PIP_MOUNT}/bin"
         limits = Limits(
             wall_s=left,
             memory_bytes=self.limits.memory_bytes,
