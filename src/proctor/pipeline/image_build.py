@@ -10,8 +10,8 @@ image archive (``environments.built_layers``). Images are kept in ``store`` by a
 context's digest, the Dockerfile's name and the bases' digests: the same context on the same
 bases is a cache hit, with no sandbox run at all.
 
-The prep stage calls :func:`prep_entry_image`; see ``docs/environments.md`` ("Dockerfile
-entries").
+At prep, ``pipeline.entry_build`` calls :func:`build_image`; see ``docs/environments.md``
+("Dockerfile entries"). Builds of one key take turns on its lock (:func:`build_lock`).
 """
 
 from __future__ import annotations
