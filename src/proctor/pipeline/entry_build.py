@@ -15,7 +15,8 @@ output is. See ``docs/environments.md`` ("Dockerfile entries").
 
 from __future__ import annotations
 
-import shutil
+import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +85,7 @@ def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
     kept.mkdir(parents=True, exist_ok=True)
     dockerfile = job.entry_root / DOCKERFILE
     if not dockerfile.is_symlink():  # a link is refused by the build itself
-        shutil.copyfile(dockerfile, kept / DOCKERFILE)
+        _keep(kept / DOCKERFILE, dockerfile.read_bytes())
     try:
         base = _base_environments(environments, bases)[final_base(job.entry_root, list(bases))]
         wheelhouse = _wheelhouse(job, declared.participant_wheels, base)
@@ -93,10 +94,10 @@ def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
                                  store=store_root / BUILDS, session=session,
                                  work=_workspace(job), wheelhouse=wheelhouse)  # fmt: skip
     except ImageBuildError as err:
-        (kept / KEPT_LOG).write_text(err.log or f"error: {err}\n", encoding="utf-8")
+        _keep(kept / KEPT_LOG, (err.log or f"error: {err}\n").encode())
         raise _explained(err, job.entry_root, declared.participant_wheels) from None
     log = result.log.read_text(encoding="utf-8", errors="replace")
-    (kept / KEPT_LOG).write_text(log, encoding="utf-8")
+    _keep(kept / KEPT_LOG, log.encode())
     return EntryBuild(result.archive, result.base, result.digest, log, result.cached)
 
 
@@ -163,6 +164,15 @@ def _wheelhouse(
 def _workspace(job: TaskJob) -> Path:
     """A new folder beside the homes (traversable by the slot) for the build's tmpfs."""
     return job.folder.home(job.task).with_name(f"{job.task}.image-build")
+
+
+def _keep(path: Path, data: bytes) -> None:
+    """Write ``path`` whole at once: the tasks of one submission share the run folder."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(handle, "wb") as sink:
+        sink.write(data)
+    Path(name).chmod(0o644)
+    os.replace(name, path)
 
 
 def _explained(
