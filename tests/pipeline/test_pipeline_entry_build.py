@@ -119,6 +119,23 @@ def test_the_same_context_again_reuses_its_image_and_the_run_keeps_what_was_buil
     assert (again.run_dir / "entry-image" / "build.log").read_text() == log  # no step ran
 
 
+@pytest.mark.timeout(900)
+def test_two_tasks_of_one_submission_build_the_dockerfile_once(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = challenge_building_images(tmp_path / "challenge")
+    spec = yaml.safe_load((challenge / "challenge.yaml").read_text())
+    spec["tasks"].append({**spec["tasks"][0], "name": "again"})
+    spec["phases"][0]["tasks"] = ["arousal", "again"]
+    (challenge / "challenge.yaml").write_text(yaml.safe_dump(spec))
+    report = run(dockerfile_entry(tmp_path / "entry"), challenge, shared_dir)
+    assert report.status.value == "scored", report.to_json()
+    messages = sorted(task.stages[0].message for task in report.tasks.values())
+    assert len(messages) == 2
+    assert sum(" built from the Dockerfile" in m for m in messages) == 1, messages  # one waited
+    assert sum("reused from an earlier build" in m for m in messages) == 1, messages
+
+
 def test_a_base_not_offered_fails_prep_with_the_list_of_bases(
     tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
 ) -> None:
