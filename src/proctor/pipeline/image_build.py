@@ -295,7 +295,11 @@ def build_image(
         partial = Path(tempfile.mkdtemp(prefix=f"{key}{PARTIAL}", dir=store))
         try:
             _build(plan, limits, session, work, partial)
-            partial.rename(folder)
+            try:
+                partial.rename(folder)
+            except OSError:  # a store shared where flock does not reach: another host's image
+                if not (folder / RECORD).is_file():
+                    raise
         finally:
             shutil.rmtree(partial, ignore_errors=True)
     return _result(folder, cached=False)
