@@ -19,6 +19,7 @@ from image_craft import Image, Layer, docker_archive, layer_tar, member, oci_arc
 from proctor.environments.entry_images import ImageLimits, find_image, import_archive
 from proctor.environments.store import EnvironmentStore
 from proctor.errors import EntryImageError
+from proctor.pipeline.image_build import build_lock
 from proctor.services.local.environments import prune_environments
 from proctor.settings import Settings
 
@@ -114,6 +115,32 @@ def test_prune_removes_entry_images(tmp_path: Path) -> None:
     stored = import_archive(docker_archive(image, tmp_path / "a.tar"), store, LIMITS, pack=False)
     assert prune_environments(settings, keep=set()) == [stored.folder]
     assert find_image(store, image.digest) is None and not stored.folder.exists()
+
+
+def test_prune_lists_then_removes_built_entry_images_but_not_a_build_under_way(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(work_root=tmp_path / "work", env_root=tmp_path / "envs")
+    builds = settings.environments / "entry-builds"
+    done, running = builds / ("a" * 64), "b" * 64
+    (done / "image.tar").parent.mkdir(parents=True)
+    (done / "image.tar").write_bytes(b"tar")
+    (builds / "bases").mkdir()
+    (builds / f"{done.name}.lock").touch()
+    partial = builds / f"{running}.partial-x1"
+    partial.mkdir()
+    with build_lock(builds, running):
+        listed = prune_environments(settings, keep=set(), dry_run=True)
+        assert listed == [done, builds / f"{done.name}.lock"]
+        assert done.is_dir()  # a dry run removes nothing
+        assert prune_environments(settings, keep=set()) == listed
+    assert not done.exists() and partial.is_dir() and (builds / "bases").is_dir()
+    assert prune_environments(settings, keep=set()) == [
+        builds / "bases",
+        builds / f"{running}.lock",
+        partial,
+    ]
+    assert list(builds.iterdir()) == []
 
 
 def test_modes_are_normalised_and_capabilities_dropped(

@@ -13,6 +13,7 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,25 @@ def test_a_second_build_of_the_same_context_is_a_cache_hit(
     (context / "a.txt").write_text("two")
     changed = _build(context, bases, image_store, shared_dir)
     assert not changed.cached and changed.digest != first.digest
+
+
+def test_jobs_building_the_same_context_at_once_build_it_once(
+    bases: dict[str, BaseImage], image_store: Path, shared_dir: Path
+) -> None:
+    context = _context(
+        shared_dir / "entry", "FROM proctor/reference\nRUN sleep 1 && echo once > /once\n"
+    )
+    sandbox = BwrapSandbox(Settings(work_root=shared_dir / "work", slot_uid_base=SLOT_BASE))
+
+    def build(job: int) -> BuildResult:
+        with sandbox.session() as session:
+            return build_image(context, bases, LIMITS, store=image_store, session=session,
+                               work=shared_dir / f"build-{job}")  # fmt: skip
+
+    with ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(build, (1, 2))
+    assert sorted((first.cached, second.cached)) == [False, True]  # one waited for the other
+    assert first.digest == second.digest and first.archive == second.archive
 
 
 def test_a_later_stage_copies_from_an_earlier_one(

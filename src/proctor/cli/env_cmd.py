@@ -105,13 +105,18 @@ def prune(
         list[str] | None,
         typer.Option("--keep", help="Also keep the environments of this challenge (repeatable)."),
     ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only list what would be removed.")
+    ] = False,
 ) -> None:
-    """Remove build leftovers, entry images and environments no kept challenge declares."""
+    """Remove build leftovers, entry images (archived or built) and unkept environments."""
     challenges = [*bundled_challenges(), *(resolve_challenge(ref) for ref in keep or [])]
-    removed = prune_environments(Settings.from_env(), declared_digests(challenges))
+    settings, digests = Settings.from_env(), declared_digests(challenges)
+    removed = prune_environments(settings, digests, dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
     for path in removed:
-        typer.echo(f"removed {path}")
-    typer.echo(f"{len(removed)} removed")
+        typer.echo(f"{verb} {path}")
+    typer.echo(f"{len(removed)} {'to remove' if dry_run else 'removed'}")
 
 
 @env_app.command("export")

@@ -141,17 +141,24 @@ class EnvironmentStore:
             raise InputFileError(f"{final}: the environment was not committed")
         return built
 
-    def remove_leftovers(self) -> list[Path]:
-        """Remove work folders of builders that are no longer running."""
-        removed: list[Path] = []
+    def leftovers(self) -> list[Path]:
+        """The work folders of builders that are no longer running."""
         if not self.root.is_dir():
-            return removed
-        for entry in self.root.iterdir():
+            return []
+        found = []
+        for entry in sorted(self.root.iterdir()):
             if PARTIAL not in entry.name:
                 continue
             pid = entry.name.rpartition(PARTIAL)[2]
             if pid.isdigit() and pid_alive(int(pid)) and int(pid) != os.getpid():
                 continue
+            found.append(entry)
+        return found
+
+    def remove_leftovers(self) -> list[Path]:
+        """Remove work folders of builders that are no longer running."""
+        removed: list[Path] = []
+        for entry in self.leftovers():
             try:
                 remove_tree(entry)  # a killed bootstrap may have left /dev/shm, /proc mounted
             except EnvironmentBuildError:

@@ -19,6 +19,8 @@ class TaskContext:
     ``entry_root`` is the unpacked entry as uploaded (host side, never written by the entry);
     ``home`` is the entry's writable workspace; outputs are stored in ``folder`` outside
     every sandbox. ``cancel`` kills this job's running cases (its sandbox session) only.
+    ``prep_note`` and ``prep_logs``: what happened before prep's run (the entry's image built,
+    or its ``Dockerfile`` left unbuilt), a clause of prep's message and logs shown with prep's.
     """
 
     challenge: Challenge
@@ -33,6 +35,8 @@ class TaskContext:
     made_executable: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
     unwrapped: str = ""
+    prep_note: str = ""
+    prep_logs: tuple[tuple[str, str], ...] = ()
 
     def outputs(self, stage: Stage) -> Path:
         """Where this task's collected outputs of ``stage`` are stored."""

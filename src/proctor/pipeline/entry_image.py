@@ -5,8 +5,11 @@ Before prep, host side: where the task's environment allows entry images
 upload is the entry as the protocol mounts it), imported into the environment store by digest
 (``environments.entry_images``) and becomes the job's environment: every stage of that entry
 runs with the image's tree as its read-only root, in the same sandbox as a declared
-environment. Where they are not allowed, an entry bringing one is refused. Any refusal is the
-entry's failure at prep.
+environment. An entry with a ``Dockerfile`` at its root (and no archive) has it built first
+(``pipeline.entry_build``) into such an archive. Where images are not allowed, an entry
+bringing one is refused (a ``Dockerfile`` too, unless the protocol's entries always ship one,
+as PhysioNet's do: it is then left unbuilt and prep says so). Any refusal is the entry's
+failure at prep.
 
 The image's ``ENV`` is the runs' environment (the organizer's declared ``variables`` win; the
 sandbox keeps its own ``HOME`` and ``TMPDIR``); a ``USER`` of root, or any other, runs as the
@@ -21,6 +24,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.entries.limits import ArchiveLimits, MiB
@@ -33,9 +37,14 @@ from proctor.environments.entry_images import (
 from proctor.environments.image_archive import ImageConfig
 from proctor.environments.store import EnvironmentStore
 from proctor.errors import EntryImageError
+from proctor.pipeline.entry_build import build_entry, has_dockerfile
+from proctor.pipeline.image_build import DOCKERFILE
 from proctor.pipeline.job import JobEnvironment, TaskJob
 from proctor.pipeline.report import ENTRY_IMAGE, EnvironmentInfo
+from proctor.protocols.registry import driver_for
+from proctor.sandbox.base import Sandbox
 from proctor.sandbox.rootfs import RootFilesystem
+from proctor.spec.environment import EntryImages
 from proctor.spec.model import Challenge
 
 TAKEN = "entry-image"
@@ -85,26 +94,70 @@ def take_archive(entry_root: Path, run_folder: Path) -> Path | None:
     return None
 
 
-def with_entry_image(job: TaskJob) -> tuple[TaskJob, EntryImage | None]:
+@dataclass(frozen=True, slots=True)
+class ImageUse:
+    """What an entry's own image makes of its job: the job to run, and what prep tells.
+
+    ``image``: the image it runs in (None: the declared environment); ``note``: a clause for
+    prep's message; ``logs``: (name, text) pairs shown with prep's (the build log).
+    """
+
+    job: TaskJob
+    image: EntryImage | None = None
+    note: str = ""
+    logs: tuple[tuple[str, str], ...] = ()
+
+
+IGNORED_DOCKERFILE = (
+    "; the Dockerfile is not built: this challenge runs every entry in its declared "
+    "environment, which stands for the Dockerfile's base (see the kit)"
+)
+
+
+def with_entry_image(job: TaskJob, sandbox: Sandbox) -> ImageUse:
     """``job`` running in its entry's own image, when the entry brings one.
 
-    Raises ``EntryImageError`` when the image is not allowed or cannot be used.
+    An image archive is imported; a ``Dockerfile`` (without an archive) is built first in a
+    session of ``sandbox`` (``pipeline.entry_build``). Where the environment allows no entry
+    images, a ``Dockerfile`` is refused, unless the protocol's entries always ship one (it is
+    then left unbuilt, and prep says so). Raises ``EntryImageError`` when the image is not
+    allowed or cannot be used, ``ImageBuildError`` when it cannot be built.
     """
     archive = take_archive(job.entry_root, job.folder.root)
-    if archive is None:
-        return job, None
+    if archive is not None:
+        declared, allowed, store = _allowing(job, archive.name)
+        image = import_archive(archive, store, ImageLimits.of(allowed))
+        return ImageUse(_running_in(job, image, declared), image)
+    if not has_dockerfile(job.entry_root):
+        return ImageUse(job)
+    asked = job.environment.entry_images if job.environment is not None else None
+    shipped = driver_for(job.challenge.protocol.kind).ships_dockerfile
+    if shipped and (asked is None or not asked.allow):
+        return ImageUse(job, note=IGNORED_DOCKERFILE)
+    built = build_entry(job, sandbox)  # refuses the Dockerfile where images are not allowed
+    declared, allowed, store = _allowing(job, DOCKERFILE)
+    image = import_archive(built.archive, store, ImageLimits.of(allowed), base=built.base)
+    logs = (("build log", built.log),)
+    return ImageUse(_running_in(job, image, declared), image, built.note(), logs)
+
+
+def _allowing(job: TaskJob, what: str) -> tuple[JobEnvironment, EntryImages, EnvironmentStore]:
+    """The job's environment, its ``entry_images`` and store; ``what`` refused where not allowed."""
     declared = job.environment
     allowed = declared.entry_images if declared is not None else None
     if declared is None or allowed is None or not allowed.allow or declared.store_root is None:
         raise EntryImageError(
-            f"this challenge does not run entries in their own image: remove {archive.name} "
+            f"this challenge does not run entries in their own image: remove {what} "
             "and use the libraries its environment declares (see the kit)"
         )
-    image = import_archive(archive, EnvironmentStore(declared.store_root), ImageLimits.of(allowed))
+    return declared, allowed, EnvironmentStore(declared.store_root)
+
+
+def _running_in(job: TaskJob, image: EntryImage, declared: JobEnvironment) -> TaskJob:
+    """``job`` in ``image``, its record kept in the run folder."""
     record = job.folder.root / RECORD
     record.write_text(json.dumps(image.to_json(), indent=2, sort_keys=True) + "\n")
-    environment = image_environment(image, declared)
-    return dataclasses.replace(job, environment=environment), image
+    return dataclasses.replace(job, environment=image_environment(image, declared))
 
 
 def image_environment(image: EntryImage, declared: JobEnvironment) -> JobEnvironment:

@@ -10,13 +10,14 @@ image archive (``environments.built_layers``). Images are kept in ``store`` by a
 context's digest, the Dockerfile's name and the bases' digests: the same context on the same
 bases is a cache hit, with no sandbox run at all.
 
-The prep stage calls :func:`prep_entry_image`; see ``docs/environments.md`` ("Dockerfile
-entries").
+At prep, ``pipeline.entry_build`` calls :func:`build_image`; see ``docs/environments.md``
+("Dockerfile entries"). Builds of one key take turns on its lock (:func:`build_lock`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import hashlib
 import json
@@ -26,11 +27,14 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proctor.environments.build_pip import MOUNT as PIP_MOUNT
+from proctor.environments.build_pip import host_pip_wheel, write_pip_tools
 from proctor.environments.built_layers import (
     Layer,
     LayerTooLargeError,
@@ -74,9 +78,13 @@ DOCKERFILE = "Dockerfile"
 FORMAT = 1
 """Bumped when the way images are built changes, so old images are not taken for new ones."""
 ARCHIVE, LOG, RECORD = "image.tar", "build.log", "image.json"
+PARTIAL, LOCK = ".partial-", ".lock"
+"""A build under way is ``KEY.partial-XXXX`` (renamed to ``KEY`` when done), locked by
+``KEY.lock``."""
+LOCK_POLL_S = 0.5
 COPY_MOUNT = "/.proctor-copy"
 WHEELS_MOUNT = "/.proctor-wheels"
-SKIPPED = (COPY_MOUNT.lstrip("/"), WHEELS_MOUNT.lstrip("/"))
+SKIPPED = (COPY_MOUNT.lstrip("/"), WHEELS_MOUNT.lstrip("/"), PIP_MOUNT.lstrip("/"))
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_SHELL = ("/bin/sh", "-c")
 PIP_ENV = {
@@ -242,6 +250,15 @@ def prep_entry_image(
     )
 
 
+def final_base(context: Path, offered: Collection[str], dockerfile: str = DOCKERFILE) -> str:
+    """The offered base (canonical name) the final stage of ``context``'s Dockerfile builds on.
+
+    Raises ``ImageBuildError`` as :func:`build_image` does for a ``FROM`` not in ``offered``.
+    """
+    parsed = parse_dockerfile(_read_dockerfile(context / dockerfile))
+    return _root_base(check_bases(parsed, list(offered)), len(parsed.stages) - 1)
+
+
 def build_image(
     context: Path,
     bases: Mapping[str, BaseImage],
@@ -264,23 +281,84 @@ def build_image(
     offered = {image_name(name): base for name, base in bases.items()}
     stage_bases = check_bases(parsed, list(bases))
     root_names = [_root_base(stage_bases, index) for index in range(len(parsed.stages))]
-    key = _key(context, dockerfile, [offered[name].digest for name in root_names], wheelhouse)
-    plan = _Plan(parsed, stage_bases, root_names, offered, context, wheelhouse, key)
+    pip = host_pip_wheel()
+    digests = [offered[name].digest for name in root_names]
+    key = _key(context, dockerfile, digests, wheelhouse, pip)
+    plan = _Plan(parsed, stage_bases, root_names, offered, context, wheelhouse, key, pip)
     folder = store / key
     if (folder / RECORD).is_file():
         return _result(folder, cached=True)
     store.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f"{key}.partial-", dir=store))
-    try:
-        _build(plan, limits, session, work, partial)
+    with build_lock(store, key, session):
+        if (folder / RECORD).is_file():  # built by the job that held the lock before us
+            return _result(folder, cached=True)
+        partial = Path(tempfile.mkdtemp(prefix=f"{key}{PARTIAL}", dir=store))
         try:
-            partial.rename(folder)
-        except OSError:
-            if not (folder / RECORD).is_file():
-                raise
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
+            _build(plan, limits, session, work, partial)
+            try:
+                partial.rename(folder)
+            except OSError:  # a store shared where flock does not reach: another host's image
+                if not (folder / RECORD).is_file():
+                    raise
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
     return _result(folder, cached=False)
+
+
+@contextlib.contextmanager
+def build_lock(store: Path, key: str, session: SandboxSession | None = None) -> Iterator[None]:
+    """Hold the exclusive lock of building ``key`` in ``store`` (``KEY.lock``, an ``flock``).
+
+    Jobs of one submission (threads or processes) building the same context wait here for
+    the first, then find its image. The wait polls ``session``'s cancel, every
+    ``LOCK_POLL_S`` seconds: a cancelled job stops waiting (``JobCancelledError``).
+    """
+    with (store / f"{key}{LOCK}").open("a") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if session is not None and session.cancelled:
+                    raise JobCancelledError("the build was cancelled") from None
+                time.sleep(LOCK_POLL_S)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def stored_builds(store: Path) -> list[Path]:
+    """What a prune of the build ``store`` removes: built images, base layers, leftovers.
+
+    A key whose build holds its lock is left alone (and so are the base layers, while any
+    build is under way).
+    """
+    if not store.is_dir():
+        return []
+    busy = {path.name.removesuffix(LOCK) for path in store.glob(f"*{LOCK}")}
+    busy = {key for key in busy if is_locked(store, key)}
+    found = []
+    for path in sorted(store.iterdir()):
+        key = path.name.partition(".")[0]  # KEY, KEY.lock, KEY.partial-XXXX
+        if key in busy or (busy and path.name == "bases"):  # a build under way reads its base
+            continue
+        found.append(path)
+    return found
+
+
+def is_locked(store: Path, key: str) -> bool:
+    """Whether a build of ``key`` holds its lock in ``store`` now (a prune leaves it alone)."""
+    lock = store / f"{key}{LOCK}"
+    if not lock.is_file():
+        return False
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
 
 
 def _read_dockerfile(path: Path) -> str:
@@ -302,8 +380,18 @@ def _root_base(stage_bases: list[str | int], index: int) -> str:
     return found
 
 
-def _key(context: Path, dockerfile: str, base_digests: list[str], wheelhouse: Path | None) -> str:
-    """The store key: the context's canonical digest, the Dockerfile's name, the bases."""
+def _key(
+    context: Path,
+    dockerfile: str,
+    base_digests: list[str],
+    wheelhouse: Path | None,
+    pip: Path | None,
+) -> str:
+    """The store key of a build: what it reads, so the same inputs find the same image.
+
+    The context's canonical digest, the Dockerfile's name, the bases, the wheelhouse's wheels
+    and the pip offered to the steps.
+    """
     context_digest, _ = canonical_tar(context)
     wheels = sorted(
         (p.name, file_sha256(p))
@@ -312,6 +400,8 @@ def _key(context: Path, dockerfile: str, base_digests: list[str], wheelhouse: Pa
     )
     document = {"format": FORMAT, "context": context_digest, "dockerfile": dockerfile,
                 "bases": base_digests, "wheels": wheels}  # fmt: skip
+    if pip is not None:
+        document["pip"] = pip.name
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
 
@@ -398,6 +488,7 @@ class _Plan:
     context: Path
     wheelhouse: Path | None
     key: str
+    pip: Path | None = None
 
 
 class _Builder:
@@ -422,6 +513,7 @@ class _Builder:
         self.states: list[_State] = []
         self.step = 0
         self.steps = sum(1 + len(stage.instructions) for stage in plan.parsed.stages)
+        self.pip_tools = write_pip_tools(plan.pip, space / "pip") if plan.pip else None
 
     def fail(self, message: str) -> ImageBuildError:
         """The entry's failure, with the log so far and the reason (past the log's cap too)."""
@@ -458,6 +550,9 @@ class _Builder:
         if self.plan.wheelhouse is not None:
             mounts = [*mounts, Mount(self.plan.wheelhouse, WHEELS_MOUNT)]
             env["PIP_FIND_LINKS"] = WHEELS_MOUNT
+        if self.pip_tools is not None:  # last on PATH: a base's own pip comes first
+            mounts = [*mounts, Mount(self.pip_tools, PIP_MOUNT)]
+            env["PATH"] = f"{env['PATH']}:{PIP_MOUNT}/bin"
         limits = Limits(
             wall_s=left,
             memory_bytes=self.limits.memory_bytes,

@@ -50,9 +50,12 @@ def prep(ctx: TaskContext, runner: StageRunner) -> StageResult:
         notes = prep_notes(
             made_executable=ctx.made_executable, ignored=ctx.ignored, unwrapped=ctx.unwrapped
         )
-        if outcome.succeeded:
+        notes += ctx.prep_note
+        logs = ctx.prep_logs + logs
+        if outcome.succeeded:  # an image's build log shows (at full) even when all went well
             done = f"{prepared.what} completed{notes}"
-            return StageResult(Stage.PREP, StageStatus.PASSED, done, done, usage=usage, logs=logs)
+            return StageResult(Stage.PREP, StageStatus.PASSED, done, done, usage=usage,
+                               logs=logs, show_logs=bool(ctx.prep_logs))  # fmt: skip
         problem = (
             f"timed out after {duration(prepared.limit_s)}"
             if outcome.timed_out

@@ -14,19 +14,21 @@ the report ``pipeline.task_report``; a protocol where no code runs goes to ``pip
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import traceback
 
 from proctor.entries import check_manifest
 from proctor.errors import (
     EntryImageError,
     EntryRequirementsError,
+    ImageBuildError,
     ManifestError,
     PlatformError,
     SandboxUnavailableError,
 )
 from proctor.pipeline import stages
 from proctor.pipeline.context import TaskContext
-from proctor.pipeline.disclosure import prep_notes
+from proctor.pipeline.disclosure import StageResult, prep_notes
 from proctor.pipeline.entry_image import with_entry_image
 from proctor.pipeline.entry_layer import NO_LAYER, EntryLayer, entry_layer
 from proctor.pipeline.files import FilesJob, evaluate_files
@@ -53,7 +55,7 @@ from proctor.scoring.base import Scorer
 from proctor.scoring.registry import scorer_for
 from proctor.spec.model import Challenge, Task
 from proctor.store.runfolder import RunFolder
-from proctor.types import Failure, Stage
+from proctor.types import Failure, Stage, StageStatus
 
 __all__ = [
     "JobEnvironment",
@@ -89,6 +91,15 @@ def _staged(task: Task, folder: RunFolder) -> Task:
     public = stage_inputs(task.public_inputs, base / "public")
     hidden = stage_inputs(task.hidden_inputs, base / "hidden") if task.hidden_inputs else None
     return task.model_copy(update={"public_inputs": public, "hidden_inputs": hidden})
+
+
+def build_failed(err: ImageBuildError) -> StageResult:
+    """Prep failed in the build of the entry's ``Dockerfile``: the reason, the log's tail."""
+    headline = f"the entry's Dockerfile could not be built: {err}"
+    logs = (("build log", err.log),) if err.log else ()
+    return StageResult(Stage.PREP, StageStatus.FAILED, headline,
+                       "the entry's Dockerfile could not be built", logs=logs,
+                       failure=Failure.ENTRY)  # fmt: skip
 
 
 def refused(job: TaskJob, message: str, progress: ProgressListener | None = None) -> TaskReport:
@@ -140,8 +151,12 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
     task = _staged(job.challenge.task(job.task), job.folder)
     job.folder.prepare_homes()
     try:
-        job, image = with_entry_image(job)
-        layer = NO_LAYER if image is not None else _entry_layer(job)
+        used = with_entry_image(job, sandbox)
+        job = used.job
+        layer = NO_LAYER if used.image is not None else _entry_layer(job)
+    except ImageBuildError as err:
+        runner.finish(build_failed(err))
+        return task_report(job, runner)
     except (EntryRequirementsError, EntryImageError) as err:
         runner.finish(failed(Stage.PREP, str(err), Failure.ENTRY))
         return task_report(job, runner)
@@ -150,6 +165,7 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
     with sandbox.session(root) as session, job.cancel.listening(session.cancel):
         runner.environment = environment_info(environment, private=session.private_root)
         ctx = _context(job, task, session, sandbox, (driver_class, layer))
+        ctx = dataclasses.replace(ctx, prep_note=used.note, prep_logs=used.logs)
         home_space = session.workspace(ctx.home, size_bytes=job.challenge.limits.home_bytes)
         with home_space, contextlib.closing(ctx.driver):
             examined = run_in_home(ctx, job, runner)

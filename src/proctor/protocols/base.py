@@ -152,7 +152,9 @@ class ProtocolDriver(ABC):
     ``scored_after_failure``: when set, a failed exam case's output, as far as it got, is
     stored and scored (Codabench scores what a failed ingestion wrote); should scoring then
     fail, the failure is the entry's, told in these words ("your code failed under ..."), or
-    in the job's own (:attr:`failed_code_words`).
+    in the job's own (:attr:`failed_code_words`). ``ships_dockerfile``: the protocol's entries
+    always bring a ``Dockerfile`` (PhysioNet's); where the challenge builds no entry images it
+    is left unbuilt, not refused.
     """
 
     kind: ClassVar[str]
@@ -163,6 +165,7 @@ class ProtocolDriver(ABC):
     failed_case_fails_task: ClassVar[bool] = False
     shows_run_logs: ClassVar[bool] = False
     scored_after_failure: ClassVar[str] = ""
+    ships_dockerfile: ClassVar[bool] = False
 
     @property
     def failed_code_words(self) -> str:

@@ -21,8 +21,10 @@ run; a data folder is shown read-only at ``/data``.
 - ``score``: the table ``run_model.py`` wrote (``demographics.csv`` with the model's columns) is
   the case's output, scored by the challenge's scoring program (its ``evaluate_model.py``).
 
-The entry's ``Dockerfile`` is kept as a file: the entry runs in the challenge's declared
-environment (its base named by ``environment.entry_images.bases`` where images are built).
+Where the challenge allows entry images, the entry's ``Dockerfile`` is built at prep (its
+``FROM`` one of ``environment.entry_images.bases``) and every stage runs in that image. Where it
+does not, the ``Dockerfile`` is kept as a file, unbuilt: the entry runs in the challenge's
+declared environment, and prep's message says so.
 """
 
 from __future__ import annotations
@@ -142,6 +144,7 @@ class PhysioNetModelDriver(DriverWithoutAnswers):
     """Trains the entry once at prep, then runs ``run_model.py`` on each data folder."""
 
     kind = "physionet_model"
+    ships_dockerfile = True
     settings_model = PhysioNetModelProtocol
     summary = "PhysioNet 2020-2026: the challenge's train_model.py and run_model.py run team_code"
     case_noun = "data folder"

@@ -12,12 +12,15 @@ import os
 import shutil
 import tarfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_service import Service
+from cli_service import Service, archive
 from image_craft import Image, base_of, docker_archive
+from reference_environment import declare_reference_environment
+from toy_challenge import make_challenge, make_entry
 
 from proctor.challenges import bundled_root
 from proctor.environments.store import BuiltEnvironment
@@ -85,3 +88,39 @@ def test_an_entry_image_is_scored_through_proctor_serve(
     assert status["status"] == "scored", status
     text = json.dumps(status)
     assert "entry-image" in text and image.digest in text, text
+
+
+def _wait(service: Service, sid: str, user: str, seconds: float) -> dict[str, object]:
+    deadline = time.time() + seconds
+    status: dict[str, object] = {}
+    while time.time() < deadline:
+        status = json.loads(service.cli("status", sid, "--json", user=user).stdout)
+        if status["status"] not in ("queued", "running"):
+            break
+        time.sleep(2)
+    return status
+
+
+@pytest.mark.timeout(600)
+def test_a_dockerfile_entry_is_built_and_scored_through_proctor_serve(
+    service: Service, tmp_path: Path, reference_env: BuiltEnvironment
+) -> None:
+    images = {"allow": True, "build": {"wall_s": 120.0, "memory_bytes": 1024**3,
+              "disk_bytes": 256 * 1024**2}}  # fmt: skip
+    challenge = declare_reference_environment(make_challenge(tmp_path / "toy"), entry_images=images)
+    installed = service.cli("challenge", "add", str(challenge), "--json", user="olga")
+    assert installed.returncode == 0, installed.stderr
+    setup = '#!/bin/sh\nset -e\ntest "$(cat /toy/built-by-run)" = ran\n'
+    dockerfile = (
+        "FROM proctor/proctor-reference\nCOPY . /toy\n"
+        f"RUN echo ran > /toy/built-by-run  # {uuid.uuid4().hex}\n"
+    )
+    entry = make_entry(tmp_path / "entry", setup_sh=setup, extra={"Dockerfile": dockerfile})
+    queued = service.cli("submit", str(archive(entry, tmp_path / "entry.tar.gz")), "-c", "toy",
+                         "--no-wait", "--json", user="bob")  # fmt: skip
+    assert queued.returncode == 0, queued.stderr
+    status = _wait(service, json.loads(queued.stdout)["submission"], "bob", 500)
+    assert status["status"] == "scored", status
+    text = json.dumps(status, ensure_ascii=False)
+    assert "entry-image" in text and "proctor/proctor-reference" in text, text
+    assert "built from the Dockerfile" in text, text

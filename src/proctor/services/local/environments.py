@@ -18,10 +18,13 @@ from proctor.environments.build import build_environment
 from proctor.environments.digests import declaration_digest
 from proctor.environments.entry_images import list_images, remove_image
 from proctor.environments.lockfile import read_lock
+from proctor.environments.mounts import remove_tree
 from proctor.environments.oci import export_oci, import_oci
 from proctor.environments.store import BuiltEnvironment, EnvironmentStore
 from proctor.environments.wheels import Target, lock_requirements
 from proctor.errors import UsageError
+from proctor.pipeline.entry_build import BUILDS
+from proctor.pipeline.image_build import stored_builds
 from proctor.pipeline.inputs import stage_inputs
 from proctor.pipeline.program_runs import SandboxProgramRunner
 from proctor.pipeline.report import EnvironmentInfo
@@ -213,21 +216,34 @@ def list_environments(settings: Settings) -> list[BuiltEnvironment]:
     return store_of(settings).all()
 
 
-def prune_environments(settings: Settings, keep: set[str]) -> list[Path]:
+def prune_environments(settings: Settings, keep: set[str], *, dry_run: bool = False) -> list[Path]:
     """Remove build leftovers, entry images and the stored environments not in ``keep``.
 
-    ``keep`` holds declaration digests; returns the folders removed. An entry image removed
-    is imported again from its entry's upload when that entry is evaluated again.
+    ``keep`` holds declaration digests; returns the paths removed (with ``dry_run``: the paths
+    that would be, nothing removed). Entry images, and the images built from entries'
+    Dockerfiles (``entry-builds``, but a build under way), go too: an entry evaluated again
+    has its image imported, or built, again.
     """
     store = store_of(settings)
+    doomed = [*store.leftovers()]
+    unkept = [b for b in store.all() if b.manifest.declaration_digest not in keep]
+    images = list_images(store)
+    builds = stored_builds(store.root / BUILDS)
+    if dry_run:
+        return [*doomed, *(b.folder for b in unkept), *(i.folder for i in images), *builds]
     removed = store.remove_leftovers()
-    for built in store.all():
-        if built.manifest.declaration_digest not in keep:
-            store.remove(built)
-            removed.append(built.folder)
-    for image in list_images(store):
+    for built in unkept:
+        store.remove(built)
+        removed.append(built.folder)
+    for image in images:
         remove_image(image)
         removed.append(image.folder)
+    for path in builds:
+        if path.is_dir() and not path.is_symlink():
+            remove_tree(path)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
     return removed
 
 

@@ -1,0 +1,189 @@
+"""An entry's ``Dockerfile`` built at prep into the image archive its job then runs in.
+
+Host side first: the bases the challenge offers (``proctor/NAME`` for each declared environment
+built in the store, and the aliases of ``environment.entry_images.bases``), the final stage's
+``FROM`` checked against them, and the wheels of the entry's ``requirements.txt`` resolved for
+that base, as participant wheels are, where the environment allows them. Then
+``pipeline.image_build`` builds the entry folder as the context in a sandbox session of its own
+(no network; the build's limits). Images are kept in ``STORE/entry-builds`` by a key of the
+context and the bases: tasks of one submission wait for one build (a lock) and share its image.
+
+The build log and a copy of the ``Dockerfile`` are kept in the run folder (``entry-image/``),
+whether the build passed or failed; the log is also prep's diagnostics, disclosed as prep's
+output is. See ``docs/environments.md`` ("Dockerfile entries").
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from proctor.environments.digests import declaration_digest
+from proctor.environments.dockerfile import image_name
+from proctor.environments.entry_wheels import REQUIREMENTS
+from proctor.environments.store import BuiltEnvironment, EnvironmentStore
+from proctor.errors import ConfigError, EntryImageError, ImageBuildError, PlatformError
+from proctor.pipeline.image_build import (
+    DOCKERFILE,
+    BaseImage,
+    BuildLimits,
+    build_image,
+    entry_wheelhouse,
+    final_base,
+    offered_bases,
+)
+from proctor.pipeline.job import JobEnvironment, TaskJob
+from proctor.sandbox.base import Sandbox
+from proctor.spec.environment import EntryImages, ParticipantWheels
+from proctor.spec.model import Challenge
+
+BUILDS = "entry-builds"
+"""The environment store's folder of built images (``KEY/image.tar``, ``build.log``)."""
+KEPT = "entry-image"
+"""The run folder's folder keeping the ``Dockerfile`` and its ``build.log``."""
+KEPT_LOG = "build.log"
+
+
+@dataclass(frozen=True, slots=True)
+class EntryBuild:
+    """A built entry image: its archive, its base (as the report names it) and its log.
+
+    ``cached``: the same context was built before on the same bases; nothing ran now.
+    """
+
+    archive: Path
+    base: str
+    digest: str
+    log: str
+    cached: bool
+
+    def note(self) -> str:
+        """A clause for prep's message: the image and how it came to be."""
+        how = "reused from an earlier build of the same files" if self.cached else "built"
+        return f"; image {self.digest[:19]} {how} from the Dockerfile on {self.base}"
+
+
+def has_dockerfile(entry_root: Path) -> bool:
+    """Whether the entry brings a ``Dockerfile`` at its root (a link counts: it is refused)."""
+    path = entry_root / DOCKERFILE
+    return path.is_file() or path.is_symlink()
+
+
+def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
+    """Build ``job``'s entry ``Dockerfile``; its environment must allow entry images.
+
+    Raises ``ImageBuildError`` (the entry's failure, with ``log``) for a ``FROM`` not offered
+    or a failed step, ``EntryRequirementsError`` for a refused ``requirements.txt``.
+    """
+    declared, allowed, store_root = _allowing(job.environment)
+    environments = _declared(job.challenge, EnvironmentStore(store_root))
+    bases = _bases(environments, allowed.bases)
+    kept = job.folder.root / KEPT
+    kept.mkdir(parents=True, exist_ok=True)
+    dockerfile = job.entry_root / DOCKERFILE
+    if not dockerfile.is_symlink():  # a link is refused by the build itself
+        _keep(kept / DOCKERFILE, dockerfile.read_bytes())
+    try:
+        base = _base_environments(environments, bases)[final_base(job.entry_root, list(bases))]
+        wheelhouse = _wheelhouse(job, declared.participant_wheels, base)
+        with sandbox.session() as session, job.cancel.listening(session.cancel):
+            result = build_image(job.entry_root, bases, build_limits(allowed),
+                                 store=store_root / BUILDS, session=session,
+                                 work=_workspace(job), wheelhouse=wheelhouse)  # fmt: skip
+    except ImageBuildError as err:
+        _keep(kept / KEPT_LOG, (err.log or f"error: {err}\n").encode())
+        raise _explained(err, job.entry_root, declared.participant_wheels) from None
+    log = result.log.read_text(encoding="utf-8", errors="replace")
+    _keep(kept / KEPT_LOG, log.encode())
+    return EntryBuild(result.archive, result.base, result.digest, log, result.cached)
+
+
+def build_limits(allowed: EntryImages) -> BuildLimits:
+    """The build's caps as the challenge's ``entry_images.build`` sets them."""
+    spec = allowed.build
+    return BuildLimits(wall_s=spec.wall_s, memory_bytes=spec.memory_bytes,
+                       disk_bytes=spec.disk_bytes)  # fmt: skip
+
+
+def _allowing(environment: JobEnvironment | None) -> tuple[JobEnvironment, EntryImages, Path]:
+    """The job's environment, its ``entry_images`` and its store; refused where not allowed."""
+    allowed = environment.entry_images if environment is not None else None
+    if environment is None or allowed is None or not allowed.allow:
+        raise EntryImageError(
+            f"this challenge does not build entries' {DOCKERFILE}s: remove the {DOCKERFILE} "
+            "and use the libraries its environment declares (see the kit)"
+        )
+    if environment.store_root is None:
+        raise PlatformError("entry images are allowed but the job names no environment store")
+    return environment, allowed, environment.store_root
+
+
+def _declared(challenge: Challenge, store: EnvironmentStore) -> dict[str, BuiltEnvironment]:
+    """The challenge's declared environments built in ``store``, by name."""
+    found: dict[str, BuiltEnvironment] = {}
+    for task in challenge.tasks:
+        spec = challenge.environment_of(task.name)
+        if spec is None or spec.name in found:
+            continue
+        built = store.find(declaration_digest(spec))
+        if built is not None:
+            found[spec.name] = built
+    return found
+
+
+def _bases(
+    environments: Mapping[str, BuiltEnvironment], aliases: Mapping[str, str]
+) -> dict[str, BaseImage]:
+    try:
+        return offered_bases(environments, aliases)
+    except ConfigError as err:  # the organizer's alias: not the entry's fault
+        raise PlatformError(str(err)) from None
+
+
+def _base_environments(
+    environments: Mapping[str, BuiltEnvironment], bases: Mapping[str, BaseImage]
+) -> dict[str, BuiltEnvironment]:
+    """Each offered base's environment, by canonical image name (for resolving wheels)."""
+    by_root = {built.rootfs: built for built in environments.values()}
+    return {image_name(name): by_root[base.root] for name, base in bases.items()}
+
+
+def _wheelhouse(
+    job: TaskJob, wheels: ParticipantWheels | None, base: BuiltEnvironment
+) -> Path | None:
+    """The entry's wheels, fetched by the host for ``base``; None where none are offered."""
+    if wheels is None or not wheels.allow:
+        return None  # pip in a RUN finds only what the base holds
+    folder = job.folder.root / KEPT / f"wheels-{job.task}"
+    return entry_wheelhouse(job.entry_root, base, wheels, folder)
+
+
+def _workspace(job: TaskJob) -> Path:
+    """A new folder beside the homes (traversable by the slot) for the build's tmpfs."""
+    return job.folder.home(job.task).with_name(f"{job.task}.image-build")
+
+
+def _keep(path: Path, data: bytes) -> None:
+    """Write ``path`` whole at once: the tasks of one submission share the run folder."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(handle, "wb") as sink:
+        sink.write(data)
+    Path(name).chmod(0o644)
+    os.replace(name, path)
+
+
+def _explained(
+    err: ImageBuildError, entry_root: Path, wheels: ParticipantWheels | None
+) -> ImageBuildError:
+    """``err``, saying why pip found nothing where no wheels reach the build."""
+    offered = wheels is not None and wheels.allow
+    if offered or not (entry_root / REQUIREMENTS).is_file() or "pip" not in err.log:
+        return err
+    hint = (
+        f"; this challenge offers no wheels for {REQUIREMENTS}: the build has no network, so "
+        f"{REQUIREMENTS} may list only packages the base already holds (see the kit)"
+    )
+    return ImageBuildError(f"{err}{hint}", log=err.log)

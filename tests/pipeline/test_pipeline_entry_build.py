@@ -1,0 +1,233 @@
+"""Entries that bring a ``Dockerfile``: built at prep in the real sandbox, then run in the image.
+
+The toy records challenge declares the reference environment (the smallest bundled one) and
+offers it as ``python:3.10.1-buster`` (as physionet2026 offers its own). Every entry holds a
+fresh nonce, so its first build is never a cache hit left by an earlier test session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from paths import BUNDLED, DATA
+from reference_environment import declare_reference_environment
+from toy_challenge import make_challenge, make_entry
+
+from proctor.challenges.physionet2026 import CHALLENGE_DIR
+from proctor.environments.store import BuiltEnvironment
+from proctor.pipeline.report import EvaluationReport, StageReport
+from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.settings import Settings
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.environment, pytest.mark.slow]
+PROCTOR = Path(sys.executable).parent / "proctor"
+ALIAS = "python:3.10.1-buster"
+BUILD = {"wall_s": 120.0, "memory_bytes": 1024**3, "disk_bytes": 256 * 1024**2}
+
+SETUP = """#!/bin/sh
+set -e
+test "$TOY_MARK" = from-build
+test "$(cat /toy/built-by-run)" = ran
+echo "setup sees the image's /toy"
+"""
+DOCKERFILE = f"""FROM {ALIAS}
+RUN mkdir /toy
+COPY ./ /toy
+WORKDIR /toy
+RUN echo ran > /toy/built-by-run && echo the-run-step-printed-this
+ENV TOY_MARK=from-build
+"""
+
+
+def challenge_building_images(root: Path, **entry_images: object) -> Path:
+    """The toy challenge, its entries' Dockerfiles built on the reference environment."""
+    settings = {"allow": True, "build": BUILD, "bases": {ALIAS: "proctor-reference"}}
+    return declare_reference_environment(
+        make_challenge(root), entry_images={**settings, **entry_images}
+    )
+
+
+def dockerfile_entry(root: Path, dockerfile: str = DOCKERFILE, **extra: str) -> Path:
+    """A toy entry with ``dockerfile`` and a nonce (its context never built before)."""
+    files = {"Dockerfile": dockerfile, "nonce.txt": uuid.uuid4().hex, **extra}
+    return make_entry(root, setup_sh=SETUP, extra=files)
+
+
+def prep(report: EvaluationReport) -> StageReport:
+    task = next(iter(report.tasks.values()))
+    return task.stages[0]
+
+
+def run(entry: Path, challenge: Path, shared_dir: Path) -> EvaluationReport:
+    settings = Settings(work_root=shared_dir / "runs")
+    return run_entry(RunRequest(entry, str(challenge), keep=True), settings)
+
+
+@pytest.mark.timeout(900)
+def test_a_dockerfile_entry_is_built_and_scored_through_proctor_run(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = challenge_building_images(tmp_path / "challenge")
+    entry = dockerfile_entry(tmp_path / "entry")
+    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
+    done = subprocess.run(
+        [PROCTOR, "run", str(entry), "-c", str(challenge), "--json"],
+        capture_output=True, text=True, env=env, check=False, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "scored", report
+    environment = report["environment"]
+    assert environment["name"] == "entry-image"
+    assert environment["digest"].startswith("sha256:")
+    assert environment["base"] == f"{ALIAS} → proctor/proctor-reference"
+    message = report["stages"][0]["message"]
+    assert "built from the Dockerfile" in message and "the-run-step-printed-this" in message
+
+
+@pytest.mark.timeout(900)
+def test_the_same_context_again_reuses_its_image_and_the_run_keeps_what_was_built(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = challenge_building_images(tmp_path / "challenge")
+    entry = dockerfile_entry(tmp_path / "entry")
+    first = run(entry, challenge, shared_dir)
+    assert first.status.value == "scored", first.to_json()
+    assert "image sha256:" in prep(first).message and " built from" in prep(first).message
+    assert first.run_dir is not None
+    kept = first.run_dir / "entry-image"
+    assert (kept / "Dockerfile").read_text() == DOCKERFILE
+    log = (kept / "build.log").read_text()
+    assert "STEP 5/6: RUN echo ran" in log and "the-run-step-printed-this" in log
+    record = json.loads((first.run_dir / "entry-image.json").read_text())
+    assert record["base"] == f"{ALIAS} → proctor/proctor-reference"
+
+    again = run(entry, challenge, shared_dir)
+    assert again.status.value == "scored", again.to_json()
+    assert "reused from an earlier build" in prep(again).message
+    assert again.environment is not None and first.environment is not None
+    assert again.environment.digest == first.environment.digest
+    assert again.run_dir is not None
+    assert (again.run_dir / "entry-image" / "build.log").read_text() == log  # no step ran
+
+
+@pytest.mark.timeout(900)
+def test_two_tasks_of_one_submission_build_the_dockerfile_once(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = challenge_building_images(tmp_path / "challenge")
+    spec = yaml.safe_load((challenge / "challenge.yaml").read_text())
+    spec["tasks"].append({**spec["tasks"][0], "name": "again"})
+    spec["phases"][0]["tasks"] = ["arousal", "again"]
+    (challenge / "challenge.yaml").write_text(yaml.safe_dump(spec))
+    report = run(dockerfile_entry(tmp_path / "entry"), challenge, shared_dir)
+    assert report.status.value == "scored", report.to_json()
+    messages = sorted(task.stages[0].message for task in report.tasks.values())
+    assert len(messages) == 2
+    assert sum(" built from the Dockerfile" in m for m in messages) == 1, messages  # one waited
+    assert sum("reused from an earlier build" in m for m in messages) == 1, messages
+
+
+def test_a_base_not_offered_fails_prep_with_the_list_of_bases(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = challenge_building_images(tmp_path / "challenge")
+    entry = dockerfile_entry(tmp_path / "entry", "FROM ubuntu:24.04\nRUN true\n")
+    report = run(entry, challenge, shared_dir)
+    task = next(iter(report.tasks.values()))
+    assert report.status.value == "failed" and str(task.failure) == "entry"
+    message = prep(report).message
+    assert "FROM ubuntu:24.04 is not a base this challenge offers" in message
+    assert f"use one of: proctor/proctor-reference, {ALIAS}" in message
+
+
+def test_a_failed_run_step_shows_its_log_tail_and_why_pip_found_nothing(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = challenge_building_images(tmp_path / "challenge")
+    dockerfile = f"FROM {ALIAS}\nCOPY . /toy\nRUN echo before-the-failure && pip install -r /toy/requirements.txt\n"  # noqa: E501
+    entry = dockerfile_entry(tmp_path / "entry", dockerfile, **{"requirements.txt": "left-pad\n"})
+    report = run(entry, challenge, shared_dir)
+    task = next(iter(report.tasks.values()))
+    assert report.status.value == "failed" and str(task.failure) == "entry"
+    message = prep(report).message
+    assert "Dockerfile could not be built: Dockerfile, line 3 (RUN)" in message
+    assert "offers no wheels for requirements.txt" in message
+    assert "--- build log" in message and "before-the-failure" in message
+    assert report.run_dir is not None
+    assert "before-the-failure" in (report.run_dir / "entry-image" / "build.log").read_text()
+
+
+def test_a_dockerfile_where_images_are_not_allowed_is_refused_saying_what_to_do(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = declare_reference_environment(make_challenge(tmp_path / "challenge"))
+    entry = dockerfile_entry(tmp_path / "entry")
+    report = run(entry, challenge, shared_dir)
+    task = next(iter(report.tasks.values()))
+    assert report.status.value == "failed" and str(task.failure) == "entry"
+    assert "does not build entries' Dockerfiles: remove the Dockerfile" in prep(report).message
+
+
+def physionet2026_building_images(root: Path) -> Path:
+    """A copy of physionet2026 whose environment builds entries' Dockerfiles on itself."""
+    shutil.copytree(CHALLENGE_DIR, root, ignore=shutil.ignore_patterns("baseline", "__pycache__"))
+    folder = BUNDLED / "environment-physionet2026"
+    declared = yaml.safe_load((folder / "environment.yaml").read_text())
+    declared["python"] = {key: str(folder / value) for key, value in declared["python"].items()}
+    declared["lock"] = str(folder / declared["lock"])
+    declared["entry_images"] = {"allow": True, "bases": {ALIAS: "physionet2026"},
+                                "build": {**BUILD, "disk_bytes": 1024**3}}  # fmt: skip
+    spec = yaml.safe_load((root / "challenge.yaml").read_text())
+    assert spec["environment"] == "physionet2026"
+    spec["environment"] = declared
+    (root / "challenge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    return root
+
+
+@pytest.mark.timeout(1200)
+def test_a_python_example_2026_style_entry_is_built_trained_and_scored(
+    tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    challenge = physionet2026_building_images(tmp_path / "physionet2026")
+    entry = shutil.copytree(DATA / "entries" / "physionet2026_dockerfile_style", tmp_path / "entry")
+    (entry / "nonce.txt").write_text(uuid.uuid4().hex)
+    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
+    done = subprocess.run(
+        [PROCTOR, "run", str(entry), "-c", str(challenge), "--json"],
+        capture_output=True, text=True, env=env, check=False, timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "scored", report
+    assert report["environment"]["name"] == "entry-image"
+    assert report["environment"]["base"] == f"{ALIAS} → proctor/physionet2026"
+    prep_message = report["stages"][0]["message"]
+    assert "built from the Dockerfile" in prep_message
+    assert "Requirement already satisfied: numpy==2.0.2" in prep_message  # nothing fetched
+    assert "the image says: built by the Dockerfile" in prep_message  # training ran in it
+    stages = [(stage["name"], stage["status"]) for stage in report["stages"]]
+    assert stages == [(name, "passed") for name in ("prep", "quiz", "exam", "rerun", "score")], (
+        stages
+    )
+    assert report["scores"]["test"]["sessions_without_output"] == 0
+
+
+def test_physionet2026_as_bundled_leaves_an_entry_s_dockerfile_unbuilt_and_says_so(
+    tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    entry = shutil.copytree(CHALLENGE_DIR / "trivial", tmp_path / "entry")
+    (entry / "Dockerfile").write_text("FROM nowhere:1\nRUN exit 1\n")  # would fail if built
+    settings = Settings(work_root=shared_dir / "runs")
+    report = run_entry(RunRequest(entry, "physionet2026"), settings)
+    assert report.status.value == "scored", report.to_json()
+    assert "the Dockerfile is not built" in prep(report).message
+    assert report.environment is not None and report.environment.name == "physionet2026"
