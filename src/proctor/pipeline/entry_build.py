@@ -39,12 +39,10 @@ from proctor.pipeline.job import JobEnvironment, TaskJob
 from proctor.sandbox.base import Sandbox
 from proctor.spec.environment import EntryImages, ParticipantWheels
 from proctor.spec.model import Challenge
+from proctor.store.runfolder import ENTRY_BUILD_LOG, ENTRY_DOCKERFILE, ENTRY_IMAGE_FOLDER
 
 BUILDS = "entry-builds"
 """The environment store's folder of built images (``KEY/image.tar``, ``build.log``)."""
-KEPT = "entry-image"
-"""The run folder's folder keeping the ``Dockerfile`` and its ``build.log``."""
-KEPT_LOG = "build.log"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +79,11 @@ def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
     declared, allowed, store_root = _allowing(job.environment)
     environments = _declared(job.challenge, EnvironmentStore(store_root))
     bases = _bases(environments, allowed.bases)
-    kept = job.folder.root / KEPT
-    kept.mkdir(parents=True, exist_ok=True)
+    (job.folder.root / ENTRY_IMAGE_FOLDER).mkdir(parents=True, exist_ok=True)
+    log_copy = job.folder.root / ENTRY_BUILD_LOG
     dockerfile = job.entry_root / DOCKERFILE
     if not dockerfile.is_symlink():  # a link is refused by the build itself
-        _keep(kept / DOCKERFILE, dockerfile.read_bytes())
+        _keep(job.folder.root / ENTRY_DOCKERFILE, dockerfile.read_bytes())
     try:
         base = _base_environments(environments, bases)[final_base(job.entry_root, list(bases))]
         wheelhouse = _wheelhouse(job, declared.participant_wheels, base)
@@ -94,10 +92,10 @@ def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
                                  store=store_root / BUILDS, session=session,
                                  work=_workspace(job), wheelhouse=wheelhouse)  # fmt: skip
     except ImageBuildError as err:
-        _keep(kept / KEPT_LOG, (err.log or f"error: {err}\n").encode())
+        _keep(log_copy, (err.log or f"error: {err}\n").encode())
         raise _explained(err, job.entry_root, declared.participant_wheels) from None
     log = result.log.read_text(encoding="utf-8", errors="replace")
-    _keep(kept / KEPT_LOG, log.encode())
+    _keep(log_copy, log.encode())
     return EntryBuild(result.archive, result.base, result.digest, log, result.cached)
 
 
@@ -157,7 +155,7 @@ def _wheelhouse(
     """The entry's wheels, fetched by the host for ``base``; None where none are offered."""
     if wheels is None or not wheels.allow:
         return None  # pip in a RUN finds only what the base holds
-    folder = job.folder.root / KEPT / f"wheels-{job.task}"
+    folder = job.folder.root / ENTRY_IMAGE_FOLDER / f"wheels-{job.task}"
     return entry_wheelhouse(job.entry_root, base, wheels, folder)
 
 
