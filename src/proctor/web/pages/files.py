@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from proctor.services.platform import files, installs, registrations
+from proctor.services.platform.answers import size_words
 from proctor.web.deps import PlatformDep
 from proctor.web.downloads import download
 from proctor.web.pages.common import PageRoute, Visitor, render, server_url
@@ -21,16 +22,6 @@ from proctor.web.pages.navigation import challenge_nav
 router = APIRouter(include_in_schema=False, route_class=PageRoute)
 KIND_ORDER = {"kit": 0, "data": 1, "environment": 2, "other": 3}
 KIND_TITLES = {"kit": "starting kit", "data": "data", "environment": "environment", "other": "file"}
-
-
-def human_size(size: int) -> str:
-    """``size`` bytes in words a person reads at a glance: ``812 B``, ``3.4 MiB``."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"
 
 
 @router.get("/challenges/{name}/files", response_class=HTMLResponse)
@@ -58,7 +49,7 @@ async def files_page(
         why=why,
         base=f"/challenges/{quote(name, safe='')}/files/",
         server=server_url(request),
-        size=human_size,
+        size=size_words,
         kinds=KIND_TITLES,
     )
 
