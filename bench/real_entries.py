@@ -4,7 +4,7 @@ Usage::
 
     .venv/bin/python bench/real_entries.py CHALLENGE ENTRY_FOLDER [--phase PHASE]
         [--train SCRIPT [--seconds S] [--records N]] [--regenerate-answers]
-        [--ehealthkd-baseline]
+        [--ehealthkd-baseline] [--python-example [--entry-images]]
 
 The entry is copied into a fresh folder every sandbox uid can read. With ``--train SCRIPT``
 (physionet2018) a kit of freshly generated training records is written first (``proctor kit
@@ -19,7 +19,16 @@ the challenge's protocol names. With ``--ehealthkd-baseline`` ENTRY_FOLDER is a 
 eHealth-KD 2019 repository: its ``scripts/baseline.py`` runs as its ``run_baseline_dev.sh`` and
 ``run_baseline_test.sh`` run it, on the ``proctor kit ehealthkd2019`` sentences, writing into
 copies of its ``data/submit`` scenario folders (each holding its ``.gitignore``) as ``dev/``
-and ``test/`` of the upload. Then ``proctor run --json`` evaluates the copy and the script
+and ``test/`` of the upload. With ``--python-example`` (physionet2026) ENTRY_FOLDER is a
+checkout of the organizers' ``python-example-2026`` repository (or ``$PROCTOR_PYTHON_EXAMPLE``
+names it), submitted as published: every file of the checkout but ``.git`` (its team code,
+``Dockerfile``, ``requirements.txt``, and its copies of the challenge's scripts, which the
+challenge replaces), nothing patched; the script prints the checkout's commit, the
+``Dockerfile``'s ``FROM`` and what the entry ran in: ``entry-image`` (digest and base) where
+the ``Dockerfile`` was built at prep, else the declared environment (the file kept as a file).
+``--entry-images`` runs it on a copy of the bundled challenge whose environment allows entry
+images and maps ``python:3.10.1-buster`` to ``physionet2026``, as the challenge's YAML says to
+where images are built. Then ``proctor run --json`` evaluates the copy and the script
 prints each stage and the scores; it exits 1 when the entry is not scored. ``make test`` runs
 faithful equivalents written by us (``tests/data/entries/``: the same imports and calls); this
 script
@@ -74,7 +83,8 @@ bit-rot only, never their method):
   ``train_model.py``, ``run_model.py`` and ``helper_code.py`` are replaced by the challenge's;
   its ``requirements.txt`` is all pinned by the ``physionet2026`` environment (no download);
   its ``Dockerfile`` is kept as a file. It trains, runs and scores as the bundled baseline
-  does (reward 0.7641, AUROC 0.9615).
+  does (reward 0.7641, AUROC 0.9615). ``--python-example`` runs it so; with
+  ``--entry-images`` its ``Dockerfile`` is offered to prep's build.
 """
 
 from __future__ import annotations
@@ -83,12 +93,14 @@ import argparse
 import base64
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 PROCTOR = Path(sys.executable).with_name("proctor")
 REGENERATE = (
@@ -104,6 +116,10 @@ REGENERATE_PER_RECORD = (
     "mv $r.vec answers/ 2>/dev/null; done; "
     'echo "ARCHIVE:$(tar czf - answers | base64 -w0)"\n'
 )
+EXAMPLE_FILES = ("team_code.py", "Dockerfile", "requirements.txt", "train_model.py",
+                 "run_model.py", "helper_code.py")  # fmt: skip
+"""What a checkout of python-example-2026 holds at its root (checked before the run)."""
+EXAMPLE_BASE = "python:3.10.1-buster"
 SCENARIOS = {"scenario1-main": ("1", []), "scenario2-taskA": ("2", ["--skip-B"]),
              "scenario3-taskB": ("3", ["--skip-A"])}  # fmt: skip
 
@@ -191,6 +207,42 @@ def ehealthkd_baseline_upload(repository: Path, upload: Path) -> None:
             subprocess.run(command, cwd=repository, check=True)
 
 
+def python_example(checkout: Path) -> list[str]:
+    """What the ``python-example-2026`` checkout is: its commit and its Dockerfile's FROM.
+
+    Exits with the missing files when ``checkout`` is not laid out as the example is."""
+    missing = [name for name in EXAMPLE_FILES if not (checkout / name).is_file()]
+    if missing:
+        raise SystemExit(f"{checkout} is not a checkout of python-example-2026: no {missing}")
+    commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
+    lines = (checkout / "Dockerfile").read_text().splitlines()
+    base = next((line.split()[1] for line in lines if line.upper().startswith("FROM ")), "?")
+    return [f"python-example-2026 at {commit or 'an unknown commit (no .git)'}",
+            f"its Dockerfile: FROM {base}"]  # fmt: skip
+
+
+def with_entry_images(challenge: str, dest: Path) -> Path:
+    """A copy of the bundled ``challenge`` whose environment (``physionet2026``, by name) is
+    declared in full, allowing entry images with ``python:3.10.1-buster`` as its alias."""
+    import yaml
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from proctor.challenges import bundled_root
+
+    shutil.copytree(bundled_root() / challenge, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    data = yaml.safe_load((dest / "challenge.yaml").read_text())
+    name = data["environment"]
+    folder = bundled_root() / f"environment-{name}"
+    environment = yaml.safe_load((folder / "environment.yaml").read_text())
+    environment["python"] = {k: str(folder / v) for k, v in environment["python"].items()}
+    environment["lock"] = str(folder / environment["lock"])
+    environment["entry_images"] = {"allow": True, "bases": {EXAMPLE_BASE: name}}
+    data["environment"] = environment
+    (dest / "challenge.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return dest
+
+
 def readable_copy(source: Path, dest: Path) -> None:
     """Copy ``source`` to ``dest`` readable (folders traversable) by every sandbox uid."""
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".git", "__pycache__"))
@@ -198,19 +250,46 @@ def readable_copy(source: Path, dest: Path) -> None:
         path.chmod(path.stat().st_mode | 0o555 if path.is_dir() else path.stat().st_mode | 0o444)
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
+    """The command line (ENTRY_FOLDER may come from ``$PROCTOR_PYTHON_EXAMPLE``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("challenge", help="a bundled challenge name or a challenge folder")
-    parser.add_argument(
-        "entry", type=Path, help="the real entry's folder (holding model.py or next.sh)"
-    )
+    example = os.environ.get("PROCTOR_PYTHON_EXAMPLE")
+    parser.add_argument("entry", type=Path, nargs="?" if example else None, default=example,
+                        help="the real entry's folder (or $PROCTOR_PYTHON_EXAMPLE)")  # fmt: skip
     parser.add_argument("--phase", default=None)
     parser.add_argument("--regenerate-answers", action="store_true")
     parser.add_argument("--train", metavar="SCRIPT", help="the entry's training script")
     parser.add_argument("--seconds", type=int, default=3600)
     parser.add_argument("--records", type=int, default=4)
     parser.add_argument("--ehealthkd-baseline", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--python-example", action="store_true",
+                        help="ENTRY_FOLDER is a checkout of python-example-2026")  # fmt: skip
+    parser.add_argument("--entry-images", action="store_true",
+                        help="with --python-example: allow entry images")  # fmt: skip
+    return parser.parse_args()
+
+
+def print_report(report: dict[str, Any], python_example: bool) -> None:
+    """Each stage, the scores and what the entry ran in."""
+    for stage in report["stages"]:
+        print(f"{stage['name']:<28} {stage['status']:<8} {stage.get('message', '')[:200]}")
+    for task, row in report.get("scores", {}).items():
+        print(task, {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()})
+    environment = report.get("environment") or {}
+    print("environment:", environment.get("name"), "status:", report["status"])
+    if python_example:
+        built = environment.get("name") == "entry-image"
+        print("the Dockerfile was " + (f"built: {environment.get('digest')}, base "
+              f"{environment.get('base')}" if built else "kept as a file (not built)"))  # fmt: skip
+
+
+def main() -> int:
+    """Run the real entry through ``proctor run``; 0 when it is scored."""
+    args = arguments()
+    if args.python_example:
+        for line in python_example(args.entry):
+            print(line)
     with tempfile.TemporaryDirectory(prefix="proctor-real-entry-") as scratch:
         Path(scratch).chmod(0o755)
         entry = Path(scratch) / "entry"
@@ -226,7 +305,12 @@ def main() -> int:
             count = regenerate_answers(args.challenge, entry)
             print(f"answers regenerated: {count} records")
         readable_copy(entry, Path(scratch) / "run")
-        command = [str(PROCTOR), "run", str(Path(scratch) / "run"), "-c", args.challenge, "--json"]
+        challenge = args.challenge
+        if args.entry_images:
+            copy = with_entry_images(challenge, Path(scratch) / "challenge")
+            readable_copy(copy, Path(scratch) / "challenge-readable")
+            challenge = str(Path(scratch) / "challenge-readable")
+        command = [str(PROCTOR), "run", str(Path(scratch) / "run"), "-c", challenge, "--json"]
         if args.phase:
             command += ["--phase", args.phase]
         run = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -235,11 +319,7 @@ def main() -> int:
         except json.JSONDecodeError:
             print(run.stdout[-4000:], run.stderr[-4000:], sep="\n")
             return 1
-    for stage in report["stages"]:
-        print(f"{stage['name']:<28} {stage['status']:<8} {stage.get('message', '')[:200]}")
-    for task, row in report.get("scores", {}).items():
-        print(task, {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()})
-    print("environment:", report.get("environment", {}).get("name"), "status:", report["status"])
+    print_report(report, args.python_example)
     return 0 if report["status"] == "scored" else 1
 
 

@@ -25,7 +25,12 @@ from proctor.settings import Settings
 from proctor.types import RunStatus
 
 PROCTOR = str(Path(sys.executable).with_name("proctor"))
-PROTOCOLS = ("records", "command", "python_model", "predictions")
+PROTOCOLS = ("records", "command", "python_model", "physionet_model", "predictions")
+METRICS = {
+    "command": {"dice", "over_half"},
+    "physionet_model": {"accuracy", "auroc", "sessions_without_output"},
+}
+"""Each template's metrics where they are not the mean absolute error and the share within 1."""
 SECRET_LINE = "print('HIDDEN-REF', open(os.environ['PROCTOR_REFERENCE'] + '/h01.txt').read())"
 
 
@@ -46,7 +51,7 @@ def test_a_new_challenge_scores_its_baseline_at_once(shared_dir: Path, protocol:
     )
     assert report.status is RunStatus.SCORED, report.to_json()
     scores = report.scores["main"]
-    assert set(scores) == ({"dice", "over_half"} if protocol == "command" else {"mae", "within_1"})
+    assert set(scores) == METRICS.get(protocol, {"mae", "within_1"})
     assert all(0 <= value < 10 for value in scores.values())
 
 
@@ -57,9 +62,10 @@ def test_each_kit_readme_speaks_of_its_own_scores_and_entry(tmp_path: Path, prot
     kit = (tmp_path / "c" / "KIT.md").read_text()
     scores = kit[kit.index("## Scores") : kit.index("## Submitting")]
     metrics = load_challenge(tmp_path / "c").tasks[0].scorer.metrics  # type: ignore[union-attr]
-    masks = protocol == "command"
-    assert ("Dice" in scores) is masks and ("mean absolute error" in scores) is not masks
-    assert set(metrics) == ({"dice", "over_half"} if masks else {"mae", "within_1"})
+    masks, sessions = protocol == "command", protocol == "physionet_model"
+    assert ("Dice" in scores) is masks and ("ROC" in scores) is sessions
+    assert ("mean absolute error" in scores) is not (masks or sessions)
+    assert set(metrics) == METRICS.get(protocol, {"mae", "within_1"})
     submitting = kit[kit.index("## Submitting") :]
     code = protocol != "predictions"
     assert ("DRYRUN" in submitting) is code and ("predictions.csv" in submitting) is not code
@@ -159,7 +165,7 @@ def _wait(service: Service, sid: str) -> dict[str, object]:
 @pytest.mark.very_slow  # a minute or more of a slow machine's CI: `make test-slow`
 @pytest.mark.sandbox
 @pytest.mark.slow
-@pytest.mark.timeout(600)  # four challenges added and evaluated by one server: minutes when loaded
+@pytest.mark.timeout(600)  # five challenges added and evaluated by one server: minutes when loaded
 def test_new_challenges_of_every_protocol_are_served_and_scored(
     service: Service, shared_dir: Path
 ) -> None:

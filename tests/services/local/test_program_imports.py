@@ -141,3 +141,15 @@ def test_a_challenge_on_the_host_is_not_checked(tmp_path: Path) -> None:
     end = text.index("\ndisclosure")
     (folder / "challenge.yaml").write_text(text[:start] + "environment: host" + text[end:])
     assert missing_imports(load_challenge(folder)) == []
+
+
+def test_a_physionet_sample_may_import_the_challenges_own_scripts(tmp_path: Path) -> None:
+    """``helper_code`` comes from the challenge's ``scripts/``, which replace the entry's copies;
+    a module found nowhere is still reported."""
+    for challenge in (bundled_root() / "physionet2026", tmp_path / "new"):
+        if not challenge.exists():
+            new_challenge(challenge, "physionet_model")
+        assert missing_imports(load_challenge(challenge)) == [], challenge.name
+    (tmp_path / "new" / "baseline" / "extra.py").write_text("import helper_code_elsewhere\n")
+    found = missing_imports(load_challenge(tmp_path / "new"))
+    assert [gap.module for gap in found] == ["helper_code_elsewhere"]

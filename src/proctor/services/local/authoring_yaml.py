@@ -42,6 +42,19 @@ protocol:
   max_budget_s: 120
   stage_s: 600
 """,
+    "physionet_model": """\
+protocol:
+  kind: physionet_model          # PhysioNet 2020-2026: the challenge's scripts run team_code.py
+  scripts: scripts               # train_model.py, run_model.py, helper_code.py: they replace
+  module: team_code.py           #   the entry's copies; the team edits team_code.py alone
+  training: training             # data/public/training: the folder the model is trained on
+  table: sessions.csv            # a data folder is a folder holding this table
+  output: "{record}.csv"         # the table run_model.py writes, with the model's columns
+  allow_failures: true           # run_model.py -f: a session that fails gets no output
+  train_s: 120                   # PhysioNet trains for up to 72 h on its full data
+  case_s: 60                     # one run_model.py on one hidden folder
+  stage_s: 600
+""",
     "predictions": """\
 protocol:
   kind: predictions              # no code runs: participants upload prediction files
@@ -57,12 +70,14 @@ TASKS = {
     "records": ("data/public", "data/hidden", "data/reference"),
     "command": ("data/public", "data/hidden", "data/reference"),
     "python_model": ("data/public", "data/hidden", "data/reference"),
+    "physionet_model": ("data/public", "data/hidden", "data/reference"),
     "predictions": ("data/dev/values", "data/test/values", "data/test-reference"),
 }
 STAND_INS = {
     "records": "stand-in/inputs",
     "command": "stand-in/inputs",
     "python_model": "stand-in/inputs",
+    "physionet_model": "stand-in/inputs",
     "predictions": "stand-in/inputs/values",
 }
 """Each template's public stand-in for the hidden inputs (its references: stand-in/references)."""
@@ -72,11 +87,26 @@ METRICS = {
         "dice: {direction: higher, description: mean Dice of the masks over the hidden cases}",
         "over_half: {direction: higher, description: share of cases with a Dice over 0.5}",
     ),
+    "physionet_model": (
+        "accuracy: {direction: higher, description: share of hidden sessions diagnosed right}",
+        "auroc: {direction: higher, description: area under the ROC curve of the probabilities}",
+        "sessions_without_output: {direction: neutral, count: true, description: sessions "
+        "the model gave no usable output}",
+    ),
 }
 DEFAULT_METRICS = (
     "mae: {direction: lower, description: mean absolute error over the hidden cases}",
     "within_1: {direction: higher, description: share of values within 1 of the truth}",
 )
+RANKED = {"command": "dice", "physionet_model": "auroc"}
+ENVIRONMENT_EXTRA = {
+    "physionet_model": """\
+  participant_wheels: {allow: true, max_requirements: 20}   # the entry's requirements.txt
+  entry_images:                  # entries may bring a Dockerfile or an image.tar
+    allow: true
+    bases: {"python:3.10.1-buster": proctor-reference}   # FROM python:3.10.1-buster -> this
+""",
+}
 CHECKS = {
     "records": "      check: [python3, check.py]   # is one case's output usable? (quiz, exam)\n",
     "predictions": "      check: [python3, check.py]   # is an uploaded case usable?\n",
@@ -87,7 +117,7 @@ def challenge_yaml(name: str, protocol: str) -> str:
     """The commented ``challenge.yaml`` of a new ``protocol`` challenge called ``name``."""
     public, hidden, reference = TASKS[protocol]
     metrics = "\n".join(f"        {line}" for line in METRICS.get(protocol, DEFAULT_METRICS))
-    ranked = "dice" if protocol == "command" else "mae"
+    ranked = RANKED.get(protocol, "mae")
     return f"""\
 # Made by `proctor challenge new --protocol {protocol}`: a small working challenge.
 # Try it:  proctor run baseline --challenge .      then replace data, scoring and baseline.
@@ -118,6 +148,7 @@ environment:                     # what entries and the scoring program run in
     requirements: environment/requirements.in
     lock: environment/requirements.lock
   lock: environment/environment.lock
+{ENVIRONMENT_EXTRA.get(protocol, "")}\
 disclosure: {{prep: full, quiz: full, exam: counts, score: full, per_record: none}}
 leaderboard: {{metric: {ranked}}}
 phases:
@@ -151,6 +182,15 @@ An entry is a folder (or a `.zip` / `.tar.gz` of it) holding `model.py` with a c
 labels); `predict` returns one number per row. Each dataset trains within 60 s and predicts
 within 30 s, without network.
 """,
+    "physionet_model": """\
+An entry is a folder (or a `.zip` / `.tar.gz` of it) laid out as the PhysioNet Challenges'
+example repositories since 2020: `team_code.py` with `train_model(data_folder, model_folder,
+verbose)`, `load_model(model_folder, verbose)` and `run_model(model, record, data_folder,
+verbose)` (`record`: one row of `sessions.csv`; return a boolean and a probability), a
+`Dockerfile` (`FROM python:3.10.1-buster`, your code copied to `/challenge`) and a
+`requirements.txt`. The challenge's own `train_model.py`, `run_model.py` and `helper_code.py`
+replace yours. Training on `data/public/training` gets 120 s; each hidden folder 60 s; no network.
+""",
     "predictions": """\
 No code runs: upload `predictions.csv`, your predictions for `data/test/values/inputs.csv`
 (the header `id,target` and one row per input row), as it is: through the challenge page's
@@ -169,6 +209,8 @@ SCORES_TEXT = {
     "share of cases with a Dice over 0.5.",
     "python_model": "The mean absolute error of your model's predictions on the hidden rows\n"
     "(lower is better), and the share of predictions within 1 of the truth.",
+    "physionet_model": "The accuracy of your diagnoses of the hidden sessions (higher is better),\n"
+    "and the area under the ROC curve of your probabilities.",
     "predictions": "The mean absolute error of your predictions against the hidden labels\n"
     "(lower is better), and the share of predictions within 1 of the truth.",
 }

@@ -27,6 +27,7 @@ from proctor.environments.digests import declaration_digest
 from proctor.environments.wheels import read_wheel_lock
 from proctor.errors import ProctorError
 from proctor.protocols.codabench_settings import IngestionProtocol
+from proctor.protocols.physionet_model import PhysioNetModelProtocol
 from proctor.protocols.registry import driver_for
 from proctor.services.local.environments import store_of
 from proctor.settings import Settings
@@ -372,8 +373,10 @@ def _programs(challenge: Challenge) -> list[_Programs]:
                 found.append(_Programs("ingestion program", folder, task_env, providers))
     first_env = challenge.environment_of(challenge.tasks[0].name) if challenge.tasks else None
     if first_env is not None and driver_for(protocol.kind).runs_code:
+        # physionet_model: the challenge's scripts (helper_code.py...) sit beside the team code
+        scripts = [protocol.scripts] if isinstance(protocol, PhysioNetModelProtocol) else []
         for sample in samples:
-            providers = (sample, *ingestion_folders)
+            providers = (sample, *ingestion_folders, *scripts)
             found.append(_Programs("sample", sample, first_env, providers))
     return found
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from proctor.services.local.template_physionet import physionet_model_files
+
 PUBLIC = {"p01": [1.0, 2.0, 3.5], "p02": [4.0, 0.5], "p03": [2.5, 2.5, 2.5, 1.0]}
 HIDDEN = {"h01": [3.0, 1.0], "h02": [5.5, 2.0, 1.0], "h03": [0.5, 0.25], "h04": [7.0]}
 STAND_IN = {"s01": [2.0, 0.5, 1.5], "s02": [6.0, 1.5]}
@@ -367,6 +369,7 @@ TEMPLATES: dict[str, Callable[[], Files]] = {
     "records": records_files,
     "command": command_files,
     "python_model": python_model_files,
+    "physionet_model": physionet_model_files,
     "predictions": predictions_files,
 }
 EXECUTABLE = frozenset({"baseline/setup.sh", "baseline/next.sh", "baseline/execute_standard"})
