@@ -2,11 +2,21 @@
 
 Under pytest-xdist (``make test`` runs two workers) each worker's evaluations get their own slot
 uids (``PROCTOR_SLOT_UID_BASE``, 10,000 apart), as explicit-slot runs do (``sandbox_helpers``).
+
+Entry images and Dockerfile builds that the run made in the shared environment store (about
+1.5 GB each when built on a declared environment) are removed when the whole run ends; the
+declared environments and the builds' exported bases stay, so the next run reuses them.
 """
 
 import os
+import time
+from pathlib import Path
 
+import pytest
 from sandbox_helpers import EVALUATION_UID_BASE
+
+from proctor.environments.mounts import remove_tree
+from proctor.settings import Settings
 
 os.environ.setdefault("PROCTOR_SLOT_UID_BASE", str(EVALUATION_UID_BASE))
 
@@ -19,3 +29,33 @@ pytest_plugins = [
     "smtp_fixtures",
     "kit_audit",
 ]
+
+RUN_MADE = ("entry-images", "entry-builds")
+KEPT_IN_BUILDS = {"bases"}
+_started = time.time()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Remove what this run added to the store's entry images and builds (controller only)."""
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the other may still use them
+    store = Settings.from_env().environments
+    for folder in (store / name for name in RUN_MADE):
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                if entry.name not in KEPT_IN_BUILDS and _made_since_start(entry):
+                    _remove(entry)
+
+
+def _made_since_start(entry: Path) -> bool:
+    try:
+        return entry.lstat().st_mtime >= _started - 1
+    except OSError:
+        return False
+
+
+def _remove(entry: Path) -> None:
+    if entry.is_dir() and not entry.is_symlink():
+        remove_tree(entry)
+    else:
+        entry.unlink(missing_ok=True)
