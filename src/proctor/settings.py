@@ -261,6 +261,23 @@ class ServiceSettings:
         return self.database_url or f"sqlite:///{(self.data / 'proctor.sqlite3').resolve()}"
 
     @property
+    def store_words(self) -> str:
+        """Where accounts and tokens are kept, in words, a database password left out.
+
+        ``the data folder /srv/proctor-data``, or ``the database postgresql://u:***@db/p``
+        when ``PROCTOR_DATABASE_URL`` is set.
+        """
+        if not self.database_url:
+            return f"the data folder {self.data.resolve()}"
+        parts = urlsplit(self.database_url)
+        shown = self.database_url
+        if parts.password is not None:
+            user = f"{parts.username}:***" if parts.username else ":***"
+            host = parts.netloc.rpartition("@")[2]
+            shown = parts._replace(netloc=f"{user}@{host}").geturl()
+        return f"the database {shown}"
+
+    @property
     def artifacts(self) -> Path:
         """The artifact store's folder."""
         return self.artifacts_dir or self.data / "artifacts"

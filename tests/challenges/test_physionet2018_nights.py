@@ -78,7 +78,7 @@ def test_apneas_hypopneas_and_wake_ups_are_not_scored_ten_seconds_around(
 def test_the_generator_prints_the_label_shares(tmp_path, capsys) -> None:
     assert main([str(tmp_path / "out"), "--seconds", "3600", "--records", "1"]) == 0
     printed = capsys.readouterr().out
-    assert "training: 1 record(s) of 3600 s: targets " in printed
+    assert "training: 1 record of 3600 s: targets " in printed
     assert "% of the scored time" in printed and "wake " in printed
 
 

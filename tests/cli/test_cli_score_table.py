@@ -166,7 +166,7 @@ def test_quoted_fields_are_read_with_the_csv_module(tmp_path: Path) -> None:
         (["r000,1", "r001,1", "r002,1", "r009,1"], "p.csv, line 5: id 'r009' is not an id"),
         (["r000,1", "r001,nan", "r002,1"], "p.csv, line 3: 'nan' in column 'target'"),
         (["r000,1", "r001,0.5x", "r002,1"], "p.csv, line 3: '0.5x' in column 'target' is not"),
-        (["r000,1", "r001,1,2", "r002,1"], "p.csv, line 3: 3 field(s) where the header has 2"),
+        (["r000,1", "r001,1,2", "r002,1"], "p.csv, line 3: 3 fields where the header has 2"),
     ],
 )
 def test_bad_predictions_exit_2_naming_file_line_and_fix(

@@ -191,7 +191,7 @@ def test_the_fast_path_gives_the_careful_readers_value(
         ('id,target\n"a",1\nb,0\n', "accuracy", None),
         ("id,score\na,0.5\n", "roc_auc", None),
         ("id,score\na,0.5\n", "accuracy", "p.csv: no column 'target' in the header"),
-        ("id,target\na,1\nb,0,1\n", "accuracy", "p.csv, line 3: 3 field(s)"),
+        ("id,target\na,1\nb,0,1\n", "accuracy", "p.csv, line 3: 3 fields"),
         ("id\n", "accuracy", "p.csv: no rows below the header"),
     ],
 )

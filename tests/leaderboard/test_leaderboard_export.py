@@ -58,6 +58,7 @@ def test_score_intervals_hold_the_score_and_separated_entries_have_settled_ranks
         assert high - low < 0.1
         assert row.ci95.rank == (row.rank, row.rank)  # 0.3 apart with 40 cases: never swapped
         assert "auc" not in row.ci95.scores["x"]  # no per-case values stored for it
+        assert row.ci95.cases == {"x": {"dice": 40}}  # every interval has its number of cases
 
 
 def test_close_entries_get_rank_intervals_that_overlap() -> None:
@@ -100,7 +101,7 @@ def test_cases_of_another_length_or_only_nan_are_left_out_of_the_paired_bootstra
     rows = {r.team: r for r in compute_board(DICE, subs, DIRECTIONS, n_resamples=RESAMPLES).rows}
     for team in ("crows", "doves"):
         interval = rows[team].ci95
-        assert interval is not None and interval.scores == {}
+        assert interval is not None and interval.scores == {} and interval.cases == {}
 
 
 def _board(subs: list[ScoredSubmission], spec: BoardSpec) -> Board:
@@ -117,6 +118,24 @@ def test_the_json_has_the_contract_shape() -> None:
     assert row["team"] == "owls" and set(row["scores"]["x"]) == {"dice", "auc"}
     low, high = row["ci95"]["scores"]["x"]["dice"]
     assert low <= row["scores"]["x"]["dice"] <= high
+    assert row["ci95"]["cases"] == {"x": {"dice": 40}}
+
+
+def test_a_case_count_leaves_out_nan_cases_and_an_older_board_reads_back_without() -> None:
+    nan = float("nan")
+    owls = [0.9, nan, 0.8, 1.0, 0.9, 0.9, 0.8, 1.0, 0.9, nan]
+    subs = [
+        scored("o", "owls", 0, {"x": {"dice": 0.9}}, cases={"x": {"dice": owls}}),
+        scored("l", "larks", 1, {"x": {"dice": 0.6}}, cases={"x": {"dice": [0.5, 0.7] * 5}}),
+    ]
+    data = board_to_dict(_board(subs, DICE))
+    assert {r["team"]: r["ci95"]["cases"] for r in data["rows"]} == {
+        "owls": {"x": {"dice": 8}},
+        "larks": {"x": {"dice": 10}},
+    }
+    for row in data["rows"]:
+        del row["ci95"]["cases"]
+    assert all(row.ci95 and row.ci95.cases == {} for row in board_from_dict(data).rows)
 
 
 def test_a_missing_result_is_absent_from_the_json_never_nan() -> None:
@@ -157,6 +176,7 @@ def test_the_csv_header_names_tasks_metrics_intervals_and_sources() -> None:
     header = board_to_csv(computed).splitlines()[0].split(",")
     assert header[:5] == ["rank", "team", "submission", "submitted_at", "mean_rank"]
     assert {"x/dice", "x/auc", "x/dice ci95_low", "x/dice ci95_high", "x source"} <= set(header)
+    assert "x/dice ci95_n" in header
 
 
 def test_a_team_name_cannot_plant_a_spreadsheet_formula_in_the_csv() -> None:

@@ -116,7 +116,7 @@ REASONS = {
     "writes 10 GiB": "exited with status 1",  # ENOSPC in its capped folder
     "prints the references and writes nothing": "wrote no scores.json",
     "writes NaN": "metric 'mae' is nan, not a finite number",
-    "omits a declared metric": "declared metric(s) missing: within_1",
+    "omits a declared metric": "declared metric missing: within_1",
     "writes a string": "metric 'mae' is str, not a number",
     "links scores.json to a host file": "scores.json cannot be opened",
 }

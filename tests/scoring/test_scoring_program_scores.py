@@ -39,7 +39,7 @@ def test_declared_metrics_and_cases_are_kept_and_the_rest_dropped_with_warnings(
         (b'{"mae": -Infinity, "n": 1}', "metric 'mae' is -inf, not a finite number"),
         (b'{"mae": true, "n": 1}', "metric 'mae' is bool, not a number"),
         (b'{"mae": null, "n": 1}', "metric 'mae' is NoneType, not a number"),
-        (b'{"mae": 1}', "declared metric(s) missing: n"),
+        (b'{"mae": 1}', "declared metric missing: n"),
         (b"[1, 2]", "must be a JSON object"),
         (b"\xff\xfe", "not a JSON document"),
         (b"[" * 100000, "not a JSON document"),

@@ -137,7 +137,7 @@ def test_a_malformed_csv_is_the_entrys_failure_with_the_tables_message(
     assert report.status is RunStatus.FAILED
     assert report.failure is Failure.ENTRY, report.to_json()
     message = _stage(report, report.failed_stage or "")["message"]
-    assert "submission.csv, line 4: 3 field(s) where the header has 2" in message, message
+    assert "submission.csv, line 4: 3 fields where the header has 2" in message, message
 
 
 @pytest.mark.sandbox

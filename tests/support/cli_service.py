@@ -22,6 +22,7 @@ class Service:
     tokens: dict[str, str] = field(default_factory=dict)
     url: str = ""
     process: subprocess.Popen[str] | None = None
+    log: Path | None = None  # the server's stderr goes here when set
 
     def cli(self, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
         env = dict(self.env, PROCTOR_SERVER=self.url)
@@ -31,10 +32,13 @@ class Service:
                               timeout=240, check=False)  # fmt: skip
 
     def start(self) -> None:
+        stderr = None if self.log is None else self.log.open("w")
         self.process = subprocess.Popen(
             [PROCTOR, "serve", "--port", "0", "--workers", "2", "--json"],
-            env=self.env, stdout=subprocess.PIPE, text=True,
+            env=self.env, stdout=subprocess.PIPE, stderr=stderr, text=True,
         )  # fmt: skip
+        if stderr is not None:
+            stderr.close()  # the server holds its own copy
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         self.url = json.loads(line)["url"]

@@ -26,7 +26,8 @@ def row(team: str, rank: int, *, width: float) -> BoardRow:
     bounds = {t: {"auc": (v["auc"] - width, min(1.0, v["auc"] + width))} for t, v in scores.items()}
     return BoardRow(
         rank=rank, team=team, submission=f"s-{team}", submitted_at="2026-01-01 00:00:00 UTC",
-        scores=cast(Any, scores), ci95=Interval(scores=bounds, rank=None), mean_rank=rank + 0.5,
+        scores=cast(Any, scores), mean_rank=rank + 0.5,
+        ci95=Interval(scores=bounds, rank=None, cases={t: {"auc": 30 + rank} for t in TASKS}),
         sources={},
     )  # fmt: skip
 
@@ -110,6 +111,14 @@ def test_an_auc_axis_never_passes_one() -> None:
     alone = board_charts(board().model_copy(update={"rows": board().rows[:1]}), [], numbers, None)
     assert 'x2="624"' in alone[0].svg  # the axis ends at 1.00, the plot's right edge
     assert re.findall(r'class="plot-tick"[^>]*>([\d.]+)<', alone[0].svg)[-1] == "1.00"
+
+
+def test_every_interval_has_its_number_of_cases_beside_it() -> None:
+    charts = board_charts(board(), [], Numbers(None), None)
+    drawn = [chart for chart in charts if chart.key.startswith("intervals")]
+    assert [chart.key for chart in drawn] == [f"intervals-{task}" for task in TASKS]
+    for chart in drawn:
+        assert re.findall(r">n=(\d+)</text>", chart.svg) == ["31", "32", "33"], chart.key
 
 
 def test_intervals_without_width_are_not_drawn() -> None:

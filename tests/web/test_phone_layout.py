@@ -143,6 +143,10 @@ def test_no_page_overflows_a_phone_and_what_matters_stays_in_view(
         in_view(alice, f"#chart-{chart} circle.plot-dot")  # every team's mark, on screen
     alice.goto(f"{url}/submissions/{sids[0]}")
     fits(alice)
+    assert alice.evaluate(SCROLLED_TABLES) == []  # two tasks' scores: a card per task
+    expect(alice.locator("#scores")).to_be_hidden()
+    for task in ("arousal", "apnea"):
+        in_view(alice, f"#scores-cards tr:has-text('{task}') td[data-label]")
     alice.click("#choose-final")
     expect(alice.locator("#publications")).to_be_visible()
     fits(alice)

@@ -14,6 +14,7 @@ import typer
 
 from proctor.cli.untrusted import visible
 from proctor.services.local.template_files import TEMPLATES
+from proctor.wording import plural
 
 PROTOCOLS = ", ".join(TEMPLATES)
 
@@ -67,7 +68,7 @@ def challenge_check(
         answer = {"ok": not problems, "problems": [p.to_json() for p in problems]}
         typer.echo(json.dumps(answer, indent=2))
     elif problems:
-        typer.echo(f"{len(problems)} problem(s) in {folder}:", err=True)
+        typer.echo(f"{plural(len(problems), 'problem')} in {folder}:", err=True)
         for problem in problems:
             where = f"{problem.location}: " if problem.location else ""
             typer.echo(f"  - {where}{visible(problem.message)}", err=True)

@@ -21,6 +21,7 @@ from proctor.cli.team_cmd import JsonOpt, ServerOpt, TokenOpt, _client
 from proctor.cli.untrusted import plain
 from proctor.errors import UsageError
 from proctor.services.platform.answers import ListedSubmission
+from proctor.wording import plural
 
 CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV on stdout.")]
 
@@ -78,7 +79,7 @@ def submissions_cmd(  # noqa: PLR0917 - typer maps parameters to options
         )
         typer.echo(plain(line))
     shown = f"page {answer.page}, " if answer.total > answer.per_page else ""
-    typer.echo(f"{answer.total} submission(s) ({shown}{len(rows)} shown)", err=True)
+    typer.echo(f"{plural(answer.total, 'submission')} ({shown}{len(rows)} shown)", err=True)
 
 
 def _csv(rows: list[ListedSubmission]) -> str:

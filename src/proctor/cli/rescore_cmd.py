@@ -16,6 +16,7 @@ from proctor.cli.api_client import api_client, print_json
 from proctor.cli.untrusted import plain
 from proctor.errors import UsageError
 from proctor.services.platform.answers import Rescored
+from proctor.wording import plural
 
 ServerOpt = Annotated[
     str | None, typer.Option("--server", help="Server URL (PROCTOR_SERVER).", show_default=False)
@@ -80,7 +81,7 @@ def _show(answer: Rescored) -> None:
     done = "rescored" if answer.applied else "would be rescored (preview, nothing changed)"
     typer.echo(
         f"{answer.challenge} · phase {answer.phase} · version "
-        f"{answer.challenge_version}: {answer.rescored} job(s) {done}, "
+        f"{answer.challenge_version}: {plural(answer.rescored, 'job')} {done}, "
         f"{answer.changed} changed"
     )
     for job in answer.jobs:

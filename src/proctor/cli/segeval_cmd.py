@@ -30,6 +30,7 @@ from proctor.services.local.segeval import (
     threshold_line,
     total_time_lines,
 )
+from proctor.wording import plural
 
 USAGE = (
     "usage: proctor segeval TRUTH SEGMENT [-use all|CODE,CODE@param@,...] [-thd T] "
@@ -74,7 +75,7 @@ def parse_args(args: list[str]) -> SegevalArgs:
             files.append(token)
     if len(files) != 2:
         raise UsageError(
-            f"expected TRUTH and SEGMENT image paths, got {len(files)} path(s)\n{USAGE}"
+            f"expected TRUTH and SEGMENT image paths, got {plural(len(files), 'path')}\n{USAGE}"
         )
     unit = options.get("-unit", "voxel")
     if unit not in ("voxel", "millimeter"):

@@ -72,6 +72,7 @@ def serve_cmd(  # noqa: PLR0917 - typer maps parameters to options
     def announce(url: str) -> None:
         typer.echo(json.dumps({"url": url}) if as_json else f"Proctor serving on {url}")
         sys.stdout.flush()
+        typer.echo(f"proctor serve: reading {settings.store_words}", err=True)
 
     serve(settings, ServeRequest(host, port, workers, executor), announce)
 

@@ -18,6 +18,7 @@ from proctor.cli.data_folder import operator_settings
 from proctor.cli.untrusted import plain
 from proctor.services.platform.client import Client
 from proctor.settings import ServiceSettings
+from proctor.wording import plural
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 ServerOpt = Annotated[
@@ -70,7 +71,7 @@ def revoke_cmd(
     if as_json:
         _print(answer)
         return
-    typer.echo(f"revoked {answer.revoked} token(s) of {plain(answer.user)}")
+    typer.echo(f"revoked {plural(answer.revoked, 'token')} of {plain(answer.user)}")
 
 
 def new_cmd(

@@ -10,6 +10,7 @@ import typer
 
 from proctor.services.platform.celery_worker import WorkerOptions, start_worker
 from proctor.settings import ServiceSettings
+from proctor.wording import noun, plural
 
 ConcurrencyOption = Annotated[
     int | None,
@@ -62,8 +63,9 @@ def worker_cmd(
         typer.echo(
             json.dumps(started)
             if as_json
-            else f"proctor worker {started['worker']}: {started['concurrency']} job(s) at once "
-            f"from queue(s) {', '.join(started['queues'])}"
+            else f"proctor worker {started['worker']}: "
+            f"{plural(started['concurrency'], 'job')} at once "
+            f"from {noun(len(started['queues']), 'queue')} {', '.join(started['queues'])}"
         )
         sys.stdout.flush()
 

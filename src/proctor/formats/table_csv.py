@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from proctor.formats._numbers import parse_floats
 from proctor.metrics._validation import MetricInputError
+from proctor.wording import plural
 
 FloatArray = npt.NDArray[np.float64]
 SHOWN_IDS = 3
@@ -130,7 +131,7 @@ def _field_count_error(path: Path, line: int, found: int, header: int) -> TableF
     return TableFormatError(
         path,
         line,
-        f"{found} field(s) where the header has {header}: write one value per column, "
+        f"{plural(found, 'field')} where the header has {header}: write one value per column, "
         "separated by commas",
     )
 

@@ -54,6 +54,7 @@ from proctor.metrics.ranking import rank_scores, rank_table
 from proctor.spec.leaderboards import BoardSpec, find_board, metric_directions
 from proctor.spec.model import Challenge
 from proctor.types import Direction
+from proctor.wording import noun
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -135,7 +136,9 @@ def _check(
         )
     missing = [metric for metric in board.metrics if metric not in directions]
     if missing:
-        raise BoardInputError(f"no direction given for metric(s) {', '.join(missing)}")
+        raise BoardInputError(
+            f"no direction given for {noun(len(missing), 'metric')} {', '.join(missing)}"
+        )
     direction = directions[board.rank_metric]
     if direction is Direction.NEUTRAL:
         raise BoardInputError(f"{board.rank_metric!r} is a count, not a score: it cannot rank")

@@ -8,20 +8,23 @@ JSON::
      "rows": [{"rank": 1.0, "team": "owls", "submission": "s-42",
                "submitted_at": "2025-03-01T12:00:00+00:00",
                "scores": {"arousal": {"auprc": 0.41}},          # missing results left out
-               "ci95": {"scores": {"arousal": {"auprc": [0.35, 0.47]}}, "rank": [1.0, 2.0]},
+               "ci95": {"scores": {"arousal": {"auprc": [0.35, 0.47]}}, "rank": [1.0, 2.0],
+                        "cases": {"arousal": {"auprc": 994}}},
                "mean_rank": 1.0, "sources": {"arousal": "s-42"}}]}
 
 ``ci95`` is null when no per-case values were stored (always on a Ladder board); its
-``rank`` is null when no row stored per-case values of the ranking metric.
+``rank`` is null when no row stored per-case values of the ranking metric. ``cases`` gives,
+for each interval in ``scores``, the number of cases behind it (the row's per-case values that
+are not NaN); a board written before it existed reads back with none.
 
 CSV: one row per board row, columns ``rank, team, submission, submitted_at, mean_rank,
 rank_ci95_low, rank_ci95_high``, then per task and metric ``TASK/METRIC``, ``TASK/METRIC
-ci95_low``, ``TASK/METRIC ci95_high``, then ``TASK source`` per task (names hold no spaces, so
-headers are unambiguous). An absent value is an empty cell; a whole rank is written as an
-integer (``1``), other numbers exactly (``repr``), so :func:`rows_from_csv` reads back the
-same rows. Text cells (team, submission, source) that a spreadsheet would run as a formula
-(starting ``= + - @``, a tab or a carriage return) get a leading ``'``, as does one already
-starting with ``'``; reading drops it.
+ci95_low``, ``TASK/METRIC ci95_high``, ``TASK/METRIC ci95_n`` (its number of cases), then
+``TASK source`` per task (names hold no spaces, so headers are unambiguous). An absent value is
+an empty cell; a whole rank is written as an integer (``1``), other numbers exactly (``repr``),
+so :func:`rows_from_csv` reads back the same rows. Text cells (team, submission, source) that a
+spreadsheet would run as a formula (starting ``= + - @``, a tab or a carriage return) get a
+leading ``'``, as does one already starting with ``'``; reading drops it.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ def _row_to_dict(row: BoardRow) -> dict[str, Any]:
                 for task, metrics in row.ci95.scores.items()
             },
             "rank": None if row.ci95.rank is None else list(row.ci95.rank),
+            "cases": {task: dict(metrics) for task, metrics in row.ci95.cases.items()},
         }
     return {
         "rank": row.rank,
@@ -123,6 +127,10 @@ def _row_from_dict(data: Mapping[str, Any]) -> BoardRow:
                 for task, metrics in ci95["scores"].items()
             },
             rank=None if ci95["rank"] is None else _interval(ci95["rank"]),
+            cases={
+                task: {metric: int(n) for metric, n in metrics.items()}
+                for task, metrics in ci95.get("cases", {}).items()
+            },
         )
     return BoardRow(
         rank=float(data["rank"]),
@@ -142,7 +150,7 @@ def _row_from_dict(data: Mapping[str, Any]) -> BoardRow:
 def csv_columns(board: Board) -> list[str]:
     """The CSV header of ``board``."""
     pairs = [f"{task}/{metric}" for task in board.tasks for metric in board.metrics]
-    intervals = [f"{pair} {end}" for pair in pairs for end in ("ci95_low", "ci95_high")]
+    intervals = [f"{pair} {end}" for pair in pairs for end in ("ci95_low", "ci95_high", "ci95_n")]
     sources = [f"{task} source" for task in board.tasks]
     return [*FIXED_COLUMNS, *pairs, *intervals, *sources]
 
@@ -207,6 +215,9 @@ def _csv_cells(row: BoardRow) -> dict[str, str]:
             for metric, (low, high) in intervals.items():
                 cells[f"{task}/{metric} ci95_low"] = _number(low)
                 cells[f"{task}/{metric} ci95_high"] = _number(high)
+        for task, counts in row.ci95.cases.items():
+            for metric, count in counts.items():
+                cells[f"{task}/{metric} ci95_n"] = str(count)
     for task, source in row.sources.items():
         cells[f"{task} source"] = _text(source)
     return cells
@@ -220,6 +231,7 @@ def rows_from_csv(text: str) -> tuple[BoardRow, ...]:
 def _row_from_cells(cells: Mapping[str, str]) -> BoardRow:
     scores: dict[str, dict[str, float]] = {}
     bounds: dict[str, dict[str, Interval]] = {}
+    counts: dict[str, dict[str, int]] = {}
     sources: dict[str, str] = {}
     for column, cell in cells.items():
         if column in FIXED_COLUMNS or cell == "":
@@ -233,6 +245,8 @@ def _row_from_cells(cells: Mapping[str, str]) -> BoardRow:
             scores.setdefault(task, {})[metric] = float(cell)
         elif end == "ci95_low":
             bounds.setdefault(task, {})[metric] = (float(cell), float(cells[f"{name} ci95_high"]))
+        elif end == "ci95_n":
+            counts.setdefault(task, {})[metric] = int(cell)
     rank = None
     if cells["rank_ci95_low"]:
         rank = (float(cells["rank_ci95_low"]), float(cells["rank_ci95_high"]))
@@ -243,6 +257,6 @@ def _row_from_cells(cells: Mapping[str, str]) -> BoardRow:
         submitted_at=datetime.fromisoformat(cells["submitted_at"]),
         scores=scores,
         mean_rank=float(cells["mean_rank"]),
-        ci95=RowIntervals(bounds, rank) if bounds or rank is not None else None,
+        ci95=RowIntervals(bounds, rank, counts) if bounds or rank is not None else None,
         sources=sources,
     )

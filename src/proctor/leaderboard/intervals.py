@@ -63,8 +63,13 @@ def score_intervals(
     *,
     n_resamples: int,
     seed: int,
+    counts: list[dict[str, dict[str, int]]] | None = None,
 ) -> list[dict[str, dict[str, Interval]]]:
-    """Per row: task → metric → interval of the mean of its per-case values."""
+    """Per row: task → metric → interval of the mean of its per-case values.
+
+    ``counts``, when given (one mapping per row), receives the number of cases (values not
+    NaN) behind each interval, at the same task and metric.
+    """
     found: list[dict[str, dict[str, Interval]]] = [{} for _ in candidates]
     for task in tasks:
         for metric in metrics:
@@ -85,6 +90,9 @@ def score_intervals(
                 low, high = float(interval.low[position]), float(interval.high[position])
                 if not (np.isnan(low) or np.isnan(high)):  # resamples of only NaN cases
                     found[index].setdefault(task, {})[metric] = (low, high)
+                    if counts is not None:
+                        cases = int(np.count_nonzero(~np.isnan(rows[index])))
+                        counts[index].setdefault(task, {})[metric] = cases
     return found
 
 
@@ -137,13 +145,16 @@ def row_intervals(
     seed: int,
 ) -> list[RowIntervals | None]:
     """Each row's intervals of scores and rank (None for a row with neither)."""
-    scores = score_intervals(candidates, tasks, metrics, n_resamples=n_resamples, seed=seed)
+    counts: list[dict[str, dict[str, int]]] = [{} for _ in candidates]
+    scores = score_intervals(
+        candidates, tasks, metrics, n_resamples=n_resamples, seed=seed, counts=counts
+    )
     ranks: Sequence[Interval | None] | None = rank_intervals(
         candidates, points, tasks, metrics[0], higher=higher, n_resamples=n_resamples, seed=seed
     )
     if ranks is None:
         ranks = [None] * len(candidates)
     return [
-        RowIntervals(scores=own, rank=rank) if own or rank is not None else None
-        for own, rank in zip(scores, ranks, strict=True)
+        RowIntervals(scores=own, rank=rank, cases=cases) if own or rank is not None else None
+        for own, rank, cases in zip(scores, ranks, counts, strict=True)
     ]

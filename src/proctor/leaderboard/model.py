@@ -74,10 +74,15 @@ class ScoredSubmission:
 
 @dataclass(frozen=True, slots=True)
 class RowIntervals:
-    """Bootstrap 95% intervals of a row: per task and metric, and of its overall rank."""
+    """Bootstrap 95% intervals of a row: per task and metric, and of its overall rank.
+
+    ``cases``: task → metric → the number of cases behind that score interval (the row's
+    per-case values that are not NaN), one for each interval in ``scores``.
+    """
 
     scores: Mapping[str, Mapping[str, Interval]]
     rank: Interval | None
+    cases: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from proctor.scoring.base import Scorer, TaskScores
 from proctor.spec.model import Challenge, Task
 from proctor.store.runfolder import RunFolder
 from proctor.types import Failure, Stage, StageStatus
+from proctor.wording import plural
 
 NO_CODE = "no code runs: the predictions were uploaded"
 MAX_WARNINGS = 3
@@ -169,7 +170,7 @@ def quiz(job: FilesJob, runner: StageRunner) -> StageResult:
         notes = [_relative(str(note), job.entry_root, references) for note in caught]
         if notes:
             shown = "; ".join(dict.fromkeys(notes[:MAX_WARNINGS]))
-            message += f" ({len(notes)} warning(s): {shown})"
+            message += f" ({plural(len(notes), 'warning')}: {shown})"
         return StageResult(Stage.QUIZ, StageStatus.PASSED, message, message)
 
     return runner.run(Stage.QUIZ, body, cases=len(target.cases))

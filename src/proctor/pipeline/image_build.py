@@ -73,6 +73,7 @@ from proctor.errors import (
 )
 from proctor.sandbox.base import GiB, KiB, Limits, MiB, Mount, Outcome, RunSpec, SandboxSession
 from proctor.spec.environment import ParticipantWheels
+from proctor.wording import plural
 
 DOCKERFILE = "Dockerfile"
 FORMAT = 1
@@ -598,11 +599,13 @@ def _build(
     size += sum(tree_bytes(base.root) for base in roots)
     with session.workspace(work, size_bytes=size) as space:
         builder = _Builder(plan, session, limits, space)
-        builder.log.add(f"building {len(plan.parsed.stages)} stage(s), {builder.steps} step(s)")
+        builder.log.add(
+            f"building {plural(len(plan.parsed.stages), 'stage')}, {plural(builder.steps, 'step')}"
+        )
         builder.copy_tree(plan.context, _fresh(builder.staged))
         left_out = _apply_dockerignore(builder.staged)
         if left_out:
-            builder.log.add(f".dockerignore: {left_out} path(s) left out of the context")
+            builder.log.add(f".dockerignore: {plural(left_out, 'path')} left out of the context")
         for index, stage in enumerate(plan.parsed.stages):
             _stage(builder, index, stage)
         base = roots[-1]

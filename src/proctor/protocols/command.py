@@ -39,6 +39,7 @@ from proctor.protocols.output_folders import OutputFolders
 from proctor.protocols.scripts import duration, launch_problem
 from proctor.sandbox.base import Mount, Outcome, RunSpec
 from proctor.spec.protocols import ProtocolSettings
+from proctor.wording import noun
 
 ARGV_FIELDS = frozenset({"program", "input", "output_dir", "task_ids", "case"})
 OUTPUT_FIELDS = frozenset({"case", "task_id", "participant"})
@@ -90,7 +91,8 @@ class CommandProtocol(ProtocolSettings):
             unknown = set(_fields(item)) - ARGV_FIELDS
             if unknown:
                 raise ValueError(
-                    f"argv item {item!r} uses unknown field(s) {sorted(unknown)}: use "
+                    f"argv item {item!r} uses unknown {noun(len(unknown), 'field')} "
+                    f"{sorted(unknown)}: use "
                     f"{', '.join('{' + name + '}' for name in sorted(ARGV_FIELDS))}"
                 )
             if "task_ids" in _fields(item) and item != "{task_ids}":

@@ -18,6 +18,7 @@ from pydantic import Field
 from proctor.entries import Manifest
 from proctor.protocols.base import PUBLIC, ExpectedFile, FilesDriver
 from proctor.spec.protocols import ProtocolSettings
+from proctor.wording import noun
 
 
 class SingleFileProtocol(ProtocolSettings):
@@ -93,7 +94,7 @@ class SingleFileDriver(FilesDriver):
             names = ", ".join(path.name for path in items[:5]) or "nothing"
             return [
                 f"the upload must be one file (zip that one file); it holds {len(items)} "
-                f"item(s): {names}"
+                f"{noun(len(items), 'item')}: {names}"
             ]
         found = files[0]
         problems = []

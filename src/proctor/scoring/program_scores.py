@@ -23,6 +23,7 @@ from proctor.formats.bounded_yaml import YamlBounds, YamlDocumentError, load_tex
 from proctor.scoring.base import TaskScores
 from proctor.spec.programs import SCORES_FILE, ProgramResult
 from proctor.spec.scorer import ScoringProgram
+from proctor.wording import noun
 
 SCORES_TXT_BOUNDS = YamlBounds(max_bytes=16 * 1024**2, max_nodes=100_000, max_depth=20)
 """A ``scores.txt`` at most: 16 MiB, 100,000 values once its aliases are expanded, 20 levels."""
@@ -193,7 +194,7 @@ def _summary(found: dict[str, Any], spec: ScoringProgram, warnings: list[str]) -
     written = [name for name in declared if name not in spec.computed]
     missing = [name for name in written if name not in found]
     if missing and (spec.missing_metrics == "refused" or len(missing) == len(written)):
-        raise ValueError(f"declared metric(s) missing: {', '.join(missing)}")
+        raise ValueError(f"declared {noun(len(missing), 'metric')} missing: {', '.join(missing)}")
     warnings += [
         f"{name!r}: declared but not written: no value (missing_metrics: empty)" for name in missing
     ]

@@ -37,6 +37,7 @@ from pydantic import Field, StringConstraints, model_validator
 from proctor.spec.protocols import LocatedError, Strict
 from proctor.spec.scorer import ScorerDeclaration
 from proctor.types import Direction
+from proctor.wording import noun
 
 if TYPE_CHECKING:
     from proctor.spec.model import Challenge, Phase
@@ -256,7 +257,13 @@ def _metric_problems(
     where = f"metrics[{position}]"
     missing = [t for t in tasks if metric not in scorers[t].metric_names]
     if missing:
-        yield where, f"task(s) {', '.join(missing)} do not report {metric!r}"
+        yield (
+            where,
+            (
+                f"{noun(len(missing), 'task')} {', '.join(missing)} "
+                f"{noun(len(missing), 'does', 'do')} not report {metric!r}"
+            ),
+        )
         return
     directions = {scorers[t].metric(metric).direction for t in tasks}
     if len(directions) > 1:

@@ -47,4 +47,4 @@ def test_at_most_20_failing_cases_are_listed_and_the_cap_is_said() -> None:
     assert failing == 30
     assert len({name.split()[2] for name in shown}) == diagnostics.MAX_FAILING_CASES
     assert "exam case te01 stderr" in shown and "exam case te00 stderr" not in shown
-    assert "20 of 30 failing case(s) listed (at most 20)" in diagnostics.cap_words(failing)
+    assert "20 of 30 failing cases listed (at most 20)" in diagnostics.cap_words(failing)

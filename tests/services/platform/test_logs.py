@@ -66,7 +66,7 @@ def test_the_logs_lead_with_the_reason_and_carry_the_failing_cases_and_setup(
     assert task.diagnostics["exam case te01 stderr"].strip() == f"{EXAM_LOG} te01"
     assert task.diagnostics["exam case te03 stderr"].strip() == f"{EXAM_LOG} te03"
     assert task.diagnostics["exam problem"].startswith("exam")
-    assert "3 of 3 failing case(s) listed" in task.cap and "2,000 characters" in task.cap
+    assert "3 of 3 failing cases listed" in task.cap and "2,000 characters" in task.cap
     record = records.submission_record(seeded.platform, olga, sid)
     assert record.tasks[0].reason == task.reason  # the record leads with the same reason
 
@@ -87,7 +87,7 @@ def test_the_route_and_proctor_logs_carry_them_to_organizers_only(
         (task,) = answer.json()["tasks"]
         assert task["reason"]["lines"][-1].startswith(f"{EXAM_LOG} te0")
         assert task["diagnostics"]["prep stdout"].strip() == SETUP_LOG
-        assert "failing case(s) listed" in task["cap"]
+        assert "failing cases listed" in task["cap"]
         refused = httpx.get(f"{url}/api/v1/submissions/{sid}/logs", headers=seeded.headers("bob"))
         assert refused.status_code == 404
 

@@ -95,7 +95,7 @@ def test_a_preview_is_not_applied_once_a_submission_landed_and_previewing_again_
     status, refused = svc.post(f"/challenges/toy/rescores/{shown['preview']}/apply", "olga")
     assert status == 409
     message = refused["error"]["message"]
-    assert "no longer holds: 1 job(s) scored since" in message and "preview" in message
+    assert "no longer holds: 1 job scored since" in message and "preview" in message
     assert _stored(svc) == before
 
     scored_again: list[str] = []

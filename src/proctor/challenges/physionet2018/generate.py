@@ -154,7 +154,8 @@ def describe_shares(split: str, seconds: int, shares: Sequence[LabelShares]) -> 
     """One line on a split's labels: target share of scored time, not scored, wake, events."""
     target = float(np.mean([s.target for s in shares]))
     return (
-        f"{split}: {len(shares)} record(s) of {seconds} s: targets {100 * target:.1f} % of "
+        f"{split}: {len(shares)} record{'' if len(shares) == 1 else 's'} of {seconds} s: "
+        f"targets {100 * target:.1f} % of "
         f"the scored time (a real record: 3.2 %), not scored "
         f"{100 * float(np.mean([s.not_scored for s in shares])):.1f} %, wake "
         f"{100 * float(np.mean([s.wake for s in shares])):.1f} %; per record "

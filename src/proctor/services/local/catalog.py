@@ -19,6 +19,7 @@ from proctor.services.local.kit_replica import (
     write_replica,
 )
 from proctor.spec import CHALLENGE_FILE, Challenge, Phase, ProtocolSettings, Task
+from proctor.wording import noun, plural
 
 KIT_README = "KIT.md"
 BASELINE_FOLDER = "baseline"
@@ -79,7 +80,8 @@ def check_references(challenge: Challenge) -> None:
                 f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             )
             raise ConfigError(
-                f"{len(missing)} hidden record(s) have no reference file in "
+                f"{plural(len(missing), 'hidden record')} {noun(len(missing), 'has', 'have')} "
+                f"no reference file in "
                 f"{task.hidden_references}: {shown}",
                 path=path,
                 location=f"tasks[{index}].hidden_references",
@@ -106,7 +108,8 @@ def _check_stand_ins(challenge: Challenge, driver: type[ProtocolDriver], path: P
         missing = _unreferenced(task, driver, challenge.protocol, cases)
         if missing:
             raise ConfigError(
-                f"{len(missing)} stand-in case(s) have no reference file in "
+                f"{plural(len(missing), 'stand-in case')} {noun(len(missing), 'has', 'have')} "
+                f"no reference file in "
                 f"{stand_in.references}: {', '.join(missing[:5])}",
                 path=path,
                 location=f"{where}.references",

@@ -143,7 +143,7 @@ def authenticate(platform: Platform, token: str | None) -> Principal:
             .where(ApiToken.digest == digest_of(token))
         ).first()
     if row is None:
-        raise AuthenticationError(
+        raise UnknownTokenError(
             "the API token is not valid on this server: ask an organizer for a new one "
             "(organizers: 'proctor user add' and 'proctor token new' make tokens for the "
             "data folder or database they are given; use the one this server was started with)"
@@ -156,6 +156,10 @@ def authenticate(platform: Platform, token: str | None) -> Principal:
         with platform.db.begin() as session:
             session.execute(update(ApiToken).where(ApiToken.id == held.id).values(last_used=now))
     return Principal(user.id, user.name, user.role, team_id, team, held.id)
+
+
+class UnknownTokenError(AuthenticationError):
+    """A token this server's store does not hold: often one made on another data folder."""
 
 
 def expires_at(created: float, token_days: float) -> float:

@@ -474,6 +474,10 @@ class Interval(Answer):
 
     scores: dict[str, dict[str, tuple[int | float, int | float]]]
     rank: tuple[int | float, int | float] | None
+    cases: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="task → metric → the number of cases behind that score interval",
+    )
 
 
 class BoardRow(Answer):

@@ -16,6 +16,7 @@ from typing import Any
 from proctor.pipeline.caselog import LOG_TAIL_CHARS
 from proctor.services.platform.answers import FailureReason
 from proctor.types import Failure, Stage
+from proctor.wording import noun
 
 REASON_LINES = 15
 """At most this many last lines of the reason's log lead the record."""
@@ -101,7 +102,7 @@ def diagnostics(lines: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], int
 def cap_words(failing: int) -> str:
     """What the logs and diagnostics keep, in words (the caps said)."""
     shown = min(failing, MAX_FAILING_CASES)
-    cases = f"{shown} of {failing} failing case(s) listed" + (
+    cases = f"{shown} of {failing} failing {noun(failing, 'case')} listed" + (
         f" (at most {MAX_FAILING_CASES})" if failing > MAX_FAILING_CASES else ""
     )
     return (

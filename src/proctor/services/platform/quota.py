@@ -37,6 +37,7 @@ from proctor.spec import Phase
 from proctor.spec.model import Quota
 from proctor.store.models import Job, SubmissionRow, TeamQuota
 from proctor.types import Failure, JobState
+from proctor.wording import plural
 
 WITHHELD = (
     "this submission does not count against your team's quota ({why}): the results of its "
@@ -171,7 +172,7 @@ def check_quota(session: Session, phase: Phase, team_id: int, challenge: str, no
         active = sum(1 for p in past if p.active)
         if active >= quota.concurrent:
             raise RefusedError(
-                f"your team has {active} submission(s) queued or running, the most phase "
+                f"your team has {plural(active, 'submission')} queued or running, the most phase "
                 f"{phase.name!r} allows at once: submit again when one has finished"
             )
     if quota.total is not None and len(past) >= quota.total:
@@ -183,7 +184,8 @@ def check_quota(session: Session, phase: Phase, team_id: int, challenge: str, no
         if len(window) >= quota.per_day:
             allowed = window[-quota.per_day] + DAY_S
             raise RefusedError(
-                f"your team has made {quota.per_day} submission(s) in the last 24 hours, the "
+                f"your team has made {plural(quota.per_day, 'submission')} in the last 24 "
+                f"hours, the "
                 f"most phase {phase.name!r} allows: the next is allowed at {iso(allowed)}"
             )
     if quota.every_days is not None and past:

@@ -49,6 +49,7 @@ from proctor.services.platform.resources import Platform
 from proctor.services.platform.standings import phase_of
 from proctor.spec import Challenge, Phase
 from proctor.store.models import RescorePreview
+from proctor.wording import noun, plural
 
 ATTEMPTS = 3
 """How many times ``rescore`` previews again when results land while it scores."""
@@ -326,7 +327,7 @@ def _what_changed(computed: Computed, now: dict[str, str]) -> str | None:
     gone = sorted(set(computed) - set(now), key=int)
     again = sorted((j for j in now if j in computed and computed[j]["state"] != now[j]), key=int)
     said = [
-        f"{len(jobs)} job(s) {what} since (job {', '.join(jobs[:5])})"
+        f"{plural(len(jobs), 'job')} {what} since ({noun(len(jobs), 'job')} {', '.join(jobs[:5])})"
         for jobs, what in (
             (new, "scored"),
             (again, "scored again"),

@@ -196,11 +196,15 @@ def _distribution(board: Leaderboard, column: _Column, mine: str | None, suffix:
     )
 
 
-def _cases(row: LeaderboardRow, task: str, numbers: Numbers) -> int | None:
-    """The number of cases behind a row's scores on ``task``, where the board shows it.
+def _cases(row: LeaderboardRow, task: str, metric: str, numbers: Numbers) -> int | None:
+    """The number of cases behind a row's interval of ``metric`` on ``task``.
 
-    The count is the metric the task's scorer declares as its cases (``records``).
+    The board's own count (``ci95.cases``), else the metric the task's scorer declares as
+    its cases (``records``) where the board shows it.
     """
+    counted = row.ci95.cases.get(task, {}).get(metric) if row.ci95 else None
+    if counted is not None:
+        return counted
     cases = row.scores.get(task, {}).get(numbers.cases_metrics().get(task, ""))
     return int(cases) if isinstance(cases, int | float) else None
 
@@ -218,7 +222,9 @@ def _intervals(board: Leaderboard, column: _Column, mine: str | None, suffix: st
     """
     task, metric, fmt = column.task, column.metric, column.fmt
     bounded = [
-        _bounded(row.team, v, row.ci95.scores[task][metric], _cases(row, task, column.numbers))
+        _bounded(
+            row.team, v, row.ci95.scores[task][metric], _cases(row, task, metric, column.numbers)
+        )
         for row in board.rows
         if row.ci95
         and metric in row.ci95.scores.get(task, {})
@@ -355,6 +361,18 @@ def dashboard_charts(report: dict[str, Any] | None, numbers: Numbers) -> list[Ch
     return charts
 
 
+def _own_cases(
+    board: Leaderboard, sid: str, column: tuple[str, str], shown: dict[str, Any], numbers: Numbers
+) -> int | None:
+    """A submission's number of cases: its report's cases metric, else its row's count."""
+    task, metric = column
+    cases = shown.get(numbers.cases_metrics().get(task, ""))
+    if isinstance(cases, int | float):
+        return int(cases)
+    own = [_cases(row, task, metric, numbers) for row in board.rows if row.submission == sid]
+    return own[0] if own else None
+
+
 def submission_interval_chart(
     board: Leaderboard | None, report: dict[str, Any] | None, sid: str, numbers: Numbers
 ) -> Chart | None:
@@ -381,13 +399,12 @@ def submission_interval_chart(
         if row.submission == sid and low is None:
             low, high = bounds
         name = f"{row.team} (#{row.rank:g})"
-        rows.append(_bounded(name, value, bounds, _cases(row, task, numbers)))
+        rows.append(_bounded(name, value, bounds, _cases(row, task, metric, numbers)))
     value = shown.get(metric)
     if not rows or not isinstance(value, int | float) or low is None or high is None:
         return None
     mine = "this submission"
-    cases = shown.get(numbers.cases_metrics().get(task, ""))
-    count = int(cases) if isinstance(cases, int | float) else None
+    count = _own_cases(board, sid, (task, metric), shown, numbers)
     rows.insert(0, plots.Bounded(mine, float(value), float(low), float(high), count))
     if not any(b.high > b.low for b in rows):
         return None

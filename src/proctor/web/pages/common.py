@@ -35,12 +35,14 @@ from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
 from proctor.web.next_page import login_address
 from proctor.web.security import over_tls
+from proctor.wording import plural
 
 WEB = Path(__file__).resolve().parent.parent
 COOKIE = csrf.SESSION_COOKIE
 COOKIE_DAYS = 30
 
 templates = Jinja2Templates(directory=WEB / "templates")
+templates.env.filters["plural"] = plural
 TokenCookie = Annotated[str | None, Cookie(alias=COOKIE)]
 CsrfField = Annotated[str, Form(alias=csrf.FIELD)]
 Role = Literal["member", "organizer"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from proctor.services.platform.vocabulary import DEFAULT_PRECISION, Challenge, MetricDeclaration
 from proctor.types import Direction
+from proctor.wording import plural
 
 DASH = "–"
 
@@ -155,11 +156,6 @@ def case_summary(cases: dict[str, Any] | None) -> str:
     if cases.get("timed_out"):
         text += f", {cases['timed_out']} timed out"
     return text
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 case``, ``3 cases``: a count with its noun in the right number."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 OWNERS = {

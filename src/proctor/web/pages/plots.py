@@ -95,6 +95,10 @@ def _decimals(step: float) -> int:
     return max(0, -math.floor(math.log10(step) + 1e-9))
 
 
+AXIS_LIMIT = 1e300
+"""Values beyond ±this sit at its end: the span of the axis stays a finite float."""
+
+
 def value_axis(values: Sequence[float], domain: Domain = ANY_VALUE, count: int = 5) -> Axis:
     """An axis over ``values`` with a margin, inside ``domain``, with 1-2-5 ticks.
 
@@ -102,6 +106,7 @@ def value_axis(values: Sequence[float], domain: Domain = ANY_VALUE, count: int =
     alone gets a margin either side; nothing passes the domain's ends.
     """
     finite = [v for v in values if math.isfinite(v)] or [0.0]  # nan/inf have no place
+    finite = [min(max(v, -AXIS_LIMIT), AXIS_LIMIT) for v in finite]  # spans stay finite
     lo, hi = min(finite), max(finite)
     lo_d, hi_d = min(domain[0], lo), max(domain[1], hi)  # a value outside stays on the axis
     span = (hi - lo) * 1.16
