@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from paths import BUNDLED, DATA
+from paths import DATA
 from reference_environment import declare_reference_environment
 from toy_challenge import make_challenge, make_entry
 
@@ -177,18 +177,12 @@ def test_a_dockerfile_where_images_are_not_allowed_is_refused_saying_what_to_do(
     assert "does not build entries' Dockerfiles: remove the Dockerfile" in prep(report).message
 
 
-def physionet2026_building_images(root: Path) -> Path:
-    """A copy of physionet2026 whose environment builds entries' Dockerfiles on itself."""
+def physionet2026_without_images(root: Path) -> Path:
+    """A copy of physionet2026 naming its bundled environment, which builds no Dockerfiles."""
     shutil.copytree(CHALLENGE_DIR, root, ignore=shutil.ignore_patterns("baseline", "__pycache__"))
-    folder = BUNDLED / "environment-physionet2026"
-    declared = yaml.safe_load((folder / "environment.yaml").read_text())
-    declared["python"] = {key: str(folder / value) for key, value in declared["python"].items()}
-    declared["lock"] = str(folder / declared["lock"])
-    declared["entry_images"] = {"allow": True, "bases": {ALIAS: "physionet2026"},
-                                "build": {**BUILD, "disk_bytes": 1024**3}}  # fmt: skip
     spec = yaml.safe_load((root / "challenge.yaml").read_text())
-    assert spec["environment"] == "physionet2026"
-    spec["environment"] = declared
+    assert spec["environment"]["entry_images"]["bases"] == {ALIAS: "physionet2026"}
+    spec["environment"] = "physionet2026"
     (root / "challenge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return root
 
@@ -197,12 +191,11 @@ def physionet2026_building_images(root: Path) -> Path:
 def test_a_python_example_2026_style_entry_is_built_trained_and_scored(
     tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
 ) -> None:
-    challenge = physionet2026_building_images(tmp_path / "physionet2026")
     entry = shutil.copytree(DATA / "entries" / "physionet2026_dockerfile_style", tmp_path / "entry")
     (entry / "nonce.txt").write_text(uuid.uuid4().hex)
     env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
     done = subprocess.run(
-        [PROCTOR, "run", str(entry), "-c", str(challenge), "--json"],
+        [PROCTOR, "run", str(entry), "-c", "physionet2026", "--json"],
         capture_output=True, text=True, env=env, check=False, timeout=1200,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -221,13 +214,24 @@ def test_a_python_example_2026_style_entry_is_built_trained_and_scored(
     assert report["scores"]["test"]["sessions_without_output"] == 0
 
 
-def test_physionet2026_as_bundled_leaves_an_entry_s_dockerfile_unbuilt_and_says_so(
+def test_a_dockerfile_not_on_physionet2026_s_base_fails_prep_naming_the_base(
     tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
 ) -> None:
     entry = shutil.copytree(CHALLENGE_DIR / "trivial", tmp_path / "entry")
+    (entry / "Dockerfile").write_text("FROM nowhere:1\nRUN exit 1\n")
+    report = run_entry(RunRequest(entry, "physionet2026"), Settings(work_root=shared_dir / "runs"))
+    assert report.status.value == "failed", report.to_json()
+    assert ALIAS in prep(report).message, prep(report).message
+
+
+def test_physionet2026_without_images_leaves_an_entry_s_dockerfile_unbuilt_and_says_so(
+    tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    challenge = physionet2026_without_images(tmp_path / "physionet2026")
+    entry = shutil.copytree(CHALLENGE_DIR / "trivial", tmp_path / "entry")
     (entry / "Dockerfile").write_text("FROM nowhere:1\nRUN exit 1\n")  # would fail if built
     settings = Settings(work_root=shared_dir / "runs")
-    report = run_entry(RunRequest(entry, "physionet2026"), settings)
+    report = run_entry(RunRequest(entry, str(challenge)), settings)
     assert report.status.value == "scored", report.to_json()
     assert "the Dockerfile is not built" in prep(report).message
     assert report.environment is not None and report.environment.name == "physionet2026"
