@@ -22,8 +22,11 @@ from reference_environment import declare_reference_environment
 from toy_challenge import make_challenge, make_entry
 
 from proctor.challenges.physionet2026 import CHALLENGE_DIR
-from proctor.environments.store import BuiltEnvironment
+from proctor.environments.digests import canonical_tar
+from proctor.environments.oci import export_oci
+from proctor.environments.store import ROOTFS, BuiltEnvironment, Manifest
 from proctor.pipeline.report import EvaluationReport, StageReport
+from proctor.services.local.environments import import_environment
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 
@@ -134,6 +137,72 @@ def test_two_tasks_of_one_submission_build_the_dockerfile_once(
     assert len(messages) == 2
     assert sum(" built from the Dockerfile" in m for m in messages) == 1, messages  # one waited
     assert sum("reused from an earlier build" in m for m in messages) == 1, messages
+
+
+@pytest.mark.timeout(900)
+def test_an_alias_may_name_an_environment_no_task_runs_in(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    # The task runs in proctor-reference; the alias names "spare", the challenge's own
+    # environment that no task runs in (built on first use: here the same declaration as the
+    # reference, so a cache hit of the shared store, not a new build).
+    challenge = challenge_building_images(tmp_path / "challenge", bases={ALIAS: "spare"})
+    spec = yaml.safe_load((challenge / "challenge.yaml").read_text())
+    spec["tasks"][0]["environment"] = spec["environment"]
+    spec["environment"] = {**spec["environment"], "name": "spare", "entry_images": {}}
+    (challenge / "challenge.yaml").write_text(yaml.safe_dump(spec))
+    report = run(dockerfile_entry(tmp_path / "entry"), challenge, shared_dir)
+    assert report.status.value == "scored", report.to_json()
+    assert report.environment is not None
+    assert report.environment.base == f"{ALIAS} → proctor/spare"
+
+
+SMALL_TOOLS = ("/bin/sh", "/usr/bin/cat", "/usr/bin/cp", "/usr/bin/cut", "/usr/bin/dirname",
+               "/usr/bin/mkdir")  # fmt: skip
+"""What the toy entry and its Dockerfile's steps run (with their libraries): a few MiB."""
+
+
+def small_image(folder: Path) -> Path:
+    """An environment of a few host tools, exported as ``proctor env export`` writes one."""
+    tree = folder / "built" / ROOTFS
+    for name in ("proc", "dev", "tmp", "sys", "run", "etc", "home"):
+        (tree / name).mkdir(parents=True)
+    ldd = subprocess.run(["ldd", *SMALL_TOOLS], capture_output=True, text=True, check=True)
+    needed = {word for word in ldd.stdout.split() if word.startswith("/") and word[-1] != ":"}
+    for source in [*SMALL_TOOLS, *needed]:
+        target = tree / Path(os.path.realpath(source)).relative_to("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.realpath(source), target)
+        if source != os.path.realpath(source):
+            (tree / source.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+            (tree / source.lstrip("/")).symlink_to(os.path.realpath(source))
+    digest, _ = canonical_tar(tree)
+    manifest = Manifest(name="small-tools", digest=digest, declaration_digest=uuid.uuid4().hex,
+                        suite="bookworm", packages={}, wheels={})  # fmt: skip
+    archive = folder / "small-tools.tar"
+    export_oci(BuiltEnvironment(tree.parent, manifest), archive)
+    return archive
+
+
+@pytest.mark.timeout(900)
+def test_an_image_the_organizer_imported_is_offered_under_its_name(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    store = tmp_path / "store"  # the shared store's reference environment, and the import
+    store.mkdir()
+    (store / reference_env.folder.name).symlink_to(reference_env.folder)
+    settings = Settings(work_root=shared_dir / "runs", env_root=store)
+    imported = import_environment(small_image(tmp_path / "small"), settings)  # proctor env import
+    assert imported.manifest.name == "small-tools" and imported.manifest.source == "import"
+    challenge = challenge_building_images(tmp_path / "challenge", bases={})
+    entry = dockerfile_entry(tmp_path / "entry", DOCKERFILE.replace(ALIAS, "small-tools"))
+    report = run_entry(RunRequest(entry, str(challenge)), settings)
+    assert report.status.value == "scored", report.to_json()
+    assert report.environment is not None
+    assert report.environment.base == "small-tools (imported)"
+    missing = dockerfile_entry(tmp_path / "other", "FROM elsewhere:1\nRUN true\n")
+    refused = run_entry(RunRequest(missing, str(challenge)), settings)
+    assert "use one of: proctor/proctor-reference, small-tools" in prep(refused).message
 
 
 def test_a_base_not_offered_fails_prep_with_the_list_of_bases(
