@@ -1,7 +1,9 @@
 """An entry's ``Dockerfile`` built at prep into the image archive its job then runs in.
 
 Host side first: the bases the challenge offers (``proctor/NAME`` for each declared environment
-built in the store, and the aliases of ``environment.entry_images.bases``), the final stage's
+built, those the services layer passes in ``JobEnvironment.bases`` included, the environments
+imported with ``proctor env import`` by their names, and the aliases of
+``environment.entry_images.bases``), the final stage's
 ``FROM`` checked against them, and the wheels of the entry's ``requirements.txt`` resolved for
 that base, as participant wheels are, where the environment allows them. Then
 ``pipeline.image_build`` builds the entry folder as the context in a sandbox session of its own
