@@ -28,7 +28,6 @@ from proctor.environments.lockfile import read_lock
 from proctor.environments.mounts import remove_tree
 from proctor.environments.store import (
     IMAGE,
-    IMPORTED,
     LOCK,
     ROOTFS,
     BuiltEnvironment,
@@ -268,7 +267,7 @@ def _unpack(
         },
         tree_bytes=size,
         image_bytes=(partial / IMAGE).stat().st_size,
-        source=IMPORTED,
+        source="import",
     )
 
 
