@@ -282,7 +282,7 @@ def test_the_organizers_example_upload_with_gitignores_and_finder_litter_is_scor
 
 
 def warning_count(message: str) -> int:
-    found = re.search(r"\((\d+) warning\(s\)", message)
+    found = re.search(r"\((\d+) warnings?\b", message)
     return int(found.group(1)) if found else 0
 
 
