@@ -63,6 +63,7 @@ def test_a_caller_from_elsewhere_is_sent_to_the_log_which_names_the_folder(serve
     assert f"proctor serve: reading the data folder {folder}" in log, log
     refusals = [line for line in log.splitlines() if "was refused" in line]
     assert len(refusals) == 1 and folder in refusals[0], log  # three refusals, one line
+    served.start()  # the module's other tests may run after this one, in either order
 
 
 def _request(client: str, *headers: tuple[bytes, bytes]) -> Request:
