@@ -247,11 +247,17 @@ def test_a_dockerfile_where_images_are_not_allowed_is_refused_saying_what_to_do(
 
 
 def physionet2026_without_images(root: Path) -> Path:
-    """A copy of physionet2026 naming its bundled environment, which builds no Dockerfiles."""
+    """A copy of physionet2026 whose environment, the bundled one written out, has no images."""
     shutil.copytree(CHALLENGE_DIR, root, ignore=shutil.ignore_patterns("baseline", "__pycache__"))
     spec = yaml.safe_load((root / "challenge.yaml").read_text())
-    assert spec["environment"]["entry_images"]["bases"] == {ALIAS: "physionet2026"}
-    spec["environment"] = "physionet2026"
+    assert spec["environment"] == "physionet2026"
+    bundled = CHALLENGE_DIR.parent / "environment-physionet2026"
+    declaration = yaml.safe_load((bundled / "environment.yaml").read_text())
+    assert declaration.pop("entry_images")["bases"] == {ALIAS: "physionet2026"}
+    python = declaration["python"]
+    python.update({key: str(bundled / python[key]) for key in ("requirements", "lock")})
+    declaration["lock"] = str(bundled / declaration["lock"])
+    spec["environment"] = declaration
     (root / "challenge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return root
 
