@@ -99,6 +99,8 @@ def test_the_kit_replica_trains_runs_and_scores_on_its_stand_in(
     assert report.status is RunStatus.SCORED, report.to_json()
     assert all(s.status is StageStatus.PASSED for s in report.stages), report.to_json()
     assert report.scores["test"]["sessions"] == 8
+    assert report.environment is not None and report.environment.name == "entry-image"
+    assert report.environment.base == "python:3.10.1-buster → proctor/physionet2026"  # as bundled
     assert audit([shared_dir]) == []
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.environments.oci import export_oci, import_oci
+from proctor.environments.oci import import_oci
 from proctor.environments.store import BuiltEnvironment, EnvironmentStore
 from proctor.errors import InputFileError
 
@@ -22,10 +22,8 @@ pytestmark = [pytest.mark.environment, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def exported(reference_env: BuiltEnvironment, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    archive = tmp_path_factory.mktemp("oci") / "reference.tar"
-    export_oci(reference_env, archive)
-    return archive
+def exported(reference_exported: Path) -> Path:
+    return reference_exported  # the session's archive (shared with tests/pipeline)
 
 
 def tree_listing(root: Path) -> dict[str, str]:

@@ -17,13 +17,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from paths import BUNDLED, DATA
+from paths import DATA
 from reference_environment import declare_reference_environment
 from toy_challenge import make_challenge, make_entry
 
 from proctor.challenges.physionet2026 import CHALLENGE_DIR
-from proctor.environments.store import BuiltEnvironment
+from proctor.environments.digests import canonical_tar
+from proctor.environments.oci import export_oci
+from proctor.environments.store import ROOTFS, BuiltEnvironment, Manifest
 from proctor.pipeline.report import EvaluationReport, StageReport
+from proctor.services.local.environments import import_environment
 from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 
@@ -136,6 +139,72 @@ def test_two_tasks_of_one_submission_build_the_dockerfile_once(
     assert sum("reused from an earlier build" in m for m in messages) == 1, messages
 
 
+@pytest.mark.timeout(900)
+def test_an_alias_may_name_an_environment_no_task_runs_in(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    # The task runs in proctor-reference; the alias names "spare", the challenge's own
+    # environment that no task runs in (built on first use: here the same declaration as the
+    # reference, so a cache hit of the shared store, not a new build).
+    challenge = challenge_building_images(tmp_path / "challenge", bases={ALIAS: "spare"})
+    spec = yaml.safe_load((challenge / "challenge.yaml").read_text())
+    spec["tasks"][0]["environment"] = spec["environment"]
+    spec["environment"] = {**spec["environment"], "name": "spare", "entry_images": {}}
+    (challenge / "challenge.yaml").write_text(yaml.safe_dump(spec))
+    report = run(dockerfile_entry(tmp_path / "entry"), challenge, shared_dir)
+    assert report.status.value == "scored", report.to_json()
+    assert report.environment is not None
+    assert report.environment.base == f"{ALIAS} → proctor/spare"
+
+
+SMALL_TOOLS = ("/bin/sh", "/usr/bin/cat", "/usr/bin/cp", "/usr/bin/cut", "/usr/bin/dirname",
+               "/usr/bin/mkdir")  # fmt: skip
+"""What the toy entry and its Dockerfile's steps run (with their libraries): a few MiB."""
+
+
+def small_image(folder: Path) -> Path:
+    """An environment of a few host tools, exported as ``proctor env export`` writes one."""
+    tree = folder / "built" / ROOTFS
+    for name in ("proc", "dev", "tmp", "sys", "run", "etc", "home"):
+        (tree / name).mkdir(parents=True)
+    ldd = subprocess.run(["ldd", *SMALL_TOOLS], capture_output=True, text=True, check=True)
+    needed = {word for word in ldd.stdout.split() if word.startswith("/") and word[-1] != ":"}
+    for source in [*SMALL_TOOLS, *needed]:
+        target = tree / Path(os.path.realpath(source)).relative_to("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.realpath(source), target)
+        if source != os.path.realpath(source):
+            (tree / source.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+            (tree / source.lstrip("/")).symlink_to(os.path.realpath(source))
+    digest, _ = canonical_tar(tree)
+    manifest = Manifest(name="small-tools", digest=digest, declaration_digest=uuid.uuid4().hex,
+                        suite="bookworm", packages={}, wheels={})  # fmt: skip
+    archive = folder / "small-tools.tar"
+    export_oci(BuiltEnvironment(tree.parent, manifest), archive)
+    return archive
+
+
+@pytest.mark.timeout(900)
+def test_an_image_the_organizer_imported_is_offered_under_its_name(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    store = tmp_path / "store"  # the shared store's reference environment, and the import
+    store.mkdir()
+    (store / reference_env.folder.name).symlink_to(reference_env.folder)
+    settings = Settings(work_root=shared_dir / "runs", env_root=store)
+    imported = import_environment(small_image(tmp_path / "small"), settings)  # proctor env import
+    assert imported.manifest.name == "small-tools" and imported.manifest.source == "import"
+    challenge = challenge_building_images(tmp_path / "challenge", bases={})
+    entry = dockerfile_entry(tmp_path / "entry", DOCKERFILE.replace(ALIAS, "small-tools"))
+    report = run_entry(RunRequest(entry, str(challenge)), settings)
+    assert report.status.value == "scored", report.to_json()
+    assert report.environment is not None
+    assert report.environment.base == "small-tools (imported)"
+    missing = dockerfile_entry(tmp_path / "other", "FROM elsewhere:1\nRUN true\n")
+    refused = run_entry(RunRequest(missing, str(challenge)), settings)
+    assert "use one of: proctor/proctor-reference, small-tools" in prep(refused).message
+
+
 def test_a_base_not_offered_fails_prep_with_the_list_of_bases(
     tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
 ) -> None:
@@ -177,18 +246,18 @@ def test_a_dockerfile_where_images_are_not_allowed_is_refused_saying_what_to_do(
     assert "does not build entries' Dockerfiles: remove the Dockerfile" in prep(report).message
 
 
-def physionet2026_building_images(root: Path) -> Path:
-    """A copy of physionet2026 whose environment builds entries' Dockerfiles on itself."""
+def physionet2026_without_images(root: Path) -> Path:
+    """A copy of physionet2026 whose environment, the bundled one written out, has no images."""
     shutil.copytree(CHALLENGE_DIR, root, ignore=shutil.ignore_patterns("baseline", "__pycache__"))
-    folder = BUNDLED / "environment-physionet2026"
-    declared = yaml.safe_load((folder / "environment.yaml").read_text())
-    declared["python"] = {key: str(folder / value) for key, value in declared["python"].items()}
-    declared["lock"] = str(folder / declared["lock"])
-    declared["entry_images"] = {"allow": True, "bases": {ALIAS: "physionet2026"},
-                                "build": {**BUILD, "disk_bytes": 1024**3}}  # fmt: skip
     spec = yaml.safe_load((root / "challenge.yaml").read_text())
     assert spec["environment"] == "physionet2026"
-    spec["environment"] = declared
+    bundled = CHALLENGE_DIR.parent / "environment-physionet2026"
+    declaration = yaml.safe_load((bundled / "environment.yaml").read_text())
+    assert declaration.pop("entry_images")["bases"] == {ALIAS: "physionet2026"}
+    python = declaration["python"]
+    python.update({key: str(bundled / python[key]) for key in ("requirements", "lock")})
+    declaration["lock"] = str(bundled / declaration["lock"])
+    spec["environment"] = declaration
     (root / "challenge.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return root
 
@@ -197,12 +266,11 @@ def physionet2026_building_images(root: Path) -> Path:
 def test_a_python_example_2026_style_entry_is_built_trained_and_scored(
     tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
 ) -> None:
-    challenge = physionet2026_building_images(tmp_path / "physionet2026")
     entry = shutil.copytree(DATA / "entries" / "physionet2026_dockerfile_style", tmp_path / "entry")
     (entry / "nonce.txt").write_text(uuid.uuid4().hex)
     env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
     done = subprocess.run(
-        [PROCTOR, "run", str(entry), "-c", str(challenge), "--json"],
+        [PROCTOR, "run", str(entry), "-c", "physionet2026", "--json"],
         capture_output=True, text=True, env=env, check=False, timeout=1200,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -221,13 +289,24 @@ def test_a_python_example_2026_style_entry_is_built_trained_and_scored(
     assert report["scores"]["test"]["sessions_without_output"] == 0
 
 
-def test_physionet2026_as_bundled_leaves_an_entry_s_dockerfile_unbuilt_and_says_so(
+def test_a_dockerfile_not_on_physionet2026_s_base_fails_prep_naming_the_base(
     tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
 ) -> None:
     entry = shutil.copytree(CHALLENGE_DIR / "trivial", tmp_path / "entry")
+    (entry / "Dockerfile").write_text("FROM nowhere:1\nRUN exit 1\n")
+    report = run_entry(RunRequest(entry, "physionet2026"), Settings(work_root=shared_dir / "runs"))
+    assert report.status.value == "failed", report.to_json()
+    assert ALIAS in prep(report).message, prep(report).message
+
+
+def test_physionet2026_without_images_leaves_an_entry_s_dockerfile_unbuilt_and_says_so(
+    tmp_path: Path, shared_dir: Path, physionet2026_env: BuiltEnvironment
+) -> None:
+    challenge = physionet2026_without_images(tmp_path / "physionet2026")
+    entry = shutil.copytree(CHALLENGE_DIR / "trivial", tmp_path / "entry")
     (entry / "Dockerfile").write_text("FROM nowhere:1\nRUN exit 1\n")  # would fail if built
     settings = Settings(work_root=shared_dir / "runs")
-    report = run_entry(RunRequest(entry, "physionet2026"), settings)
+    report = run_entry(RunRequest(entry, str(challenge)), settings)
     assert report.status.value == "scored", report.to_json()
     assert "the Dockerfile is not built" in prep(report).message
     assert report.environment is not None and report.environment.name == "physionet2026"

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
+from reference_environment import declare_reference_environment
+from toy_challenge import make_challenge
 
+from proctor.errors import ConfigError
+from proctor.resolve import load_challenge
 from proctor.spec.environment import EntryImages, EnvironmentSpec
 
 
@@ -41,3 +47,16 @@ def test_the_whole_block_is_read() -> None:
 def test_a_wrong_block_is_refused(block: dict[str, object]) -> None:
     with pytest.raises((ValidationError, ValueError)):
         EntryImages.model_validate(block)
+
+
+def test_an_alias_naming_an_environment_the_challenge_does_not_declare_is_refused_at_load(
+    tmp_path: Path,
+) -> None:
+    images = {"allow": True, "bases": {"python:3.10.1-buster": "nowhere"}}
+    challenge = declare_reference_environment(make_challenge(tmp_path / "toy"), entry_images=images)
+    with pytest.raises(ConfigError) as err:
+        load_challenge(challenge)
+    message = str(err.value)
+    assert "'python:3.10.1-buster' names the environment 'nowhere'" in message
+    assert "(proctor-reference)" in message and "environment.entry_images.bases" in message
+    assert "challenge.yaml" in message

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import SLOT_BASE
 
+from proctor.environments.oci import export_oci
 from proctor.environments.store import BuiltEnvironment
 from proctor.services.local.catalog import resolve_challenge
 from proctor.services.local.environments import declared_environment, ensure_environment
@@ -26,6 +27,16 @@ def reference_spec() -> EnvironmentSpec:
 def reference_env(reference_spec: EnvironmentSpec) -> BuiltEnvironment:
     """The bundled challenges' environment in the default store (built on first use)."""
     return ensure_environment(reference_spec, Settings.from_env()).built
+
+
+@pytest.fixture(scope="session")
+def reference_exported(
+    reference_env: BuiltEnvironment, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The reference environment as ``proctor env export`` writes it (an OCI archive)."""
+    archive = tmp_path_factory.mktemp("oci") / "reference.tar"
+    export_oci(reference_env, archive)
+    return archive
 
 
 @pytest.fixture

@@ -64,10 +64,19 @@ def _mask_paths(text: str, scratch: Path) -> str:
     return text.replace(str(scratch), "<scratch>")
 
 
+def _mask_image(message: str) -> str:
+    """An entry image's digest (its base's build varies) and whether the build was a cache hit."""
+    message = re.sub(r"sha256:[0-9a-f]{12,64}", f"sha256:{MASK}", message)
+    return re.sub(r" (built|reused from an earlier build of the same files) from the Dockerfile",
+                  f" {MASK} from the Dockerfile", message)  # fmt: skip
+
+
 def _mask_run_json(stdout: str) -> str:
     data = json.loads(stdout)
     for stage in data.get("stages", []):
         stage["wall_s"] = MASK
+        if stage.get("message"):
+            stage["message"] = _mask_image(stage["message"])
     if "usage" in data:
         data["usage"] = MASK
     if "efficiency" in data:

@@ -41,7 +41,12 @@ def challenge_new(
 
 
 def challenge_check(
-    folder: Annotated[Path, typer.Argument(help="The challenge folder (or its challenge.yaml).")],
+    folder: Annotated[
+        Path,
+        typer.Argument(
+            help="The challenge folder (or its challenge.yaml), or a bundled challenge's name."
+        ),
+    ],
     as_json: Annotated[
         bool, typer.Option("--json", help='Print {"ok": ..., "problems": [...]} on stdout.')
     ] = False,

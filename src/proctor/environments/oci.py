@@ -28,6 +28,7 @@ from proctor.environments.lockfile import read_lock
 from proctor.environments.mounts import remove_tree
 from proctor.environments.store import (
     IMAGE,
+    IMPORTED,
     LOCK,
     ROOTFS,
     BuiltEnvironment,
@@ -267,7 +268,7 @@ def _unpack(
         },
         tree_bytes=size,
         image_bytes=(partial / IMAGE).stat().st_size,
-        source="import",
+        source=IMPORTED,
     )
 
 

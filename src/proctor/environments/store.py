@@ -31,6 +31,10 @@ LOCK = "environment.lock"
 PARTIAL = ".partial-"
 
 
+IMPORTED = "import"
+"""A manifest's ``source`` for an environment loaded by ``proctor env import`` (else ``build``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """What the store knows of one built environment (``manifest.json``)."""

@@ -1,7 +1,9 @@
 """An entry's ``Dockerfile`` built at prep into the image archive its job then runs in.
 
 Host side first: the bases the challenge offers (``proctor/NAME`` for each declared environment
-built in the store, and the aliases of ``environment.entry_images.bases``), the final stage's
+built, those the services layer passes in ``JobEnvironment.bases`` included, the environments
+imported with ``proctor env import`` by their names, and the aliases of
+``environment.entry_images.bases``), the final stage's
 ``FROM`` checked against them, and the wheels of the entry's ``requirements.txt`` resolved for
 that base, as participant wheels are, where the environment allows them. Then
 ``pipeline.image_build`` builds the entry folder as the context in a sandbox session of its own
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,7 @@ from proctor.pipeline.image_build import (
     BuildLimits,
     build_image,
     entry_wheelhouse,
+    environment_base,
     final_base,
     offered_bases,
 )
@@ -77,15 +80,16 @@ def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
     or a failed step, ``EntryRequirementsError`` for a refused ``requirements.txt``.
     """
     declared, allowed, store_root = _allowing(job.environment)
-    environments = _declared(job.challenge, EnvironmentStore(store_root))
-    bases = _bases(environments, allowed.bases)
+    environments = {**_declared(job.challenge, EnvironmentStore(store_root)), **declared.bases}
+    bases = _bases(environments, allowed.bases, declared.imported)
     (job.folder.root / ENTRY_IMAGE_FOLDER).mkdir(parents=True, exist_ok=True)
     log_copy = job.folder.root / ENTRY_BUILD_LOG
     dockerfile = job.entry_root / DOCKERFILE
     if not dockerfile.is_symlink():  # a link is refused by the build itself
         _keep(job.folder.root / ENTRY_DOCKERFILE, dockerfile.read_bytes())
     try:
-        base = _base_environments(environments, bases)[final_base(job.entry_root, list(bases))]
+        by_name = _base_environments([*environments.values(), *declared.imported.values()], bases)
+        base = by_name[final_base(job.entry_root, list(bases))]
         wheelhouse = _wheelhouse(job, declared.participant_wheels, base)
         with sandbox.session() as session, job.cancel.listening(session.cancel):
             result = build_image(job.entry_root, bases, build_limits(allowed),
@@ -120,32 +124,38 @@ def _allowing(environment: JobEnvironment | None) -> tuple[JobEnvironment, Entry
 
 
 def _declared(challenge: Challenge, store: EnvironmentStore) -> dict[str, BuiltEnvironment]:
-    """The challenge's declared environments built in ``store``, by name."""
+    """The challenge's declared environments already built in ``store``, by name."""
     found: dict[str, BuiltEnvironment] = {}
-    for task in challenge.tasks:
-        spec = challenge.environment_of(task.name)
-        if spec is None or spec.name in found:
-            continue
+    for name, spec in challenge.declared_environments().items():
         built = store.find(declaration_digest(spec))
         if built is not None:
-            found[spec.name] = built
+            found[name] = built
     return found
 
 
+def imported_base(name: str, built: BuiltEnvironment) -> BaseImage:
+    """An environment imported with ``proctor env import`` as a base named ``name``."""
+    base = environment_base(built, name)
+    return BaseImage(base.root, base.digest, base.env, f"{name} (imported)")
+
+
 def _bases(
-    environments: Mapping[str, BuiltEnvironment], aliases: Mapping[str, str]
+    environments: Mapping[str, BuiltEnvironment],
+    aliases: Mapping[str, str],
+    imported: Mapping[str, BuiltEnvironment],
 ) -> dict[str, BaseImage]:
+    offered = {name: imported_base(name, built) for name, built in imported.items()}
     try:
-        return offered_bases(environments, aliases)
-    except ConfigError as err:  # the organizer's alias: not the entry's fault
+        return offered_bases(environments, aliases, offered)
+    except ConfigError as err:  # the organizer's alias, unchecked at load: not the entry's fault
         raise PlatformError(str(err)) from None
 
 
 def _base_environments(
-    environments: Mapping[str, BuiltEnvironment], bases: Mapping[str, BaseImage]
+    environments: Iterable[BuiltEnvironment], bases: Mapping[str, BaseImage]
 ) -> dict[str, BuiltEnvironment]:
     """Each offered base's environment, by canonical image name (for resolving wheels)."""
-    by_root = {built.rootfs: built for built in environments.values()}
+    by_root = {built.rootfs: built for built in environments}
     return {image_name(name): by_root[base.root] for name, base in bases.items()}
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.environments.store import BuiltEnvironment
 from proctor.pipeline.cancel import CancelToken
 from proctor.pipeline.caselog import CaseLog
 from proctor.pipeline.program_runs import SandboxProgramRunner
@@ -32,6 +33,9 @@ class JobEnvironment:
     ``entry_images``: whether entries may bring their own image instead (and its limits);
     ``store_root``: the environment store such images go to. ``workdir``: an entry image's
     ``WORKDIR`` (empty for a declared environment), for protocols that honour it.
+    ``bases``: the challenge's declared environments an entry's ``Dockerfile`` may build on,
+    built (by name; the services layer builds an aliased one on first use); ``imported``: the
+    images the organizer imported with ``proctor env import``, by the name they came with.
     """
 
     root: RootFilesystem
@@ -43,6 +47,8 @@ class JobEnvironment:
     entry_images: EntryImages | None = None
     store_root: Path | None = None
     workdir: str = ""
+    bases: Mapping[str, BuiltEnvironment] = field(default_factory=dict)
+    imported: Mapping[str, BuiltEnvironment] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,7 +118,9 @@ class EntryImages(Strict):
     ``max_bytes`` caps the archive (uncompressed) and the unpacked root, ``max_files`` the
     members of all its layers together. ``bases`` maps public image names a ``Dockerfile``'s
     ``FROM`` may use to declared environments' names (``python:3.10.1-buster:
-    physionet-py310``); every declared environment is also a base as ``proctor/NAME``.
+    physionet-py310``; the loader refuses a name the challenge does not declare); every
+    declared environment is also a base as ``proctor/NAME``, and every environment imported
+    with ``proctor env import`` is one by its own name.
     """
 
     allow: bool = Field(default=False, strict=True)

@@ -19,7 +19,7 @@ from proctor.formats.bounded_yaml import (
     read_file,
 )
 from proctor.spec.bundled_environments import bundled_declaration
-from proctor.spec.environment import HOST, Environment
+from proctor.spec.environment import HOST, Environment, EnvironmentSpec
 from proctor.spec.model import Challenge, PublishedFile, StandIn, Task, TaskKit
 from proctor.spec.protocols import (
     PROTOCOL_MODELS,
@@ -347,7 +347,31 @@ def load_challenge(location: Path, protocols: ProtocolModels, scorers: ScorerCat
         raise ConfigError(str(err), path=path, location=f"protocol.{err.location}") from None
     update = {"tasks": tasks, "root": root, "environment": environment, "protocol": protocol}
     resolved = challenge.model_copy(update=update)
+    _check_base_aliases(resolved, path)
     return resolved.model_copy(update={"files": _resolve_files(resolved, root, path)})
+
+
+def _check_base_aliases(challenge: Challenge, path: Path) -> None:
+    """Refuse an ``entry_images.bases`` alias naming an environment the challenge lacks."""
+    declared = challenge.declared_environments()
+    places: list[tuple[str, Environment | None]] = [("environment", challenge.environment)]
+    for index, task in enumerate(challenge.tasks):
+        program = task.scoring_program
+        places.append((f"tasks[{index}].environment", task.environment))
+        if program is not None:
+            places.append((f"tasks[{index}].scorer.environment", program.environment))
+    for location, spec in places:
+        if not isinstance(spec, EnvironmentSpec):
+            continue
+        for public, name in spec.entry_images.bases.items():
+            if name not in declared:
+                known = ", ".join(sorted(declared))
+                raise ConfigError(
+                    f"{public!r} names the environment {name!r}, which this challenge does "
+                    f"not declare: name one it declares ({known})",
+                    path=path,
+                    location=f"{location}.entry_images.bases",
+                )
 
 
 def _check_terms(challenge: Challenge, root: Path, path: Path) -> None:

@@ -428,6 +428,21 @@ class Challenge(Strict):
         chosen = self.task(task).environment or self.environment
         return chosen if isinstance(chosen, EnvironmentSpec) else None
 
+    def declared_environments(self) -> dict[str, EnvironmentSpec]:
+        """Every environment the challenge declares, by name (the first of a name wins).
+
+        The challenge's own, then each task's and its scoring program's.
+        """
+        found: dict[str, EnvironmentSpec] = {}
+        chosen: list[Environment | None] = [self.environment]
+        for task in self.tasks:
+            program = task.scoring_program
+            chosen += [task.environment, program.environment if program is not None else None]
+        for spec in chosen:
+            if isinstance(spec, EnvironmentSpec):
+                found.setdefault(spec.name, spec)
+        return found
+
     def scorer_environment_of(self, task: str) -> EnvironmentSpec | None:
         """The environment ``task``'s scoring program runs in: its own, else the task's.
 

@@ -80,6 +80,14 @@ def test_challenge_new_refuses_a_folder_in_use_and_an_unknown_protocol(tmp_path:
     assert done.returncode == 2 and "use one of records, command" in done.stderr
 
 
+def test_challenge_check_takes_a_bundled_name_and_names_an_unknown_one(tmp_path: Path) -> None:
+    assert check_challenge(Path("physionet2026")) == []  # resolved as `run` and `kit` do
+    done = proctor("challenge", "check", str(tmp_path / "nothing-here"), "--no-run")
+    assert done.returncode == 2
+    assert "no challenge folder or bundled challenge called" in done.stderr, done.stderr
+    assert "physionet2026" in done.stderr  # the bundled names, to pick from
+
+
 def test_challenge_check_lists_every_problem_at_once(tmp_path: Path) -> None:
     folder = tmp_path / "c"
     assert proctor("challenge", "new", str(folder), "--protocol", "records").returncode == 0

@@ -20,7 +20,7 @@ from proctor.protocols.codabench_settings import IngestionProtocol
 from proctor.protocols.upload_program import CODE_MARKERS, command_problem
 from proctor.resolve import load_challenge
 from proctor.services.local.authoring_yaml import challenge_yaml, kit_readme
-from proctor.services.local.catalog import check_references
+from proctor.services.local.catalog import challenge_location, check_references
 from proctor.services.local.kit_replica import plan_copies
 from proctor.services.local.program_compile import compile_programs
 from proctor.services.local.program_imports import missing_imports, unlocked_environments
@@ -95,6 +95,8 @@ def check_challenge(
 ) -> list[Problem]:
     """Every problem ``challenge add`` and ``proctor run`` would find in ``location``, at once.
 
+    ``location`` is a challenge folder, its ``challenge.yaml``, or a bundled challenge's name.
+
     The YAML (keys, values, names, metrics, directions), the folders it names, the scoring
     program's folder and files, the environment's files, the references of every hidden case
     and the determinism cases, the stand-ins, what the starting kit's replica copies (no
@@ -108,7 +110,7 @@ def check_challenge(
     hears the notes (which Python compiled what) and which sample runs.
     """
     try:
-        challenge = load_challenge(location)
+        challenge = load_challenge(challenge_location(location))
     except ConfigError as err:
         return problems_of(err)
     problems = [*_program_problems(challenge), *_sample_problems(challenge)]

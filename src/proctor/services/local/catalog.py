@@ -39,18 +39,22 @@ class ChallengeSummary:
     phases: tuple[str, ...]
 
 
-def resolve_challenge(ref: str) -> Challenge:
-    """Load the challenge at folder ``ref``, or the bundled challenge called ``ref``."""
+def challenge_location(ref: str | Path) -> Path:
+    """The folder ``ref`` names: a path that exists, or the bundled challenge called ``ref``."""
     path = Path(ref)
     if path.exists():
-        challenge = load_challenge(path)
-    elif ref in bundled_names():
-        challenge = load_challenge(bundled_root() / folder_name(ref))
-    else:
-        known = ", ".join(bundled_names()) or "none"
-        raise UsageError(
-            f"no challenge folder or bundled challenge called {ref!r} (bundled: {known})"
-        )
+        return path
+    if str(ref) in bundled_names():
+        return bundled_root() / folder_name(str(ref))
+    known = ", ".join(bundled_names()) or "none"
+    raise UsageError(
+        f"no challenge folder or bundled challenge called {str(ref)!r} (bundled: {known})"
+    )
+
+
+def resolve_challenge(ref: str) -> Challenge:
+    """Load the challenge at folder ``ref``, or the bundled challenge called ``ref``."""
+    challenge = load_challenge(challenge_location(ref))
     check_references(challenge)
     return challenge
 

@@ -20,7 +20,7 @@ from proctor.environments.entry_images import list_images, remove_image
 from proctor.environments.lockfile import read_lock
 from proctor.environments.mounts import remove_tree
 from proctor.environments.oci import export_oci, import_oci
-from proctor.environments.store import BuiltEnvironment, EnvironmentStore
+from proctor.environments.store import IMPORTED, BuiltEnvironment, EnvironmentStore
 from proctor.environments.wheels import Target, lock_requirements
 from proctor.errors import UsageError
 from proctor.pipeline.entry_build import BUILDS
@@ -105,8 +105,14 @@ def matches_published_lock(spec: EnvironmentSpec, built: BuiltEnvironment) -> bo
     return not published.differences(mine)
 
 
-def job_environment(spec: EnvironmentSpec, built: BuiltEnvironment) -> JobEnvironment:
-    """What a job needs of a built environment: its root, variables and report identity."""
+def job_environment(
+    spec: EnvironmentSpec, built: BuiltEnvironment, offered: OfferedBases | None = None
+) -> JobEnvironment:
+    """What a job needs of a built environment: its root, variables and report identity.
+
+    ``offered``: the bases an entry's ``Dockerfile`` may build on, where entry images are
+    allowed (:func:`entry_image_bases`).
+    """
     info = EnvironmentInfo(
         name=built.manifest.name,
         digest=built.manifest.digest,
@@ -123,7 +129,44 @@ def job_environment(spec: EnvironmentSpec, built: BuiltEnvironment) -> JobEnviro
         participant_wheels=spec.participant_wheels,
         entry_images=spec.entry_images,
         store_root=built.folder.parent,
+        bases=offered.declared if offered is not None else {},
+        imported=offered.imported if offered is not None else {},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class OfferedBases:
+    """The environments a ``FROM`` of a challenge's entries' Dockerfiles may name.
+
+    ``declared``: its declared environments, by name; ``imported``: the environments the
+    organizer imported into the store (``proctor env import``), by the name they came with.
+    """
+
+    declared: dict[str, BuiltEnvironment]
+    imported: dict[str, BuiltEnvironment]
+
+
+def entry_image_bases(
+    challenge: Challenge, settings: Settings, listener: BuildListener | None = None
+) -> OfferedBases:
+    """The bases of ``challenge``'s entry images: an aliased environment is built now if needed.
+
+    Other declared environments are offered (as ``proctor/NAME``) once built.
+    """
+    store = store_of(settings)
+    aliased = {
+        name
+        for spec in challenge.declared_environments().values()
+        for name in spec.entry_images.bases.values()
+    }
+    declared: dict[str, BuiltEnvironment] = {}
+    for name, spec in challenge.declared_environments().items():
+        if name in aliased:
+            declared[name] = ensure_environment(spec, settings, listener).built
+        elif (found := store.find(declaration_digest(spec))) is not None:
+            declared[name] = found
+    imported = {b.manifest.name: b for b in store.all() if b.manifest.source == IMPORTED}
+    return OfferedBases(declared, imported)
 
 
 def job_environments(
@@ -138,10 +181,15 @@ def job_environments(
     ``scorer_environment_key(task)``.
     """
     found: dict[str, JobEnvironment] = {}
+    offered: OfferedBases | None = None
     for task in phase.tasks:
         spec = challenge.environment_of(task)
         if spec is not None:
-            found[task] = job_environment(spec, ensure_environment(spec, settings, listener).built)
+            built = ensure_environment(spec, settings, listener).built
+            if spec.entry_images.allow and offered is None:
+                offered = entry_image_bases(challenge, settings, listener)
+            bases = offered if spec.entry_images.allow else None
+            found[task] = job_environment(spec, built, bases)
         scorer_spec = challenge.scorer_environment_of(task)
         if scorer_spec is not None:
             built = ensure_environment(scorer_spec, settings, listener).built
