@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from proctor_cli import proctor
 from toy_challenge import make_challenge, make_entry
 from typer.testing import CliRunner
 
 from proctor.cli.main import build_app
-
-PROCTOR = Path(sys.executable).parent / "proctor"
-
-
-def proctor(*args: str, work_root: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PROCTOR_WORK_ROOT": str(work_root)}
-    return subprocess.run(
-        [str(PROCTOR), *args], capture_output=True, text=True, env=env, timeout=300, check=False
-    )
 
 
 @pytest.mark.parametrize(

@@ -9,17 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from proctor_cli import PROCTOR, proctor
 from toy_challenge import make_challenge, make_entry
 
-PROCTOR = Path(sys.executable).parent / "proctor"
 EXAM_KEYS = {"name", "status", "message", "wall_s", "cases"}
-
-
-def proctor(*args: str, work_root: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PROCTOR_WORK_ROOT": str(work_root)}
-    return subprocess.run(
-        [str(PROCTOR), *args], capture_output=True, text=True, env=env, timeout=300, check=False
-    )
 
 
 @pytest.mark.sandbox

@@ -9,17 +9,14 @@ append ``RECORD,LABEL`` to ``answers.txt``: cases run in parallel into one share
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from proctor_cli import proctor
 
 from proctor.challenges import bundled_root
 
-PROCTOR = Path(sys.executable).parent / "proctor"
 PN2018 = bundled_root() / "physionet2018"
 PN2017 = bundled_root() / "physionet2017"
 
@@ -48,13 +45,6 @@ else:
     assert sorted(stages) == sorted(["wake", "nonrem1", "nonrem2", "nonrem3", "rem", "undefined"])
 numpy.savetxt(record + ".vec", numpy.full(n_samples, 0.25), fmt="%.3f")
 """
-
-
-def proctor(*args: str, work_root: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PROCTOR_WORK_ROOT": str(work_root)}
-    return subprocess.run(
-        [str(PROCTOR), *args], capture_output=True, text=True, env=env, timeout=300, check=False
-    )
 
 
 def _entry(folder: Path, next_sh: str, files: dict[str, str]) -> Path:

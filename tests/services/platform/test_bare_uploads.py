@@ -25,6 +25,7 @@ import pytest
 import yaml
 from archive_craft import Item, build_zip
 from evalai_challenge import SUBMISSION, make_evalai_challenge
+from proctor_cli import proctor, run_json
 from service_seed import Seeded, run_queued, seed, served
 from table_challenge import DEV, TEST, make_table_challenge
 
@@ -293,25 +294,13 @@ def test_proctor_run_scores_a_bare_file_locally_and_names_a_wrong_one(tmp_path: 
     folder = _tabular(tmp_path)
     bare = tmp_path / "submission.csv"
     bare.write_bytes(_csv(TEST))
-    env = dict(os.environ, PROCTOR_WORK_ROOT=str(tmp_path / "work"))
-    done = subprocess.run(
-        [PROCTOR, "run", str(bare), "--challenge", str(folder), "--json"],
-        env=env, capture_output=True, text=True, timeout=240, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["status"] == "scored"
+    work = tmp_path / "work"
+    assert run_json(bare, folder, work)["status"] == "scored"
     zipped = tmp_path / "zipped.zip"
     zipped.write_bytes(build_zip([Item("submission.csv", _csv(TEST))]))
-    done = subprocess.run(
-        [PROCTOR, "run", str(zipped), "--challenge", str(folder), "--json"],
-        env=env, capture_output=True, text=True, timeout=240, check=False,
-    )  # fmt: skip
-    assert json.loads(done.stdout)["status"] == "scored", done.stdout
+    assert run_json(zipped, folder, work)["status"] == "scored"
     wrong = tmp_path / "preds.csv"
     wrong.write_bytes(_csv(TEST))
-    refused = subprocess.run(
-        [PROCTOR, "run", str(wrong), "--challenge", str(folder), "--json"],
-        env=env, capture_output=True, text=True, timeout=240, check=False,
-    )  # fmt: skip
+    refused = proctor("run", str(wrong), "--challenge", str(folder), "--json", work_root=work)
     assert refused.returncode == 1, refused.stderr
     assert "name your predictions submission.csv" in refused.stdout
