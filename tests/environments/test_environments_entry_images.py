@@ -369,3 +369,24 @@ def test_images_of_one_run_may_be_imported_at_once(tmp_path: Path, store: Enviro
     assert {entry.folder for entry in found} == {found[0].folder}
     assert len(os.listdir(found[0].rootfs / "usr")) == 301  # bin and 300 files
     assert [p.name for p in (store.root / "entry-images").iterdir()] == [found[0].folder.name]
+
+
+def test_a_packed_image_keeps_no_second_copy_of_its_tree(
+    tmp_path: Path, store: EnvironmentStore
+) -> None:
+    status = b"Package: toy\nStatus: install ok installed\nVersion: 1.0\n"
+    image = one_layer(*BASE, member("var/lib/dpkg/status", status))
+    archive = docker_archive(image, tmp_path / "image.tar")
+    packed = import_archive(archive, store, LIMITS, keep_tree=False)
+    assert sorted(os.listdir(packed.folder)) == ["image.erofs", "image.json"]
+    assert packed.packages == {"toy": "1.0"}  # read from the tree before it went
+    assert find_image(store, packed.digest) == packed
+
+
+def test_the_tree_stays_where_no_image_is_mounted(tmp_path: Path) -> None:
+    archive = docker_archive(one_layer(*BASE), tmp_path / "image.tar")
+    unpacked = import_archive(archive, EnvironmentStore(tmp_path / "a"), LIMITS, pack=False)
+    assert sorted(os.listdir(unpacked.folder)) == ["image.json", "rootfs"]
+    both = import_archive(archive, EnvironmentStore(tmp_path / "b"), LIMITS, keep_tree=True)
+    assert sorted(os.listdir(both.folder)) == ["image.erofs", "image.json", "rootfs"]
+    assert (both.rootfs / "usr/bin/tool").is_file()

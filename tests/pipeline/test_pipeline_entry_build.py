@@ -23,12 +23,16 @@ from toy_challenge import make_challenge, make_entry
 
 from proctor.challenges.physionet2026 import CHALLENGE_DIR
 from proctor.environments.digests import canonical_tar
+from proctor.environments.entry_images import list_images, remove_image
 from proctor.environments.oci import export_oci
-from proctor.environments.store import ROOTFS, BuiltEnvironment, Manifest
+from proctor.environments.store import ROOTFS, BuiltEnvironment, EnvironmentStore, Manifest
 from proctor.pipeline.report import EvaluationReport, StageReport
-from proctor.services.local.environments import import_environment
+from proctor.services.local.environments import import_environment, prune_environments
 from proctor.services.local.evaluate import RunRequest, run_entry
+from proctor.services.platform.image_facts import facts
+from proctor.services.platform.run_files import KeptFile
 from proctor.settings import Settings
+from proctor.store.runfolder import ENTRY_IMAGE_RECORD
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.environment, pytest.mark.slow]
 PROCTOR = Path(sys.executable).parent / "proctor"
@@ -203,6 +207,72 @@ def test_an_image_the_organizer_imported_is_offered_under_its_name(
     missing = dockerfile_entry(tmp_path / "other", "FROM elsewhere:1\nRUN true\n")
     refused = run_entry(RunRequest(missing, str(challenge)), settings)
     assert "use one of: proctor/proctor-reference, small-tools" in prep(refused).message
+
+
+STORED_DOCKERFILE = DOCKERFILE.replace(ALIAS, "small-tools") + (
+    "COPY status /var/lib/dpkg/status\n"
+    "COPY METADATA /usr/lib/python3/dist-packages/toy-1.0.dist-info/METADATA\n"
+)
+
+
+def store_folders(store: Path) -> tuple[list[list[str]], list[list[str]]]:
+    """What each entry image and each build holds in ``store`` (file names, sorted)."""
+    images = sorted((store / "entry-images").glob("sha256-*"))
+    builds = sorted(
+        p for p in (store / "entry-builds").iterdir() if p.is_dir() and p.name != "bases"
+    )
+    return [sorted(os.listdir(p)) for p in images], [sorted(os.listdir(p)) for p in builds]
+
+
+@pytest.mark.timeout(900)
+def test_the_store_keeps_a_built_image_packed_once_and_prune_clears_it(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    store = tmp_path / "store"  # a store of its own, to read its folders whole
+    store.mkdir()
+    (store / reference_env.folder.name).symlink_to(reference_env.folder)
+    settings = Settings(work_root=shared_dir / "runs", env_root=store)
+    imported = import_environment(small_image(tmp_path / "small"), settings)
+    challenge = challenge_building_images(tmp_path / "challenge", bases={})
+    status = "Package: toy-tool\nStatus: install ok installed\nVersion: 2.1\n"
+    metadata = "Metadata-Version: 2.1\nName: toy-lib\nVersion: 1.0\n"
+    entry = dockerfile_entry(
+        tmp_path / "entry", STORED_DOCKERFILE, status=status, METADATA=metadata
+    )
+    first = run_entry(RunRequest(entry, str(challenge), keep=True), settings)
+    assert first.status.value == "scored", first.to_json()
+    assert " built from the Dockerfile" in prep(first).message
+    # the erofs image and the records; neither the tree nor the built archive stays
+    images, builds = store_folders(store)
+    assert images == [["image.erofs", "image.json"]]
+    assert builds == [["build.log", "image.json", "imported.json"]]
+    assert first.environment is not None and first.run_dir is not None
+    (key,) = [p for p in (store / "entry-builds").iterdir() if p.is_dir() and p.name != "bases"]
+    assert json.loads((key / "imported.json").read_text()) == {"image": first.environment.digest}
+    # what the console and `proctor logs` show: the packages, read at import
+    data = (first.run_dir / ENTRY_IMAGE_RECORD).read_bytes()
+    shown = facts({ENTRY_IMAGE_RECORD: KeptFile(len(data), data)})
+    assert shown is not None and shown.digest == first.environment.digest
+    assert shown.debian == {"toy-tool": "2.1"} and shown.python == {"toy-lib": "1.0"}
+
+    again = run_entry(RunRequest(entry, str(challenge)), settings)  # the same context: a hit
+    assert again.status.value == "scored", again.to_json()
+    assert "reused from an earlier build" in prep(again).message
+    assert again.environment is not None and again.environment.digest == first.environment.digest
+    assert store_folders(store) == (images, builds)
+
+    (image,) = list_images(EnvironmentStore(store))  # the image gone alone: built again
+    remove_image(image)
+    rebuilt = run_entry(RunRequest(entry, str(challenge)), settings)
+    assert rebuilt.status.value == "scored", rebuilt.to_json()
+    assert " built from the Dockerfile" in prep(rebuilt).message
+    assert store_folders(store) == (images, builds)  # a new image (its files' times differ)
+
+    keep = {reference_env.manifest.declaration_digest, imported.manifest.declaration_digest}
+    removed = prune_environments(settings, keep)  # proctor env prune
+    assert removed and not list((store / "entry-images").iterdir())
+    assert not list((store / "entry-builds").iterdir())
+    assert (store / reference_env.folder.name).is_symlink() and imported.folder.is_dir()
 
 
 def test_a_base_not_offered_fails_prep_with_the_list_of_bases(

@@ -8,12 +8,15 @@ by config digest under ``STORE/entry-images/sha256-HEX/``, so the same image sub
 is not unpacked again::
 
     image.json      digest, base, ENV/WORKDIR/USER, Debian packages, Python distributions
-    rootfs/         the tree
     image.erofs     the packed tree
+    rootfs/         the tree, kept only where no erofs image is mounted (see below)
 
 The installed packages are read back from the tree (``var/lib/dpkg/status`` and every
-``*.dist-info/METADATA`` of the usual site folders) without running anything of the image,
-and without following a link out of it.
+``*.dist-info/METADATA`` of the usual site folders) at import, without running anything of
+the image and without following a link out of it; nothing reads the tree afterwards. So once
+the erofs image is written, the tree is removed: a run as root mounts the image, never the
+tree. The tree is kept (beside the image) only by an unprivileged import, whose sandbox cannot
+mount an image and binds the tree instead, and (alone) by an import asked not to pack.
 """
 
 from __future__ import annotations
@@ -102,7 +105,7 @@ class EntryImage:
 
     @property
     def rootfs(self) -> Path:
-        """The unpacked tree."""
+        """The unpacked tree (absent once packed as root: see :attr:`image`)."""
         return self.folder / ROOTFS
 
     @property
@@ -162,16 +165,21 @@ def import_archive(
     *,
     base: str | None = None,
     pack: bool = True,
+    keep_tree: bool | None = None,
 ) -> EntryImage:
     """Import the image archive ``archive`` into ``store``; the stored image when already there.
 
     ``archive``: a ``docker save`` / ``podman save`` tar, an OCI layout tar, or either gzipped.
     ``base``: the base the caller knows the image was built from (a Dockerfile's ``FROM``);
-    else the archive's own annotation or Proctor label names it. ``pack``: also write the
-    erofs image (mounted as root; without it the tree is bound). Raises ``EntryImageError``
-    (the entry's failure) for an unsafe, malformed or oversized image; ``PlatformError`` when
-    the host cannot write.
+    else the archive's own annotation or Proctor label names it. ``pack``: write the erofs
+    image (mounted as root; without it the tree is kept and bound). ``keep_tree``: keep the
+    tree beside the image; by default only when this process is not root (an unprivileged
+    sandbox binds the tree: it cannot mount the image). Raises ``EntryImageError`` (the
+    entry's failure) for an unsafe, malformed or oversized image; ``PlatformError`` when the
+    host cannot write.
     """
+    if keep_tree is None:
+        keep_tree = os.geteuid() != 0
     images = _images(store)
     images.mkdir(parents=True, exist_ok=True)
     images.chmod(0o755)
@@ -202,6 +210,8 @@ def import_archive(
             )
             if pack:
                 pack_image(partial / ROOTFS, partial / IMAGE)
+                if not keep_tree:  # read above, mounted from the image from now on
+                    remove_tree(partial / ROOTFS)
             (partial / RECORD).write_text(
                 json.dumps(imported.to_json(), indent=2, sort_keys=True) + "\n"
             )

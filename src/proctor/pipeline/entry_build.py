@@ -10,6 +10,12 @@ that base, as participant wheels are, where the environment allows them. Then
 (no network; the build's limits). Images are kept in ``STORE/entry-builds`` by a key of the
 context and the bases: tasks of one submission wait for one build (a lock) and share its image.
 
+The built archive is imported into ``STORE/entry-images`` at once (``import_built``, under the
+same lock) and then deleted: the build's folder keeps ``image.json``, ``build.log`` and
+``imported.json``, which names the entry image by its digest. A resubmission of the same context
+finds that image through it, and runs nothing; were the image gone (pruned alone), the build's
+folder goes too and the context is built again.
+
 The build log and a copy of the ``Dockerfile`` are kept in the run folder (``entry-image/``),
 whether the build passed or failed; the log is also prep's diagnostics, disclosed as prep's
 output is. See ``docs/environments.md`` ("Dockerfile entries").
@@ -17,6 +23,7 @@ output is. See ``docs/environments.md`` ("Dockerfile entries").
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -25,37 +32,46 @@ from pathlib import Path
 
 from proctor.environments.digests import declaration_digest
 from proctor.environments.dockerfile import image_name
+from proctor.environments.entry_images import EntryImage, ImageLimits, find_image, import_archive
 from proctor.environments.entry_wheels import REQUIREMENTS
+from proctor.environments.mounts import remove_tree
 from proctor.environments.store import BuiltEnvironment, EnvironmentStore
 from proctor.errors import ConfigError, EntryImageError, ImageBuildError, PlatformError
 from proctor.pipeline.image_build import (
     DOCKERFILE,
     BaseImage,
     BuildLimits,
+    BuildResult,
     build_image,
+    build_lock,
     entry_wheelhouse,
     environment_base,
     final_base,
     offered_bases,
 )
 from proctor.pipeline.job import JobEnvironment, TaskJob
-from proctor.sandbox.base import Sandbox
+from proctor.sandbox.base import Sandbox, SandboxSession
 from proctor.spec.environment import EntryImages, ParticipantWheels
 from proctor.spec.model import Challenge
 from proctor.store.runfolder import ENTRY_BUILD_LOG, ENTRY_DOCKERFILE, ENTRY_IMAGE_FOLDER
 
 BUILDS = "entry-builds"
-"""The environment store's folder of built images (``KEY/image.tar``, ``build.log``)."""
+"""The environment store's folder of builds (``KEY/image.json``, ``build.log``, ``imported.json``;
+``KEY/image.tar`` only until it is imported)."""
+IMPORTED = "imported.json"
+"""A build's record of the entry image its archive became (``{"image": "sha256:…"}``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class EntryBuild:
-    """A built entry image: its archive, its base (as the report names it) and its log.
+    """A built entry image: the imported image, its base (as the report names it), its log.
 
-    ``cached``: the same context was built before on the same bases; nothing ran now.
+    ``digest``: the built archive's manifest digest (``image.digest`` is the config digest
+    the store and the report know it by). ``cached``: the same context was built before on
+    the same bases; nothing ran now.
     """
 
-    archive: Path
+    image: EntryImage
     base: str
     digest: str
     log: str
@@ -87,20 +103,63 @@ def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
     dockerfile = job.entry_root / DOCKERFILE
     if not dockerfile.is_symlink():  # a link is refused by the build itself
         _keep(job.folder.root / ENTRY_DOCKERFILE, dockerfile.read_bytes())
+    store, limits = EnvironmentStore(store_root), ImageLimits.of(allowed)
     try:
         by_name = _base_environments([*environments.values(), *declared.imported.values()], bases)
         base = by_name[final_base(job.entry_root, list(bases))]
         wheelhouse = _wheelhouse(job, declared.participant_wheels, base)
         with sandbox.session() as session, job.cancel.listening(session.cancel):
-            result = build_image(job.entry_root, bases, build_limits(allowed),
-                                 store=store_root / BUILDS, session=session,
-                                 work=_workspace(job), wheelhouse=wheelhouse)  # fmt: skip
+            for _ in range(2):  # a second build only where the image was removed alone
+                result = build_image(job.entry_root, bases, build_limits(allowed),
+                                     store=store_root / BUILDS, session=session,
+                                     work=_workspace(job), wheelhouse=wheelhouse)  # fmt: skip
+                image = import_built(result, store, limits, session)
+                if image is not None:
+                    break
+            else:
+                raise PlatformError(f"the entry image built as {result.key} is not stored")
     except ImageBuildError as err:
         _keep(log_copy, (err.log or f"error: {err}\n").encode())
         raise _explained(err, job.entry_root, declared.participant_wheels) from None
     log = result.log.read_text(encoding="utf-8", errors="replace")
     _keep(log_copy, log.encode())
-    return EntryBuild(result.archive, result.base, result.digest, log, result.cached)
+    return EntryBuild(image, result.base, result.digest, log, result.cached)
+
+
+def import_built(
+    result: BuildResult,
+    store: EnvironmentStore,
+    limits: ImageLimits,
+    session: SandboxSession | None = None,
+) -> EntryImage | None:
+    """The entry image of a build: imported from its archive, which is then deleted.
+
+    A build imported before names its image in ``imported.json``; the image is found by that
+    digest (nothing is read again). None when neither the image nor the archive is left (the
+    image was removed without its build): the build's folder is removed, so building the
+    context again starts afresh. Runs under the build's lock (``session``: its cancel).
+    """
+    folder = result.archive.parent
+    with build_lock(folder.parent, result.key, session):
+        known = _imported(folder)
+        image = find_image(store, known) if known is not None else None
+        if image is not None and (image.image.is_file() or image.rootfs.is_dir()):
+            return image
+        if not result.archive.is_file():
+            remove_tree(folder)
+            return None
+        image = import_archive(result.archive, store, limits, base=result.base)
+        _keep(folder / IMPORTED, json.dumps({"image": image.digest}).encode())
+        result.archive.unlink()  # the image holds all of it: its record and its packed tree
+        return image
+
+
+def _imported(folder: Path) -> str | None:
+    """The digest of the entry image a build was imported as, if it was."""
+    try:
+        return str(json.loads((folder / IMPORTED).read_text())["image"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def build_limits(allowed: EntryImages) -> BuildLimits:

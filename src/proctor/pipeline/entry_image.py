@@ -6,10 +6,10 @@ upload is the entry as the protocol mounts it), imported into the environment st
 (``environments.entry_images``) and becomes the job's environment: every stage of that entry
 runs with the image's tree as its read-only root, in the same sandbox as a declared
 environment. An entry with a ``Dockerfile`` at its root (and no archive) has it built first
-(``pipeline.entry_build``) into such an archive. Where images are not allowed, an entry
-bringing one is refused (a ``Dockerfile`` too, unless the protocol's entries always ship one,
-as PhysioNet's do: it is then left unbuilt and prep says so). Any refusal is the entry's
-failure at prep.
+(``pipeline.entry_build``) into such an archive, imported the same way. Where images are not
+allowed, an entry bringing one is refused (a ``Dockerfile`` too, unless the protocol's entries
+always ship one, as PhysioNet's do: it is then left unbuilt and prep says so). Any refusal is
+the entry's failure at prep.
 
 The image's ``ENV`` is the runs' environment (the organizer's declared ``variables`` win; the
 sandbox keeps its own ``HOME`` and ``TMPDIR``); a ``USER`` of root, or any other, runs as the
@@ -135,10 +135,9 @@ def with_entry_image(job: TaskJob, sandbox: Sandbox) -> ImageUse:
     if shipped and (asked is None or not asked.allow):
         return ImageUse(job, note=IGNORED_DOCKERFILE)
     built = build_entry(job, sandbox)  # refuses the Dockerfile where images are not allowed
-    declared, allowed, store = _allowing(job, DOCKERFILE)
-    image = import_archive(built.archive, store, ImageLimits.of(allowed), base=built.base)
+    declared, _, _ = _allowing(job, DOCKERFILE)
     logs = (("build log", built.log),)
-    return ImageUse(_running_in(job, image, declared), image, built.note(), logs)
+    return ImageUse(_running_in(job, built.image, declared), built.image, built.note(), logs)
 
 
 def _allowing(job: TaskJob, what: str) -> tuple[JobEnvironment, EntryImages, EnvironmentStore]:
