@@ -5,7 +5,8 @@ uids (``PROCTOR_SLOT_UID_BASE``, 10,000 apart), as explicit-slot runs do (``sand
 
 Entry images and Dockerfile builds that the run made in the shared environment store (about
 1.5 GB each when built on a declared environment) are removed when the whole run ends; the
-declared environments and the builds' exported bases stay, so the next run reuses them.
+declared environments and the builds' exported bases stay, so the next run reuses them. What
+another process is building or importing (a second test session on the same store) is left.
 """
 
 import os
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import EVALUATION_UID_BASE
 
+from proctor.environments.entry_images import PARTIAL
 from proctor.environments.mounts import remove_tree
+from proctor.pipeline.image_build import stored_builds
 from proctor.settings import Settings
 
 os.environ.setdefault("PROCTOR_SLOT_UID_BASE", str(EVALUATION_UID_BASE))
@@ -30,7 +33,6 @@ pytest_plugins = [
     "kit_audit",
 ]
 
-RUN_MADE = ("entry-images", "entry-builds")
 KEPT_IN_BUILDS = {"bases"}
 _started = time.time()
 
@@ -40,11 +42,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):
         return  # an xdist worker: the other may still use them
     store = Settings.from_env().environments
-    for folder in (store / name for name in RUN_MADE):
-        if folder.is_dir():
-            for entry in folder.iterdir():
-                if entry.name not in KEPT_IN_BUILDS and _made_since_start(entry):
-                    _remove(entry)
+    builds = store / "entry-builds"
+    removable = {*stored_builds(builds), *_finished_images(store / "entry-images")}
+    for entry in removable:
+        if entry.name not in KEPT_IN_BUILDS and _made_since_start(entry):
+            _remove(entry)
+
+
+def _finished_images(images: Path) -> list[Path]:
+    """Imported images, not those another process (a second test session) is importing."""
+    if not images.is_dir():
+        return []
+    return [path for path in images.iterdir() if path.name.startswith("sha256-")
+            and PARTIAL not in path.name]  # fmt: skip
 
 
 def _made_since_start(entry: Path) -> bool:
