@@ -19,6 +19,7 @@ is photographed as ``bundled-intervals-*.png``.
 from __future__ import annotations
 
 import io
+import re
 import shutil
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import pytest
 import yaml
 from browser_fixtures import PHONE, SCREENSHOTS, Pages, no_sideways_scroll
 from paths import REPO
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 from service_seed import Seeded, archive, run_queued
 
 from proctor.challenges import bundled_root
@@ -40,6 +41,22 @@ pytestmark = pytest.mark.sandbox
 BUNDLED = bundled_root() / "ehealthkd2019"
 AROUSAL = bundled_root() / "physionet2018"
 TEAMS = {"alice": "amber", "bob": "blue", "carol": "cyan"}
+
+
+def one_colour_per_team_and_axes_in_the_domain(page: Page) -> None:
+    """Each team is drawn in one colour on every chart of the page; a score's axis (F1, Dice:
+    declared in [0, 1]) stays inside [0, 1] (the mean rank's and the time axes aside)."""
+    colours: dict[str, set[str]] = {team: set() for team in TEAMS.values()}
+    for figure in page.locator("figure.chart").all():
+        key = str(figure.get_attribute("id"))
+        svg = str(figure.locator("svg[role=img]").inner_html())
+        for team in TEAMS.values():
+            found = re.findall(rf'class="plot-dot (plot-c\d)[^"]*"[^>]*><title>{team}:', svg)
+            colours[team].update(found)
+        ticks = re.findall(r'class="plot-tick"[^>]*>(-?[\d.]+)<', svg)
+        if key != "chart-mean-rank":
+            assert ticks and all(0.0 <= float(t) <= 1.0 for t in ticks), (key, ticks)
+    assert all(len(found) == 1 for found in colours.values()), colours
 
 
 def _challenge(root: Path, bundled: Path = BUNDLED) -> Path:
@@ -90,6 +107,7 @@ def test_the_bundled_board_and_result_page_read_on_a_desktop_and_a_phone(
     for index in range(charts.count()):
         svg = str(charts.nth(index).inner_html())
         assert all(f"{team}:" in svg for team in TEAMS.values()), index
+    one_colour_per_team_and_axes_in_the_domain(page)
     watched.shoot(page, "bundled-board")
 
     page.goto(f"{url}/submissions/{sids['alice']}")
@@ -193,6 +211,7 @@ def test_a_bundled_board_with_intervals_shows_each_with_its_number_of_cases(
     assert all(f"{team}:" in svg for team in TEAMS.values()), svg
     assert svg.count('<line class="plot-line') == len(TEAMS), svg  # each has width
     assert svg.count(f">n={records}</text>") == len(TEAMS), svg
+    one_colour_per_team_and_axes_in_the_domain(page)
     watched.shoot(page, "bundled-intervals")
     assert (SCREENSHOTS / "bundled-intervals-desktop.png").stat().st_size > 10_000
     assert "screenshots/bundled-intervals-desktop.png" in (REPO / "README.md").read_text()
