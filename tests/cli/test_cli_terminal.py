@@ -20,7 +20,7 @@ from proctor import __version__
 from proctor.cli.catalog_cmd import NEXT_STEPS, print_summary, summary_line, typed_proctor
 from proctor.cli.main import build_app
 from proctor.cli.progress_display import RichProgress
-from proctor.cli.run_cmd import print_scores
+from proctor.cli.run_cmd import print_report, print_scores
 from proctor.errors import AuthenticationError
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import CaseCounts, StageReport, TaskReport, combine
@@ -163,6 +163,21 @@ def test_scores_print_as_a_metric_by_task_table_with_intervals_and_counts_whole(
     datasets = next(line for line in scores.splitlines() if "datasets" in line)
     assert "1.000000" not in datasets and " 1 " in datasets
     assert "cpu_s_per_case" in efficiency and "cpu_s_per_case" not in scores
+
+
+def test_hidden_exam_figures_read_hidden_never_zero() -> None:
+    """An exam whose time the phase withholds says "hidden" in its row and in the usage."""
+    exam = StageReport(Stage.EXAM, StageStatus.PASSED, figures_hidden=True)
+    quiz = StageReport(Stage.QUIZ, StageStatus.PASSED, wall_s=1.25)
+    scored = TaskReport("arousal", RunStatus.SCORED, (quiz, exam), scores={"auprc": 0.5})
+    report = combine("toy", "final", [scored])
+    shown = io.StringIO()
+    print_report(report, Console(file=shown, width=120), brief=True)
+    text = shown.getvalue()
+    exam_row = next(line for line in text.splitlines() if "exam" in line)
+    assert "hidden" in exam_row and "0.00" not in exam_row, text
+    assert "1.25" in text  # a figure the phase shows is shown
+    assert "usage: hidden" in text and " s wall" not in text, text
 
 
 def _command_paths(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

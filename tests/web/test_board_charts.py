@@ -119,6 +119,8 @@ def test_every_interval_has_its_number_of_cases_beside_it() -> None:
     assert [chart.key for chart in drawn] == [f"intervals-{task}" for task in TASKS]
     for chart in drawn:
         assert re.findall(r">n=(\d+)</text>", chart.svg) == ["31", "32", "33"], chart.key
+        assert chart.header[-1] == "cases"  # and in its table, the text alternative
+        assert [r[-1] for r in chart.rows] == ["31", "32", "33"], chart.key
 
 
 def test_intervals_without_width_are_not_drawn() -> None:

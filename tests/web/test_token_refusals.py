@@ -1,5 +1,7 @@
 """An unknown API token's 401 names the data folder to the organizer on this machine only.
 
+The pages' token sign-in form refuses such a token in the same words as the API.
+
 A real ``proctor serve`` on 127.0.0.1: a plain request comes from this machine; one carrying a
 proxy's ``X-Forwarded-For`` stands for anyone on the internet (a proxy on this host forwards
 every outside caller from 127.0.0.1).
@@ -7,7 +9,9 @@ every outside caller from 127.0.0.1).
 
 from __future__ import annotations
 
+import html
 import os
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -64,6 +68,34 @@ def test_a_caller_from_elsewhere_is_sent_to_the_log_which_names_the_folder(serve
     refusals = [line for line in log.splitlines() if "was refused" in line]
     assert len(refusals) == 1 and folder in refusals[0], log  # three refusals, one line
     served.start()  # the module's other tests may run after this one, in either order
+
+
+def _form_refusal(svc: Service, **headers: str) -> str:
+    """The error the token sign-in form shows for a token the server does not hold."""
+    with svc.http() as client:
+        form = client.get("/login", headers=headers)
+        found = re.search(r'name="csrf" value="([^"]+)"', form.text)
+        assert found is not None, form.text
+        answer = client.post("/login", data={"csrf": found[1], "token": STRANGER}, headers=headers)
+    assert answer.status_code == 401, answer.text
+    shown = re.search(r'<p class="error" role="alert">(.*?)</p>', answer.text, re.S)
+    assert shown is not None, answer.text
+    return html.unescape(shown[1])
+
+
+def test_the_sign_in_form_names_the_folder_to_the_organizer_on_this_machine(
+    served: Service,
+) -> None:
+    said = _form_refusal(served)
+    assert "not valid on this server" in said
+    assert f"this server reads the data folder {served.data.resolve()}" in said
+
+
+def test_the_sign_in_form_sends_a_caller_from_elsewhere_to_the_log(served: Service) -> None:
+    said = _form_refusal(served, **{"X-Forwarded-For": "203.0.113.7"})
+    assert "not valid on this server" in said
+    assert "the server's log names the data folder it reads" in said
+    assert str(served.data) not in said
 
 
 def _request(client: str, *headers: tuple[bytes, bytes]) -> Request:

@@ -215,6 +215,12 @@ def _bounded(
     return plots.Bounded(name, value, float(bounds[0]), float(bounds[1]), cases)
 
 
+def _interval_row(bounded: plots.Bounded, fmt: plots.Formatter) -> tuple[str, ...]:
+    """An interval's row of its chart's table: value, bounds and its number of cases."""
+    cases = "–" if bounded.cases is None else str(bounded.cases)
+    return (bounded.name, fmt(bounded.value), fmt(bounded.low), fmt(bounded.high), cases)
+
+
 def _intervals(board: Leaderboard, column: _Column, mine: str | None, suffix: str) -> Chart | None:
     """Each row's value with its 95% bootstrap interval.
 
@@ -243,8 +249,8 @@ def _intervals(board: Leaderboard, column: _Column, mine: str | None, suffix: st
             domain=column.domain,
             highlight=mine,
         ),
-        ("team", column.name, "low", "high"),
-        [(b.name, fmt(b.value), fmt(b.low), fmt(b.high)) for b in bounded],
+        ("team", column.name, "low", "high", "cases"),
+        [_interval_row(b, fmt) for b in bounded],
         legend([b.name for b in bounded], mine),
     )
 
@@ -424,7 +430,7 @@ def submission_interval_chart(
             domain=domain_of(numbers, metric),
             highlight=mine,
         ),
-        ("entry", metric, "low", "high"),
-        [(b.name, fmt(b.value), fmt(b.low), fmt(b.high)) for b in rows],
+        ("entry", metric, "low", "high", "cases"),
+        [_interval_row(b, fmt) for b in rows],
         legend([b.name for b in rows], mine),
     )

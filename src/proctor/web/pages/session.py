@@ -6,7 +6,9 @@ token kept in the session cookie as before. Either way the person then lands on 
 page that sent them to sign in, when it is a page of this site (``web.next_page``). Signing
 out ends a password session; with a token it drops the cookie in this browser and revokes
 nothing: the token still works for the CLI until it is revoked on the account page or with
-``proctor token revoke``.
+``proctor token revoke``. A token the server does not hold is refused as the API refuses it
+(``web.token_refusals``): the data folder the server reads is named to a caller on this
+machine, anyone else is pointed to the server's log.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from proctor.errors import ProctorError
 from proctor.services.platform import sessions, signin
+from proctor.services.platform.accounts import UnknownTokenError
 from proctor.web import csrf
 from proctor.web.deps import PlatformDep
 from proctor.web.errors import http_status
@@ -32,6 +35,7 @@ from proctor.web.pages.common import (
     principal_of,
     render,
 )
+from proctor.web.token_refusals import refusal
 
 router = APIRouter(include_in_schema=False)
 FormText = Annotated[str, Form()]
@@ -87,7 +91,10 @@ def login(
     try:
         csrf.check_form(request, sent)
         if token.strip():
-            principal = sessions.who(platform, token.strip())
+            try:
+                principal = sessions.who(platform, token.strip())
+            except UnknownTokenError as error:  # what to fix, as the API's 401 says it
+                raise UnknownTokenError(refusal(error, request, platform.settings)) from None
             cookie, name = token.strip(), principal.name
             platform.audit(name, "web.login", name, "token")
         else:
