@@ -78,6 +78,8 @@ def test_a_team_keeps_its_colour_on_every_chart_and_is_outlined_when_it_is_you()
     legends = {key.name: key for chart in charts for key in chart.legend}
     assert legends["amber"].mine and not legends["blue"].mine
     assert legends["cyan"].colour == plots.team_colour("cyan")
+    orders = {tuple(key.name for key in chart.legend) for chart in charts if chart.legend}
+    assert orders == {("amber", "blue", "cyan")}  # a team's key in one place on every chart
 
 
 @dataclass

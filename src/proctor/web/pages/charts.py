@@ -50,9 +50,12 @@ class Chart:
 
 
 def legend(names: Sequence[str], mine: str | None) -> tuple[LegendKey, ...]:
-    """The legend of a chart drawing ``names``: each once, in order, the viewer's marked."""
+    """The legend of a chart drawing ``names``: each once, the viewer's marked.
+
+    Sorted by name on every chart, so a team's key sits in the same place on each.
+    """
     return tuple(
-        LegendKey(name, plots.team_colour(name), name == mine) for name in dict.fromkeys(names)
+        LegendKey(name, plots.team_colour(name), name == mine) for name in sorted(set(names))
     )
 
 
@@ -286,7 +289,7 @@ def _history(
         svg,
         ("time", "team", column.name),
         rows,
-        legend(sorted(series), mine),
+        legend(list(series), mine),
     )
 
 
@@ -323,7 +326,7 @@ def own_submissions_chart(
         svg,
         ("submitted", "submission", "phase and task", metric),
         rows,
-        legend(sorted(series), None),
+        legend(list(series), None),
     )
 
 
