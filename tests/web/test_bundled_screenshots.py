@@ -113,6 +113,7 @@ def test_the_bundled_board_and_result_page_read_on_a_desktop_and_a_phone(
     page.goto(f"{url}/submissions/{sids['alice']}")
     expect(page.locator("#status")).to_have_text("scored")
     expect(page.locator("#scores")).to_contain_text("scenario3-taskB")
+    expect(page.locator("#stages th")).to_have_text(["stage", "outcome"])  # no empty cases column
     watched.shoot(page, "bundled-submission")
     page.set_viewport_size(PHONE)
     no_sideways_scroll(page)

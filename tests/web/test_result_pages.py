@@ -85,3 +85,4 @@ def test_scores_are_a_metric_by_task_table_with_intervals_beside_them(scored: Se
     assert re.search(r"auprc .*? \d\.\d+ \[\d\.\d+, \d\.\d+\] n=\d+ ", text), text
     assert re.search(r"records a count \d+ ", text), text
     assert "failure-banner" not in page
+    assert '<th scope="col">cases</th>' in page  # the quiz and exam have cases
