@@ -32,6 +32,7 @@ from proctor.pipeline.image_build import (
     DOCKERFILE,
     BaseImage,
     BuildLimits,
+    StepSink,
     build_image,
     entry_wheelhouse,
     environment_base,
@@ -73,8 +74,10 @@ def has_dockerfile(entry_root: Path) -> bool:
     return path.is_file() or path.is_symlink()
 
 
-def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
+def build_entry(job: TaskJob, sandbox: Sandbox, on_step: StepSink | None = None) -> EntryBuild:
     """Build ``job``'s entry ``Dockerfile``; its environment must allow entry images.
+
+    ``on_step``: told of the build's steps as they start, then of the image (prep's progress).
 
     Raises ``ImageBuildError`` (the entry's failure, with ``log``) for a ``FROM`` not offered
     or a failed step, ``EntryRequirementsError`` for a refused ``requirements.txt``.
@@ -94,7 +97,8 @@ def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
         with sandbox.session() as session, job.cancel.listening(session.cancel):
             result = build_image(job.entry_root, bases, build_limits(allowed),
                                  store=store_root / BUILDS, session=session,
-                                 work=_workspace(job), wheelhouse=wheelhouse)  # fmt: skip
+                                 work=_workspace(job), wheelhouse=wheelhouse,
+                                 on_step=on_step)  # fmt: skip
     except ImageBuildError as err:
         _keep(log_copy, (err.log or f"error: {err}\n").encode())
         raise _explained(err, job.entry_root, declared.participant_wheels) from None
