@@ -125,6 +125,9 @@ class StageClock:
     def case_finished(self, key: StageKey, ok: bool) -> None:
         """Ignore cases."""
 
+    def stage_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        """Ignore steps."""
+
     def stage_finished(self, report: StageReport) -> None:
         """Note how long the stage took."""
         self.walls[report.stage] = time.perf_counter() - self.started[report.stage]

@@ -100,6 +100,39 @@ def test_piped_progress_prints_whole_stage_lines_without_bars() -> None:
     assert lines == [f"exam: passed (3 cases) {'x' * 150} the end", "score: FAILED no scores"]
 
 
+def test_piped_progress_prints_each_step_of_a_build_on_a_line_without_control_characters() -> None:
+    shown = io.StringIO()
+    prep = StageKey("arousal", Stage.PREP)
+    steps = ["STEP 1/2: FROM python:3.10", "STEP 2/2: RUN echo \x1b[31mred\tx\nnext line"]
+    with RichProgress(Console(file=shown, width=40, force_terminal=False)) as display:
+        display.stage_started(prep, 0)
+        for done, text in enumerate(steps):
+            display.stage_step(prep, done, len(steps), text)
+        display.stage_step(prep, 2, 2, "image sha256:0123456789ab built")
+        display.stage_finished(StageReport(Stage.PREP, StageStatus.PASSED, "setup completed"))
+    assert shown.getvalue().splitlines() == [
+        "prep: STEP 1/2: FROM python:3.10",
+        "prep: STEP 2/2: RUN echo \\x1b[31mred x",
+        "prep: image sha256:0123456789ab built",
+        "prep: passed setup completed",
+    ]
+
+
+def test_a_terminal_bar_counts_the_steps_then_runs_on_as_prep() -> None:
+    display = RichProgress(Console(file=io.StringIO(), force_terminal=True, width=120))
+    prep = StageKey("arousal", Stage.PREP)
+    display.stage_started(prep, 0)
+    display.stage_step(prep, 1, 3, "STEP 2/3: RUN [not markup] " + "y" * 200)
+    task = display._progress.tasks[0]
+    assert (task.completed, task.total) == (1, 3)
+    assert task.fields["note"].startswith("STEP 2/3: RUN \\[not markup]")
+    assert task.fields["note"].endswith("…")
+    display.stage_step(prep, 3, 3, "image sha256:0123 built")
+    task = display._progress.tasks[0]
+    assert (task.completed, task.total) == (0, 1)
+    assert task.fields["note"] == "running (image sha256:0123 built)"
+
+
 def test_the_demo_summary_names_each_challenge_its_score_and_what_to_run_next() -> None:
     one = [
         Standing(1, "baseline", {"af": 0.83}, {"af": 1}, 1),

@@ -34,6 +34,9 @@ class ExamStarted:
     def case_finished(self, key: StageKey, ok: bool) -> None:
         pass
 
+    def stage_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        pass
+
     def stage_finished(self, report: StageReport) -> None:
         pass
 

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from proctor.environments.digests import canonical_tar
 from proctor.environments.entry_images import list_images, remove_image
 from proctor.environments.oci import export_oci
 from proctor.environments.store import ROOTFS, BuiltEnvironment, EnvironmentStore, Manifest
+from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import EvaluationReport, StageReport
 from proctor.services.local.environments import import_environment, prune_environments
 from proctor.services.local.evaluate import RunRequest, run_entry
@@ -380,3 +382,90 @@ def test_physionet2026_without_images_leaves_an_entry_s_dockerfile_unbuilt_and_s
     assert report.status.value == "scored", report.to_json()
     assert "the Dockerfile is not built" in prep(report).message
     assert report.environment is not None and report.environment.name == "physionet2026"
+
+
+STEPS = [
+    f"STEP 1/6: FROM {ALIAS}",
+    "STEP 2/6: RUN mkdir /toy",
+    "STEP 3/6: COPY ./ /toy",
+    "STEP 4/6: WORKDIR /toy",
+    "STEP 5/6: RUN echo ran > /toy/built-by-run && echo the-run-step-printed-this",
+    "STEP 6/6: ENV TOY_MARK=from-build",
+]
+
+
+class Recorder:
+    """A progress listener keeping every event, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[object, ...]] = []
+        self.lock = threading.Lock()
+
+    def stage_started(self, key: StageKey, total_cases: int) -> None:
+        with self.lock:
+            self.events.append(("started", str(key.stage), total_cases))
+
+    def case_finished(self, key: StageKey, ok: bool) -> None:
+        with self.lock:
+            self.events.append(("case", str(key.stage), ok))
+
+    def stage_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        with self.lock:
+            self.events.append(("step", str(key.stage), done, total, text))
+
+    def stage_finished(self, report: StageReport) -> None:
+        with self.lock:
+            self.events.append(("finished", str(report.stage), str(report.status)))
+
+
+@pytest.mark.timeout(900)
+def test_prep_is_announced_before_the_build_and_its_steps_are_told_in_order(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = challenge_building_images(tmp_path / "challenge")
+    entry = dockerfile_entry(tmp_path / "entry")
+    settings = Settings(work_root=shared_dir / "runs")
+    heard = Recorder()
+    report = run_entry(RunRequest(entry, str(challenge)), settings, heard)
+    assert report.status.value == "scored", report.to_json()
+    events = heard.events
+    assert events[0] == ("started", "prep", 0)
+    steps = [event for event in events if event[0] == "step"]
+    assert [event[4] for event in steps[:-1]] == STEPS
+    assert [(event[2], event[3]) for event in steps] == [(n, 6) for n in range(7)]
+    last = steps[-1][4]
+    assert isinstance(last, str) and last.startswith("image sha256:") and last.endswith(" built")
+    prep_done = events.index(("finished", "prep", "passed"))
+    assert events[1 : len(steps) + 1] == steps and len(steps) < prep_done  # all inside prep
+    assert sum(event[:2] == ("started", "prep") for event in events) == 1
+    assert "built from the Dockerfile" in prep(report).message  # the report as before
+    assert prep(report).cases.total == 0
+
+    heard_again = Recorder()  # the same files again: no step runs, the reused image is told
+    again = run_entry(RunRequest(entry, str(challenge)), settings, heard_again)
+    assert again.status.value == "scored", again.to_json()
+    steps = [event for event in heard_again.events if event[0] == "step"]
+    assert len(steps) == 1 and steps[0][2:4] == (6, 6), steps
+    assert "reused" in str(steps[0][4])
+    assert heard_again.events[0] == ("started", "prep", 0)
+
+
+@pytest.mark.timeout(900)
+def test_proctor_run_piped_prints_each_build_step_on_a_line_of_its_own(
+    tmp_path: Path, shared_dir: Path, reference_env: BuiltEnvironment
+) -> None:
+    challenge = challenge_building_images(tmp_path / "challenge")
+    entry = dockerfile_entry(tmp_path / "entry")
+    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
+    done = subprocess.run(
+        [PROCTOR, "run", str(entry), "-c", str(challenge)],
+        capture_output=True, text=True, env=env, check=False, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    shown = [line for line in lines if line.startswith("prep: STEP ")]
+    assert shown == [f"prep: {step}" for step in STEPS], done.stderr
+    image = next(i for i, line in enumerate(lines) if line.startswith("prep: image sha256:"))
+    passed = next(i for i, line in enumerate(lines) if line.startswith("prep: passed"))
+    assert lines.index(shown[-1]) < image < passed
+    assert "\x1b" not in done.stderr and "\r" not in done.stderr  # no control characters

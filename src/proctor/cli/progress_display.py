@@ -34,12 +34,25 @@ _WORDS = {
 }
 
 
+NOTE_WIDTH = 72
+"""A step's line on a bar is cut at this many characters (piped, it is printed whole)."""
+
+
+def _one_line(text: str) -> str:
+    """``text``'s first line, made visible (entry text), tabs as spaces."""
+    first = text.splitlines()[0] if text else ""
+    return visible(first.replace("\t", " "))
+
+
 class RichProgress:
     """Shows one bar per stage; thread-safe (cases finish on worker threads).
 
     A ``services.reports.ProgressListener``. On a console that is not a terminal (output piped
     to a file or a program) there are no bars: each finished stage prints one whole line,
-    ``exam: passed (8 cases) first line of its message``, never cut to a width.
+    ``exam: passed (8 cases) first line of its message``, never cut to a width, and each step
+    of a stage's own work (prep's build of a ``Dockerfile``) one line as it starts,
+    ``prep: STEP 3/5: RUN pip install -r requirements.txt``. On a terminal the stage's bar
+    counts the steps and shows the running one, then goes back to ``running``.
     """
 
     def __init__(self, console: Console) -> None:
@@ -82,6 +95,24 @@ class RichProgress:
         """Advance the stage's bar."""
         with self._lock:
             self._progress.advance(self._tasks[key.label])
+
+    def stage_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        """Show the stage's step: its bar counts the steps (piped: print the step's line)."""
+        line = _one_line(text)
+        if not self._live:
+            with self._lock:
+                self._console.out(f"{key.label}: {line}", highlight=False)
+            return
+        with self._lock:
+            task = self._tasks.get(key.label)
+            if task is None:
+                task = self._progress.add_task(key.label, total=1, note="")
+                self._tasks[key.label] = task
+            shown = escape(line if len(line) <= NOTE_WIDTH else line[: NOTE_WIDTH - 1] + "…")
+            if done < total:
+                self._progress.update(task, total=total, completed=done, note=shown)
+            else:  # the steps are over; the rest of the stage runs as it would without them
+                self._progress.update(task, total=1, completed=0, note=f"running ({shown})")
 
     def stage_finished(self, report: StageReport) -> None:
         """Complete the stage's bar with its mark (piped: print the stage's line)."""

@@ -109,6 +109,23 @@ class _StageRecorder:
         """Count the case on the job row (the submission's page shows the count live)."""
         jobs.count_case(self.runtime.db, self.lease)
 
+    def stage_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        """Count a step (prep's build) as the stage's cases on the job row, without its text.
+
+        The first step sets the count (``0 of N``), each next one counts one more; when the
+        steps are over the stage shows no count again (the rest of prep has no cases).
+        """
+        stage = str(key.stage)
+        hidden = key.stage in HIDDEN_DATA_STAGES
+        if done == 0 or done >= total:
+            held = jobs.set_stage(self.runtime.db, self.lease, stage, hidden=hidden,
+                                  cases=total if done < total else 0)  # fmt: skip
+        else:
+            held = jobs.count_case(self.runtime.db, self.lease)
+        if not held:
+            self.cancel.cancel()
+            self.cancel.check()
+
     def stage_finished(self, report: StageReport) -> None:
         """The next stage_started replaces the stage."""
 

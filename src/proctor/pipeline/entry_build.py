@@ -42,6 +42,7 @@ from proctor.pipeline.image_build import (
     BaseImage,
     BuildLimits,
     BuildResult,
+    StepSink,
     build_image,
     build_lock,
     entry_wheelhouse,
@@ -89,8 +90,10 @@ def has_dockerfile(entry_root: Path) -> bool:
     return path.is_file() or path.is_symlink()
 
 
-def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
+def build_entry(job: TaskJob, sandbox: Sandbox, on_step: StepSink | None = None) -> EntryBuild:
     """Build ``job``'s entry ``Dockerfile``; its environment must allow entry images.
+
+    ``on_step``: told of the build's steps as they start, then of the image (prep's progress).
 
     Raises ``ImageBuildError`` (the entry's failure, with ``log``) for a ``FROM`` not offered
     or a failed step, ``EntryRequirementsError`` for a refused ``requirements.txt``.
@@ -112,7 +115,8 @@ def build_entry(job: TaskJob, sandbox: Sandbox) -> EntryBuild:
             for _ in range(2):  # a second build only where the image was removed alone
                 result = build_image(job.entry_root, bases, build_limits(allowed),
                                      store=store_root / BUILDS, session=session,
-                                     work=_workspace(job), wheelhouse=wheelhouse)  # fmt: skip
+                                     work=_workspace(job), wheelhouse=wheelhouse,
+                                     on_step=on_step)  # fmt: skip
                 image = import_built(result, store, limits, session)
                 if image is not None:
                     break

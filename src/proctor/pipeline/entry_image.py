@@ -38,7 +38,7 @@ from proctor.environments.image_archive import ImageConfig
 from proctor.environments.store import EnvironmentStore
 from proctor.errors import EntryImageError
 from proctor.pipeline.entry_build import build_entry, has_dockerfile
-from proctor.pipeline.image_build import DOCKERFILE
+from proctor.pipeline.image_build import DOCKERFILE, StepSink
 from proctor.pipeline.job import JobEnvironment, TaskJob
 from proctor.pipeline.report import ENTRY_IMAGE, EnvironmentInfo
 from proctor.protocols.registry import driver_for
@@ -114,14 +114,15 @@ IGNORED_DOCKERFILE = (
 )
 
 
-def with_entry_image(job: TaskJob, sandbox: Sandbox) -> ImageUse:
+def with_entry_image(job: TaskJob, sandbox: Sandbox, on_step: StepSink | None = None) -> ImageUse:
     """``job`` running in its entry's own image, when the entry brings one.
 
     An image archive is imported; a ``Dockerfile`` (without an archive) is built first in a
     session of ``sandbox`` (``pipeline.entry_build``). Where the environment allows no entry
     images, a ``Dockerfile`` is refused, unless the protocol's entries always ship one (it is
     then left unbuilt, and prep says so). Raises ``EntryImageError`` when the image is not
-    allowed or cannot be used, ``ImageBuildError`` when it cannot be built.
+    allowed or cannot be used, ``ImageBuildError`` when it cannot be built. ``on_step`` is
+    told of the build's steps as they start (``image_build.StepSink``).
     """
     archive = take_archive(job.entry_root, job.folder.root)
     if archive is not None:
@@ -134,7 +135,7 @@ def with_entry_image(job: TaskJob, sandbox: Sandbox) -> ImageUse:
     shipped = driver_for(job.challenge.protocol.kind).ships_dockerfile
     if shipped and (asked is None or not asked.allow):
         return ImageUse(job, note=IGNORED_DOCKERFILE)
-    built = build_entry(job, sandbox)  # refuses the Dockerfile where images are not allowed
+    built = build_entry(job, sandbox, on_step)  # refuses it where images are not allowed
     declared, _, _ = _allowing(job, DOCKERFILE)
     logs = (("build log", built.log),)
     return ImageUse(_running_in(job, built.image, declared), built.image, built.note(), logs)

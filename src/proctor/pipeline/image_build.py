@@ -97,6 +97,11 @@ PIP_ENV = {
 Debian base's ``/usr/local`` as it would into the ``python`` images' (no PEP 668 refusal).
 These are the steps' variables only, not the image's."""
 HOST_TOOL_S = 600
+StepSink = Callable[[int, int, str], None]
+"""Told of a build's steps: (steps ended, steps in all, one line), as
+``ProgressListener.stage_step`` is: ``STEP 3/5: RUN …`` as each step starts, then the image."""
+STEP_TEXT = 400
+"""A step's line (in the log and its progress) is cut at this many characters."""
 COPY_SCRIPT = r"""set -eu
 dest=$1; todir=$2; shift 2
 if [ "$todir" = 1 ]; then mkdir -p -- "$dest"; else mkdir -p -- "$(dirname -- "$dest")"; fi
@@ -270,6 +275,7 @@ def build_image(
     work: Path,
     dockerfile: str = DOCKERFILE,
     wheelhouse: Path | None = None,
+    on_step: StepSink | None = None,
 ) -> BuildResult:
     """Build ``context``'s Dockerfile on ``bases`` (FROM name → base) into ``store``.
 
@@ -277,6 +283,7 @@ def build_image(
     by the session's slot. ``wheelhouse``: wheels the host resolved, shown read-only to every
     ``RUN`` with ``PIP_NO_INDEX`` and ``PIP_FIND_LINKS`` set, so ``pip install -r
     requirements.txt`` works without network. An entry's fault is an ``ImageBuildError``.
+    ``on_step``: told of each step as it starts, then of the image (a cache hit: only that).
     """
     parsed = parse_dockerfile(_read_dockerfile(context / dockerfile))
     offered = {image_name(name): base for name, base in bases.items()}
@@ -287,15 +294,16 @@ def build_image(
     key = _key(context, dockerfile, digests, wheelhouse, pip)
     plan = _Plan(parsed, stage_bases, root_names, offered, context, wheelhouse, key, pip)
     folder = store / key
+    steps = _steps(parsed)
     if (folder / RECORD).is_file():
-        return _result(folder, cached=True)
+        return _told(_result(folder, cached=True), steps, on_step)
     store.mkdir(parents=True, exist_ok=True)
     with build_lock(store, key, session):
         if (folder / RECORD).is_file():  # built by the job that held the lock before us
-            return _result(folder, cached=True)
+            return _told(_result(folder, cached=True), steps, on_step)
         partial = Path(tempfile.mkdtemp(prefix=f"{key}{PARTIAL}", dir=store))
         try:
-            _build(plan, limits, session, work, partial)
+            _build(plan, limits, session, work, partial, on_step=on_step)
             try:
                 partial.rename(folder)
             except OSError:  # a store shared where flock does not reach: another host's image
@@ -303,7 +311,20 @@ def build_image(
                     raise
         finally:
             shutil.rmtree(partial, ignore_errors=True)
-    return _result(folder, cached=False)
+    return _told(_result(folder, cached=False), steps, on_step)
+
+
+def _steps(parsed: Dockerfile) -> int:
+    """How many steps a build of ``parsed`` counts: each stage's ``FROM`` and instructions."""
+    return sum(1 + len(stage.instructions) for stage in parsed.stages)
+
+
+def _told(result: BuildResult, steps: int, on_step: StepSink | None) -> BuildResult:
+    """``result``, once ``on_step`` is told the image is ready (built now, or before)."""
+    if on_step is not None:
+        how = "reused (the same files were built before)" if result.cached else "built"
+        on_step(steps, steps, f"image {result.digest[:19]} {how}")
+    return result
 
 
 @contextlib.contextmanager
@@ -499,9 +520,15 @@ class _Builder:
     """
 
     def __init__(
-        self, plan: _Plan, session: SandboxSession, limits: BuildLimits, space: Path
+        self,
+        plan: _Plan,
+        session: SandboxSession,
+        limits: BuildLimits,
+        space: Path,
+        on_step: StepSink | None = None,
     ) -> None:
         self.plan = plan
+        self.on_step = on_step
         self.session = session
         self.limits = limits
         self.space = space
@@ -513,8 +540,16 @@ class _Builder:
         self.trees: list[Path] = []
         self.states: list[_State] = []
         self.step = 0
-        self.steps = sum(1 + len(stage.instructions) for stage in plan.parsed.stages)
+        self.steps = _steps(plan.parsed)
         self.pip_tools = write_pip_tools(plan.pip, space / "pip") if plan.pip else None
+
+    def next_step(self, text: str) -> None:
+        """Start the next step: its ``STEP k/n: …`` line in the log, and told ``on_step``."""
+        self.step += 1
+        line = f"STEP {self.step}/{self.steps}: {text}"[:STEP_TEXT]
+        self.log.add(line)
+        if self.on_step is not None:
+            self.on_step(self.step - 1, self.steps, line.splitlines()[0])
 
     def fail(self, message: str) -> ImageBuildError:
         """The entry's failure, with the log so far and the reason (past the log's cap too)."""
@@ -591,14 +626,20 @@ class _Builder:
 
 
 def _build(
-    plan: _Plan, limits: BuildLimits, session: SandboxSession, work: Path, partial: Path
+    plan: _Plan,
+    limits: BuildLimits,
+    session: SandboxSession,
+    work: Path,
+    partial: Path,
+    *,
+    on_step: StepSink | None = None,
 ) -> None:
     """Build every stage in a workspace, then write the final image into ``partial``."""
     roots = [plan.offered[name] for name in plan.root_names]
     size = tree_bytes(plan.context) + limits.disk_bytes + 64 * MiB
     size += sum(tree_bytes(base.root) for base in roots)
     with session.workspace(work, size_bytes=size) as space:
-        builder = _Builder(plan, session, limits, space)
+        builder = _Builder(plan, session, limits, space, on_step)
         builder.log.add(
             f"building {plural(len(plan.parsed.stages), 'stage')}, {plural(builder.steps, 'step')}"
         )
@@ -659,8 +700,7 @@ def _fresh(path: Path) -> Path:
 
 def _stage(builder: _Builder, index: int, stage: Stage) -> None:
     """Build one stage: copy its base tree, then run its instructions in order."""
-    builder.step += 1
-    builder.log.add(f"STEP {builder.step}/{builder.steps}: FROM {stage.base}")
+    builder.next_step(f"FROM {stage.base}")
     tree = _fresh(builder.space / f"stage-{index}")
     source = builder.plan.stage_bases[index]
     if isinstance(source, int):
@@ -676,9 +716,7 @@ def _stage(builder: _Builder, index: int, stage: Stage) -> None:
     builder.trees.append(tree)
     builder.states.append(state)
     for instruction in stage.instructions:
-        builder.step += 1
-        builder.log.add(f"STEP {builder.step}/{builder.steps}: {instruction.keyword} "
-                        f"{instruction.args}"[:400])  # fmt: skip
+        builder.next_step(f"{instruction.keyword} {instruction.args}")
         handler = HANDLERS.get(instruction.keyword, _ignored)
         handler(builder, instruction, state, tree)
 

@@ -35,6 +35,17 @@ class ProgressListener(Protocol):
     def case_finished(self, key: StageKey, ok: bool) -> None:
         """One case of the stage ended."""
 
+    def stage_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        """A step of a stage's own work began, or its steps are over.
+
+        ``done`` of the stage's ``total`` steps ended; ``text`` says what runs now, on one
+        line (entry text: show it as text, never as markup). Prep's build of an entry's
+        ``Dockerfile`` calls it as each step starts (``STEP 3/5: RUN pip install -r
+        requirements.txt``, ``done`` 2 of 5), then once with ``done`` equal to ``total`` when
+        the image is ready (``image sha256:… built``), before the rest of prep runs. Steps are
+        not cases: the stage's ``total_cases`` and its report do not count them.
+        """
+
     def stage_finished(self, report: StageReport) -> None:
         """A stage ended with ``report`` (already redacted)."""
 
@@ -46,6 +57,9 @@ class SilentProgress:
         """Ignore."""
 
     def case_finished(self, key: StageKey, ok: bool) -> None:
+        """Ignore."""
+
+    def stage_step(self, key: StageKey, done: int, total: int, text: str) -> None:
         """Ignore."""
 
     def stage_finished(self, report: StageReport) -> None:

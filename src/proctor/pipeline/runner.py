@@ -36,6 +36,9 @@ class StageHook(Protocol):
     def after_case(self, key: StageKey, run: CaseRun) -> None:
         """One case of the stage ended (full information: organizer side)."""
 
+    def on_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        """A step of the stage's own work (``ProgressListener.stage_step``)."""
+
     def after_stage(self, key: StageKey, result: StageResult, report: StageReport) -> None:
         """The stage ended: ``result`` as found, ``report`` as disclosed."""
 
@@ -54,6 +57,10 @@ class ProgressHook:
         """Advance the stage's progress."""
         self.listener.case_finished(key, run.ok)
 
+    def on_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        """Tell the stage's step."""
+        self.listener.stage_step(key, done, total, text)
+
     def after_stage(self, key: StageKey, result: StageResult, report: StageReport) -> None:
         """Finish the stage's progress with its disclosed report."""
         self.listener.stage_finished(report)
@@ -71,6 +78,9 @@ class CaseLogHook:
     def after_case(self, key: StageKey, run: CaseRun) -> None:
         """Record the case with its resources and log tails."""
         self.log.record(key.task, key.stage, run)
+
+    def on_step(self, key: StageKey, done: int, total: int, text: str) -> None:
+        """Nothing to record: a build's steps are in its log."""
 
     def after_stage(self, key: StageKey, result: StageResult, report: StageReport) -> None:
         """Record the stage as found (before disclosure)."""
@@ -102,7 +112,25 @@ class StageRunner:
         self.reports: list[StageReport] = []
         self.results: list[StageResult] = []
         self.current: Stage | None = None
+        self.announced: Stage | None = None
         self.environment: EnvironmentInfo | None = None
+
+    def begin(self, stage: Stage) -> None:
+        """Announce ``stage`` (without cases) before its body runs, for work done ahead of it.
+
+        Prep is announced before an entry's image is built; its ``run`` then announces
+        nothing again (its report's time is still its body's).
+        """
+        key = StageKey(self.task, stage, self.shown_task)
+        for hook in self.hooks:
+            hook.before_stage(key, 0)
+        self.current = self.announced = stage
+
+    def step(self, stage: Stage, done: int, total: int, text: str) -> None:
+        """Tell the hooks of a step of ``stage``'s own work (``done`` of ``total`` ended)."""
+        key = StageKey(self.task, stage, self.shown_task)
+        for hook in self.hooks:
+            hook.on_step(key, done, total, text)
 
     def run(self, stage: Stage, body: StageBody, *, cases: int = 0) -> StageResult:
         """Run ``body`` as ``stage`` and return what it found.
@@ -110,8 +138,10 @@ class StageRunner:
         The disclosed report joins ``self.reports``.
         """
         key = StageKey(self.task, stage, self.shown_task)
-        for hook in self.hooks:
-            hook.before_stage(key, cases)
+        if self.announced is not stage or cases:
+            for hook in self.hooks:
+                hook.before_stage(key, cases)
+        self.announced = None
 
         def case_done(run: CaseRun) -> None:
             for hook in self.hooks:
@@ -135,7 +165,7 @@ class StageRunner:
         )
         self.reports.append(report)
         self.results.append(result)
-        self.current = None
+        self.current = self.announced = None
         for hook in self.hooks:
             hook.after_stage(key, result, report)
         return report

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import traceback
 
 from proctor.entries import check_manifest
@@ -150,8 +151,9 @@ def _evaluate(job: TaskJob, sandbox: Sandbox, runner: StageRunner) -> TaskReport
         raise TypeError(f"protocol {driver_class.kind!r} is neither a Driver nor a FilesDriver")
     task = _staged(job.challenge.task(job.task), job.folder)
     job.folder.prepare_homes()
+    runner.begin(Stage.PREP)  # shown running while the entry's image builds (its steps told)
     try:
-        used = with_entry_image(job, sandbox)
+        used = with_entry_image(job, sandbox, functools.partial(runner.step, Stage.PREP))
         job = used.job
         layer = NO_LAYER if used.image is not None else _entry_layer(job)
     except ImageBuildError as err:

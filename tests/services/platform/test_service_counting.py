@@ -17,6 +17,8 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 import yaml
@@ -25,6 +27,10 @@ from sqlalchemy import select, update
 from toy_challenge import make_challenge
 
 from proctor.errors import RefusedError
+from proctor.executor.run import _StageRecorder
+from proctor.executor.runtime import WorkerRuntime
+from proctor.pipeline.cancel import CancelToken
+from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport, TaskReport
 from proctor.pipeline.report_codec import to_data
 from proctor.resolve import load_challenge
@@ -215,3 +221,32 @@ def test_in_a_ladder_phase_the_team_sees_only_the_ladder_value(svc: Svc) -> None
     assert (
         isinstance(organizer, dict) and organizer["report"]["scores"]["arousal"]["auprc"] == 0.7081
     )
+
+
+def test_a_builds_steps_show_as_prep_cases_on_the_submission_until_the_image_is_ready(
+    svc: Svc,
+) -> None:
+    with svc.platform.db.begin() as session:
+        team_id = session.scalar(select(Team.id).where(Team.name == "blue"))
+        session.add(SubmissionRow(id="s1", team_id=team_id, user_id=2, challenge_id=2,
+                                  challenge="duo", phase="two", upload_sha256="0" * 64,
+                                  created=time.time()))  # fmt: skip
+    _add_job(svc, "s1", "arousal", state=JobState.QUEUED)
+    lease = jobs.claim(svc.platform.db, "worker", 60.0, job_id=_job(svc, "s1", "arousal"))
+    assert lease is not None
+    runtime = cast(WorkerRuntime, SimpleNamespace(db=svc.platform.db))
+    recorder = _StageRecorder(runtime, lease, CancelToken())
+    prep = StageKey("arousal", Stage.PREP)
+
+    def shown() -> tuple[object, object]:
+        status, answer = svc.get("/submissions/s1", "bob")
+        assert status == 200 and isinstance(answer, dict)
+        return answer["stage"], answer["cases"]
+
+    recorder.stage_started(prep, 0)
+    assert shown() == ("prep", None)
+    for done in range(3):
+        recorder.stage_step(prep, done, 3, f"STEP {done + 1}/3: RUN step")
+    assert shown() == ("prep", {"done": 2, "total": 3})
+    recorder.stage_step(prep, 3, 3, "image sha256:0123 built")
+    assert shown() == ("prep", None)  # the rest of prep counts nothing
