@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import uuid
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from paths import DATA
+from proctor_cli import proctor, run_json
 from reference_environment import declare_reference_environment
 from toy_challenge import make_challenge, make_entry
 
@@ -37,7 +37,6 @@ from proctor.settings import Settings
 from proctor.store.runfolder import ENTRY_IMAGE_RECORD
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.environment, pytest.mark.slow]
-PROCTOR = Path(sys.executable).parent / "proctor"
 ALIAS = "python:3.10.1-buster"
 BUILD = {"wall_s": 120.0, "memory_bytes": 1024**3, "disk_bytes": 256 * 1024**2}
 
@@ -86,13 +85,7 @@ def test_a_dockerfile_entry_is_built_and_scored_through_proctor_run(
 ) -> None:
     challenge = challenge_building_images(tmp_path / "challenge")
     entry = dockerfile_entry(tmp_path / "entry")
-    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
-    done = subprocess.run(
-        [PROCTOR, "run", str(entry), "-c", str(challenge), "--json"],
-        capture_output=True, text=True, env=env, check=False, timeout=900,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    report = json.loads(done.stdout)
+    report = run_json(entry, challenge, shared_dir / "runs", timeout=900)
     assert report["status"] == "scored", report
     environment = report["environment"]
     assert environment["name"] == "entry-image"
@@ -340,13 +333,7 @@ def test_a_python_example_2026_style_entry_is_built_trained_and_scored(
 ) -> None:
     entry = shutil.copytree(DATA / "entries" / "physionet2026_dockerfile_style", tmp_path / "entry")
     (entry / "nonce.txt").write_text(uuid.uuid4().hex)
-    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
-    done = subprocess.run(
-        [PROCTOR, "run", str(entry), "-c", "physionet2026", "--json"],
-        capture_output=True, text=True, env=env, check=False, timeout=1200,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    report = json.loads(done.stdout)
+    report = run_json(entry, "physionet2026", shared_dir / "runs", timeout=1200)
     assert report["status"] == "scored", report
     assert report["environment"]["name"] == "entry-image"
     assert report["environment"]["base"] == f"{ALIAS} → proctor/physionet2026"
@@ -456,11 +443,8 @@ def test_proctor_run_piped_prints_each_build_step_on_a_line_of_its_own(
 ) -> None:
     challenge = challenge_building_images(tmp_path / "challenge")
     entry = dockerfile_entry(tmp_path / "entry")
-    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
-    done = subprocess.run(
-        [PROCTOR, "run", str(entry), "-c", str(challenge)],
-        capture_output=True, text=True, env=env, check=False, timeout=900,
-    )  # fmt: skip
+    done = proctor("run", str(entry), "-c", str(challenge), work_root=shared_dir / "runs",
+                   timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stderr.splitlines()
     shown = [line for line in lines if line.startswith("prep: STEP ")]

@@ -8,15 +8,13 @@ its own, saved as ``docker save`` does.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from image_craft import Image, Layer, base_of, docker_archive, layer_tar, member
+from proctor_cli import run_json
 from reference_environment import declare_reference_environment
 from toy_challenge import GOOD_NEXT, make_challenge, make_entry
 
@@ -25,7 +23,6 @@ from proctor.services.local.evaluate import RunRequest, run_entry
 from proctor.settings import Settings
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.environment, pytest.mark.slow]
-PROCTOR = Path(sys.executable).parent / "proctor"
 
 SETUP = """#!/bin/sh
 set -e
@@ -68,13 +65,7 @@ def test_an_entry_image_is_scored_through_proctor_run(
     challenge = with_entry_images(make_challenge(tmp_path / "challenge"), allow=True)
     entry = make_entry(tmp_path / "entry", setup_sh=SETUP, next_sh=NEXT)
     docker_archive(toy_image, entry / "image.tar")
-    env = {**os.environ, "PROCTOR_WORK_ROOT": str(shared_dir / "runs")}
-    done = subprocess.run(
-        [PROCTOR, "run", str(entry), "-c", str(challenge), "--json"],
-        capture_output=True, text=True, env=env, check=False, timeout=1800,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    report = json.loads(done.stdout)
+    report = run_json(entry, challenge, shared_dir / "runs", timeout=1800)
     assert report["status"] == "scored", report
     environment = report["environment"]
     assert environment["name"] == "entry-image"
