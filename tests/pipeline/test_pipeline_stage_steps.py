@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 from proctor.pipeline.disclosure import StageResult
+from proctor.pipeline.image_build import LOCK_POLL_S, build_lock
 from proctor.pipeline.progress import StageKey
 from proctor.pipeline.report import StageReport
 from proctor.pipeline.runner import CaseSink, ProgressHook, StageRunner
@@ -64,3 +68,27 @@ def test_a_stage_begun_and_failed_before_its_body_is_finished_once() -> None:
     runner.finish(StageResult(Stage.PREP, StageStatus.FAILED, "no", "no"))
     assert heard.events == [("started", "t:prep", 0), ("finished", "t:prep", "failed")]
     assert runner.current is None and runner.announced is None
+
+
+def test_a_build_waiting_for_another_of_the_same_files_says_so_once(tmp_path: Path) -> None:
+    key = "k" * 64
+    waits: list[str] = []
+    holder_in, holder_out = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with build_lock(tmp_path, key):
+            holder_in.set()
+            holder_out.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holder_in.wait(30)
+    released = threading.Timer(3 * LOCK_POLL_S, holder_out.set)
+    released.start()
+    with build_lock(tmp_path, key, on_wait=lambda: waits.append("waiting")):
+        assert holder_out.is_set()  # the lock came only once the other let it go
+    holder.join(30)
+    assert waits == ["waiting"]  # told once, however long the wait
+    with build_lock(tmp_path, key, on_wait=lambda: waits.append("again")):
+        pass
+    assert waits == ["waiting"]  # a free lock: no wait to tell of

@@ -298,7 +298,12 @@ def build_image(
     if (folder / RECORD).is_file():
         return _told(_result(folder, cached=True), steps, on_step)
     store.mkdir(parents=True, exist_ok=True)
-    with build_lock(store, key, session):
+
+    def waiting() -> None:
+        if on_step is not None:
+            on_step(0, steps, "waiting for another job's build of the same files")
+
+    with build_lock(store, key, session, on_wait=waiting):
         if (folder / RECORD).is_file():  # built by the job that held the lock before us
             return _told(_result(folder, cached=True), steps, on_step)
         partial = Path(tempfile.mkdtemp(prefix=f"{key}{PARTIAL}", dir=store))
@@ -328,19 +333,30 @@ def _told(result: BuildResult, steps: int, on_step: StepSink | None) -> BuildRes
 
 
 @contextlib.contextmanager
-def build_lock(store: Path, key: str, session: SandboxSession | None = None) -> Iterator[None]:
+def build_lock(
+    store: Path,
+    key: str,
+    session: SandboxSession | None = None,
+    *,
+    on_wait: Callable[[], None] | None = None,
+) -> Iterator[None]:
     """Hold the exclusive lock of building ``key`` in ``store`` (``KEY.lock``, an ``flock``).
 
     Jobs of one submission (threads or processes) building the same context wait here for
     the first, then find its image. The wait polls ``session``'s cancel, every
     ``LOCK_POLL_S`` seconds: a cancelled job stops waiting (``JobCancelledError``).
+    ``on_wait`` is called once when the lock is held by another (the wait begins).
     """
     with (store / f"{key}{LOCK}").open("a") as handle:
+        told = False
         while True:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if on_wait is not None and not told:
+                    on_wait()
+                    told = True
                 if session is not None and session.cancelled:
                     raise JobCancelledError("the build was cancelled") from None
                 time.sleep(LOCK_POLL_S)
