@@ -104,15 +104,20 @@ class RichProgress:
                 self._console.out(f"{key.label}: {line}", highlight=False)
             return
         with self._lock:
-            task = self._tasks.get(key.label)
-            if task is None:
-                task = self._progress.add_task(key.label, total=1, note="")
-                self._tasks[key.label] = task
+            task = self._task(key.label)
             shown = escape(line if len(line) <= NOTE_WIDTH else line[: NOTE_WIDTH - 1] + "…")
             if done < total:
                 self._progress.update(task, total=total, completed=done, note=shown)
             else:  # the steps are over; the rest of the stage runs as it would without them
                 self._progress.update(task, total=1, completed=0, note=f"running ({shown})")
+
+    def _task(self, label: str) -> TaskID:
+        """The bar of stage ``label``, added if its start was not heard (hold the lock)."""
+        task = self._tasks.get(label)
+        if task is None:
+            task = self._progress.add_task(label, total=1, note="")
+            self._tasks[label] = task
+        return task
 
     def stage_finished(self, report: StageReport) -> None:
         """Complete the stage's bar with its mark (piped: print the stage's line)."""
@@ -120,10 +125,7 @@ class RichProgress:
             self._print_line(report)
             return
         with self._lock:
-            task = self._tasks.get(report.label)
-            if task is None:
-                task = self._progress.add_task(report.label, total=1, note="")
-                self._tasks[report.label] = task
+            task = self._task(report.label)
             total = self._progress.tasks[task].total or 1
             first_line = report.message.splitlines()[0] if report.message else ""
             shown = escape(visible(first_line))  # entry text: never markup, never escapes
